@@ -1,0 +1,3 @@
+from sexpgpu.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""One module per command-line verb; each exposes `main(argv: list[str]) -> int`."""

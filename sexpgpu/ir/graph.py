@@ -1,0 +1,118 @@
+"""Graphs of IR nodes. Building a node runs its op's shape rule at once, so a
+shape error surfaces at the span of the form that made the node."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from sexpgpu.diagnostics import Note, Span
+from sexpgpu.ir.types import TensorType
+
+_ids = itertools.count()
+
+
+class Value:
+    """One SSA value: the output `index` of `node`, or a graph input (node None)."""
+
+    __slots__ = ("id", "type", "node", "index", "name", "role")
+
+    def __init__(self, type: TensorType, node: Node | None = None, index: int = 0,
+                 name: str | None = None, role: str | None = None):
+        self.id = next(_ids)
+        self.type = type
+        self.node = node
+        self.index = index
+        self.name = name
+        self.role = role  # inputs only: "param", "data", "state", "ctx", "rng"
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.type.shape
+
+    @property
+    def dtype(self) -> str:
+        return self.type.dtype
+
+    def __repr__(self) -> str:
+        label = self.name or f"%{self.id}"
+        return f"<{label} {self.type}>"
+
+
+@dataclass(eq=False)
+class Node:
+    op: str
+    inputs: tuple[Value, ...]
+    attrs: dict[str, Any]
+    outputs: tuple[Value, ...] = ()
+    span: Span | None = None
+    notes: tuple[Note, ...] = ()  # the chain from library code back to the user's line
+    id: int = field(default_factory=lambda: next(_ids))
+
+
+class Graph:
+    """A list of nodes in topological order, named inputs and named outputs."""
+
+    def __init__(self, name: str = "graph"):
+        self.name = name
+        self.inputs: list[Value] = []
+        self.nodes: list[Node] = []
+        self.outputs: dict[str, Value] = {}
+        # input -> value written back into that input's buffer after a run
+        # (parameters and optimizer state updated in place by a training step)
+        self.updates: dict[Value, Value] = {}
+        self._span: Span | None = None
+        self._notes: tuple[Note, ...] = ()
+
+    # -- construction -----------------------------------------------------
+
+    def input(self, name: str, shape: tuple[int, ...], dtype: str = "f32",
+              role: str = "data") -> Value:
+        value = Value(TensorType(tuple(shape), dtype), name=name, role=role)
+        self.inputs.append(value)
+        return value
+
+    @contextmanager
+    def at(self, span: Span | None, notes: tuple[Note, ...] = ()) -> Iterator[None]:
+        """Nodes built inside carry this span (the user's line) and notes."""
+        saved = self._span, self._notes
+        self._span, self._notes = span, notes
+        try:
+            yield
+        finally:
+            self._span, self._notes = saved
+
+    def apply(self, op: str, *inputs: Value, **attrs: Any) -> Value | tuple[Value, ...]:
+        """Add a node: check it with its op's rule and return its output(s)."""
+        from sexpgpu.ir.ops.registry import get_op
+
+        opdef = get_op(op)
+        node = Node(op, tuple(inputs), attrs, span=self._span, notes=self._notes)
+        types = opdef.check(node)
+        node.outputs = tuple(Value(t, node, i) for i, t in enumerate(types))
+        self.nodes.append(node)
+        return node.outputs[0] if len(node.outputs) == 1 else node.outputs
+
+    def output(self, name: str, value: Value) -> None:
+        self.outputs[name] = value
+
+    def update(self, target: Value, value: Value) -> None:
+        """After a run, `target` (a graph input) holds `value`."""
+        if target.node is not None:
+            raise ValueError("only graph inputs can be updated in place")
+        if target.type != value.type:
+            raise ValueError(f"update of {target} with {value}: types differ")
+        self.updates[target] = value
+
+    # -- reading ------------------------------------------------------------
+
+    def params(self) -> list[Value]:
+        return [v for v in self.inputs if v.role == "param"]
+
+    def __str__(self) -> str:
+        from sexpgpu.ir.printer import format_graph
+
+        return format_graph(self)

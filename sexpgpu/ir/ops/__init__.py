@@ -1,0 +1,1 @@
+"""Op families; importing this package registers every op."""
