@@ -1,0 +1,120 @@
+"""`sexpgpu checkpoint`: list a run's checkpoints, or show one.
+
+Usage:
+  sexpgpu checkpoint ls RUN [--runs DIR] [--json]
+  sexpgpu checkpoint show RUN [CHECKPOINT] [--runs DIR] [--json]
+  sexpgpu checkpoint (-h | --help)
+
+RUN is a run directory, or a run's name under --runs. CHECKPOINT is a step
+number, a name like step-000400, or `latest` (the default: the newest that verifies).
+
+Options:
+  --runs DIR   where run directories are [default: runs]
+  --json       machine-readable output on standard output
+"""
+
+from __future__ import annotations
+
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import orjson
+from docopt import docopt
+
+from sexpgpu.diagnostics import error
+from sexpgpu.runtime import checkpoint as ckpt
+
+
+def _run_dir(run: str, runs: str) -> Path:
+    for candidate in (Path(run), Path(runs) / run):
+        if (candidate / "checkpoints").is_dir() or (candidate / "plan.json").exists():
+            return candidate
+    raise error(ckpt.E_CHECKPOINT, f"no run {run!r}",
+                actual=f"neither {run} nor {Path(runs) / run} is a run directory",
+                fix="give a run directory, or its name with --runs DIR")
+
+
+def _arrays(path: Path) -> dict[str, dict[str, Any]]:
+    """Names, shapes and dtypes of an npz without loading the data."""
+    import numpy as np
+
+    out = {}
+    with zipfile.ZipFile(path) as archive:
+        for member in archive.namelist():
+            with archive.open(member) as fh:
+                version = np.lib.format.read_magic(fh)
+                read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                               else np.lib.format.read_array_header_2_0)
+                shape, _, dtype = read_header(fh)
+            out[member.removesuffix(".npy")] = {"shape": list(shape), "dtype": str(dtype)}
+    return out
+
+
+def list_run(run_dir: Path) -> list[dict[str, Any]]:
+    latest = ckpt.latest_valid(run_dir)
+    rows = []
+    for step, path in ckpt.list_checkpoints(run_dir):
+        problem = ckpt.verify(path)
+        size = sum(f.stat().st_size for f in path.iterdir() if f.is_file())
+        rows.append({"name": path.name, "step": step, "path": str(path), "bytes": size,
+                     "valid": problem is None, "problem": problem, "latest": path == latest})
+    return rows
+
+
+def _pick(run_dir: Path, which: str | None) -> Path:
+    if which in (None, "latest"):
+        found = ckpt.latest_valid(run_dir)
+        if found is None:
+            raise error(ckpt.E_CHECKPOINT, f"run {run_dir.name} has no valid checkpoint")
+        return found
+    name = which if which.startswith("step-") else ckpt.checkpoint_name(int(which))
+    return ckpt.checkpoint_dir(run_dir) / name
+
+
+def show(path: Path) -> dict[str, Any]:
+    problem = ckpt.verify(path) if path.is_dir() else "no such checkpoint"
+    if problem is not None:
+        raise error(ckpt.E_CHECKPOINT, f"checkpoint {path} cannot be used: {problem}")
+    meta = ckpt.read_meta(path)
+    return {"name": path.name, "path": str(path), "valid": True, "meta": meta,
+            "params": _arrays(path / "params.npz"), "state": _arrays(path / "state.npz")}
+
+
+def _print_list(rows: list[dict[str, Any]]) -> None:
+    if not rows:
+        print("no checkpoints")
+    for row in rows:
+        mark = "*" if row["latest"] else " "
+        health = "ok" if row["valid"] else f"BAD: {row['problem']}"
+        print(f"{mark} {row['name']}  step {row['step']:>8}  {row['bytes']:>10} bytes  {health}")
+
+
+def _print_show(info: dict[str, Any]) -> None:
+    meta = info["meta"]
+    print(f"{info['name']}  (step {meta['step']}, plan {meta.get('plan_hash')})")
+    print(f"  last loss  {meta.get('last_loss')}")
+    print(f"  last eval  {meta.get('last_eval')}")
+    print(f"  ctx        {meta.get('ctx')}")
+    print(f"  loaders    {meta.get('loaders')}")
+    for kind in ("params", "state"):
+        print(f"  {kind}:")
+        for name, desc in info[kind].items():
+            print(f"    {name:<30} {desc['dtype']:<8} {tuple(desc['shape'])}")
+
+
+def main(argv: list[str]) -> int:
+    args = docopt(__doc__, argv=["checkpoint", *argv])
+    run_dir = _run_dir(args["RUN"], args["--runs"])
+    if args["ls"]:
+        result: Any = list_run(run_dir)
+        printer = _print_list
+    else:
+        result = show(_pick(run_dir, args["CHECKPOINT"]))
+        printer = _print_show
+    if args["--json"]:
+        sys.stdout.write(orjson.dumps(result).decode() + "\n")
+    else:
+        printer(result)
+    return 0

@@ -1,0 +1,127 @@
+"""MNIST-1D generated on the machine by the published procedure (Greydanus & Kobak).
+
+A numpy rewrite of greydanus/mnist1d (mnist1d/data.py, transform.py): the ten
+digit templates, the default arguments and the transform order, drawing from a
+legacy `RandomState(seed)` in the same order as the reference's global
+`np.random.seed(seed)`, so the same seed gives the same numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Mnist1dArgs:
+    """The reference's `get_dataset_args()` defaults."""
+
+    num_samples: int = 5000
+    train_split: float = 0.8
+    template_len: int = 12
+    padding: tuple[int, int] = field(default=(36, 60))
+    scale_coeff: float = 0.4
+    max_translation: int = 48
+    corr_noise_scale: float = 0.25
+    iid_noise_scale: float = 2e-2
+    shear_scale: float = 0.75
+    shuffle_seq: bool = False
+    final_seq_length: int = 40
+    seed: int = 42
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+# The ten digit strokes, one row per digit 0..9, as published.
+_STROKES = [
+    [5, 6, 6.5, 6.75, 7, 7, 7, 7, 6.75, 6.5, 6, 5],
+    [5, 3, 3, 3.4, 3.8, 4.2, 4.6, 5, 5.4, 5.8, 5, 5],
+    [5, 6, 6.5, 6.5, 6, 5.25, 4.75, 4, 3.5, 3.5, 4, 5],
+    [5, 6, 6.5, 6.5, 6, 5, 5, 6, 6.5, 6.5, 6, 5],
+    [5, 4.4, 3.8, 3.2, 2.6, 2.6, 5, 5, 5, 5, 5, 5],
+    [5, 3, 3, 3, 3, 5, 6, 6.5, 6.5, 6, 4.5, 5],
+    [5, 4, 3.5, 3.25, 3, 3, 3, 3, 3.25, 3.5, 4, 5],
+    [5, 7, 7, 6.6, 6.2, 5.8, 5.4, 5, 4.6, 4.2, 5, 5],
+    [5, 4, 3.5, 3.5, 4, 5, 5, 4, 3.5, 3.5, 4, 5],
+    [5, 4, 3.5, 3.5, 4, 5, 5, 5, 5, 4.7, 4.3, 5],
+]
+
+
+def templates() -> dict[str, np.ndarray]:
+    """The whitened digit templates: x (10, 12), t (12,), y (10,)."""
+    x = np.asarray(_STROKES, dtype=np.float64)
+    x -= x.mean(1, keepdims=True)
+    x /= x.std(1, keepdims=True)
+    x -= x[:, :1]  # every signal starts and ends at 0
+    t = np.linspace(-5, 5, x.shape[1]) / 6.0
+    return {"x": x / 6.0, "t": t, "y": np.arange(10)}
+
+
+def _interpolate(x: np.ndarray, n: int) -> np.ndarray:
+    """Linear resampling to n points, computed as scipy's interp1d does (same bits)."""
+    scale = np.linspace(0, 1, len(x))
+    new_scale = np.linspace(0, 1, n)
+    hi = np.clip(np.searchsorted(scale, new_scale), 1, len(scale) - 1)
+    lo = hi - 1
+    slope = (x[hi] - x[lo]) / (scale[hi] - scale[lo])
+    return slope * (new_scale - scale[lo]) + x[lo]
+
+
+def _transform(
+    x: np.ndarray, t: np.ndarray, args: Mnist1dArgs, rng: np.random.RandomState
+) -> tuple[np.ndarray, np.ndarray]:
+    """One sample: pad, dilate, scale, translate, noise, shear, subsample (reference order)."""
+    from scipy.ndimage import gaussian_filter  # the reference's smoother; same kernel and edges
+
+    low, high = args.padding
+    length = args.template_len + high
+    p = low + int(rng.rand() * (high - low + 1))
+    new_x = np.concatenate([x + 1e-8, np.zeros(p)])  # eps keeps the stroke nonzero for the mask
+    new_x = _interpolate(new_x, length)
+    new_t = _interpolate(t, length)
+    new_x *= 1 + args.scale_coeff * (rng.rand() - 0.5)
+    k = rng.choice(args.max_translation)
+    new_x = np.concatenate([new_x[-k:], new_x[:-k]])
+
+    mask = new_x != 0
+    corr = gaussian_filter(args.corr_noise_scale * rng.randn(*new_x.shape), 2)
+    new_x = mask * new_x + (1 - mask) * corr
+    new_x = new_x + args.iid_noise_scale * rng.randn(*new_x.shape)
+
+    coeff = args.shear_scale * (rng.rand() - 0.5)
+    new_x = new_x - coeff * np.linspace(-0.5, 0.5, len(new_x))
+    return _interpolate(new_x, args.final_seq_length), _interpolate(new_t, args.final_seq_length)
+
+
+def generate(args: Mnist1dArgs | None = None) -> dict[str, np.ndarray]:
+    """The dataset as the reference's make_dataset returns it, in float64.
+
+    Keys: x (n_train, L), y (n_train,), x_test, y_test, t (L,). With the defaults,
+    4000 train and 1000 test samples of length 40.
+    """
+    args = args or Mnist1dArgs()
+    rng = np.random.RandomState(args.seed)
+    tpl = templates()
+    per_class = args.num_samples // len(tpl["y"])
+    xs, ys = [], []
+    new_t = tpl["t"]
+    for label in range(len(tpl["y"])):
+        for _ in range(per_class):
+            x, new_t = _transform(tpl["x"][label], tpl["t"], args, rng)
+            xs.append(x)
+            ys.append(tpl["y"][label])
+    order = rng.permutation(len(ys))
+    xs_all = np.stack(xs)[order]  # (N, L)
+    ys_all = np.stack(ys)[order]  # (N,)
+    if args.shuffle_seq:
+        xs_all = xs_all[..., rng.permutation(args.final_seq_length)]
+    new_t = new_t / xs_all.std()
+    xs_all = (xs_all - xs_all.mean()) / xs_all.std()  # center the whole set, unit std
+    split = int(len(ys_all) * args.train_split)
+    return {
+        "x": xs_all[:split], "y": ys_all[:split],
+        "x_test": xs_all[split:], "y_test": ys_all[split:],
+        "t": new_t,
+    }

@@ -1,0 +1,74 @@
+"""events.jsonl: one JSON object per line, each with an "event" field (docs/events.md).
+
+Lines are flushed as they are written, so a reader (or a crash) loses at most the
+line being written; a torn last line left by a killed process is cut off when the
+log is reopened, so every line in the file parses.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from sexpgpu.runtime.atomic import dumps
+
+EVENTS = ("open", "step", "eval", "diag", "checkpoint", "warn", "annotation", "close")
+
+
+def _cut_torn_tail(path: Path) -> None:
+    """Drop a last line that has no newline (a write interrupted by a kill)."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    data = path.read_bytes()
+    if data.endswith(b"\n"):
+        return
+    with open(path, "r+b") as fh:
+        fh.truncate(data.rfind(b"\n") + 1)
+
+
+class EventLog:
+    """Appends events to a run's events.jsonl."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        _cut_torn_tail(self.path)
+        self._fh = open(self.path, "ab")
+
+    def emit(self, event: str, **fields: Any) -> dict[str, Any]:
+        if event not in EVENTS:
+            raise ValueError(f"unknown event kind {event!r}")
+        record = {"event": event, "time": round(time.time(), 6), **fields}
+        self._fh.write(dumps(record) + b"\n")
+        self._fh.flush()
+        return record
+
+    def sync(self) -> None:
+        """Make everything written so far durable (at checkpoints and close)."""
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        if not self._fh.closed:
+            self.sync()
+            self._fh.close()
+
+
+def read_events(path: Path) -> list[dict[str, Any]]:
+    """Every complete event in a log, in order (a torn last line is ignored)."""
+    out = []
+    for line in Path(path).read_bytes().split(b"\n"):
+        if line.strip():
+            try:
+                out.append(orjson.loads(line))
+            except orjson.JSONDecodeError:
+                continue  # only a torn last line can fail; see _cut_torn_tail
+    return out
+
+
+def last_by_step(events: list[dict[str, Any]], kind: str = "step") -> dict[int, dict[str, Any]]:
+    """The latest record of each step (a resumed run repeats the steps it redoes)."""
+    return {e["step"]: e for e in events if e.get("event") == kind}

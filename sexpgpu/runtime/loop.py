@@ -1,0 +1,365 @@
+"""The training loop: drive a compiled Program through a RunPlan, nanoGPT-style.
+
+Reads top to bottom: prepare the run directory (new, or resumed from a checkpoint),
+open the loaders, then for each step build the microbatches, call the program,
+guard against non-finite values, log, evaluate and checkpoint at their cadences,
+and stop cleanly on SIGTERM/SIGINT. At the end: final evals, a final checkpoint,
+targets. Returns (exit code, summary); the summary is `sexpgpu run --json`'s output.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import platform
+import sys
+import time
+from dataclasses import replace
+from importlib import metadata
+from pathlib import Path
+from typing import Any, TextIO
+
+from sexpgpu.data.errors import data_error
+from sexpgpu.data.loader import Loader, split_microbatches
+from sexpgpu.diagnostics import Diagnostic, SexpError, define_code, render
+from sexpgpu.runtime import checkpoint as ckpt
+from sexpgpu.runtime import rundir
+from sexpgpu.runtime.evals import check_targets, due, run_eval
+from sexpgpu.runtime.events import EventLog
+from sexpgpu.runtime.program import diagnostics_of, first_nonfinite, rng_state_of
+from sexpgpu.runtime.signals import StopRequests
+from sexpgpu.runtime.spec import RunPlan
+from sexpgpu.runtime.status import StatusFile
+
+E_NONFINITE = define_code(
+    "E-NONFINITE", "loss or gradient is not finite",
+    "A training step produced a NaN or infinite loss or gradient norm. The run stops at "
+    "once (exit 3) without checkpointing the damaged parameters, so the last good "
+    "checkpoint stays the latest. Common causes: a learning rate too high, log of zero, "
+    "division by a vanishing norm, bad values in the data.",
+)
+
+EXIT_OK, EXIT_ERRORS, EXIT_RUNTIME, EXIT_PREEMPTED = 0, 1, 3, 75
+
+
+def _versions() -> dict[str, str]:
+    found = {"python": platform.python_version()}
+    for name in ("sexpgpu", "numpy", "numba", "llvmlite"):
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return found
+
+
+def _finite(*values: Any) -> bool:
+    return all(isinstance(v, (int, float)) and math.isfinite(v) for v in values)
+
+
+class _Progress:
+    """One line on stderr, rewritten in place, only when stderr is a terminal."""
+
+    def __init__(self, stream: TextIO, steps: int):
+        self.stream, self.steps = stream, steps
+        self.enabled = hasattr(stream, "isatty") and stream.isatty()
+
+    def show(self, step: int, loss: float, ms: float, eta_s: float | None) -> None:
+        if self.enabled:
+            eta = f" eta {eta_s:.0f}s" if eta_s is not None else ""
+            self.stream.write(f"\rstep {step}/{self.steps} loss {loss:.4f} {ms:.1f} ms{eta}  ")
+            self.stream.flush()
+
+    def done(self) -> None:
+        if self.enabled:
+            self.stream.write("\n")
+
+
+def run_training(
+    plan: RunPlan,
+    program: Any,
+    runs_dir: str | Path = "runs",
+    resume: str | None = None,
+    *,
+    checkpoint_every: int | None = None,
+    log_every: int | None = None,
+    device: str | None = None,
+    stderr: TextIO | None = None,
+    status_interval_s: float = 0.25,
+) -> tuple[int, dict[str, Any]]:
+    """Train `program` as `plan` says; resume = None, "latest" or a checkpoint/run path.
+
+    Raises SexpError before the run directory is touched (E-RUN-EXISTS,
+    E-RESUME-MISMATCH, E-CHECKPOINT); a checkpoint that does not fit the program ends
+    the run with exit 1. Data errors (E-DATA) and E-NONFINITE end it with exit 3;
+    a stop signal with exit 75; success with 0. status.json is rewritten at most every
+    `status_interval_s` seconds for routine step updates (always for state changes).
+    """
+    stderr = stderr or sys.stderr
+    settings = replace(
+        plan.run,
+        checkpoint_every=plan.run.checkpoint_every if checkpoint_every is None
+        else checkpoint_every,
+        log_every=plan.run.log_every if log_every is None else log_every,
+        device=device or plan.run.device,
+    )
+    the_hash = rundir.plan_hash(plan)
+
+    # ---- the run directory: new, or an existing one continued from a checkpoint
+    run_dir = Path(runs_dir) / rundir.slug_for(plan)
+    warnings: list[dict[str, str]] = []
+    resume_from = None
+    if resume is None:
+        rundir.create(run_dir, plan)
+    elif not run_dir.exists():
+        resume_from = _find_resume(Path(runs_dir), run_dir, plan, resume, warnings)
+        rundir.create(run_dir, plan)
+    held = rundir.lock(run_dir)  # one process per run directory
+    if resume is not None and resume_from is None:
+        try:
+            resume_from = _find_resume(Path(runs_dir), run_dir, plan, resume, warnings)
+        except SexpError:
+            os.close(held)
+            raise
+    ckpt.remove_stale_temps(run_dir)
+    events = EventLog(run_dir / "events.jsonl")
+    status = StatusFile(run_dir / "status.json", run_dir.name, settings.steps,
+                        min_interval_s=status_interval_s)
+    for warning in warnings:
+        events.emit("warn", **warning)
+
+    summary: dict[str, Any] = {
+        "run": run_dir.name, "run_dir": str(run_dir), "plan_hash": the_hash,
+        "steps": settings.steps, "step": 0, "state": "running", "last_loss": None,
+        "last_eval": None, "targets": [], "targets_met": None, "latest_checkpoint": None,
+        "resumed_from": None, "error": None,
+    }
+
+    def finish(state: str, code: int, diag: Diagnostic | None = None) -> tuple[int, dict]:
+        summary.update(state=state, exit_code=code, elapsed_s=round(time.time() - started, 3))
+        if diag is not None:
+            summary["error"] = diag.to_json()
+            stderr.write(render(diag) + "\n")
+        failure = summary["error"]
+        error = {"code": failure["code"], "message": failure["message"]} if failure else None
+        status.update(force=True, state=state, error=error, eta_s=0 if state == "done" else None)
+        events.emit("close", status=state, summary=summary)
+        events.close()
+        os.close(held)
+        return code, summary
+
+    started = time.time()
+    # ---- data: every loader opened before the first step, so a bad file fails fast
+    seed = settings.seed
+    try:
+        base_dir = Path(plan.file).resolve().parent
+        loaders = {spec.name: Loader(spec, base_dir, seed) for spec in plan.loaders}
+        for wanted in [settings.train_loader, *(ev.loader for ev in plan.evals)]:
+            if wanted not in loaders:
+                raise data_error(None, f"no loader named {wanted!r}",
+                                 expected=", ".join(loaders) or "a defloader")
+        train = loaders[settings.train_loader]
+    except SexpError as exc:
+        events.emit("open", **_open_fields(plan, settings, the_hash, None))
+        return finish("failed", EXIT_RUNTIME, exc.diagnostic)
+
+    # ---- restore: params and optimizer state in place, loader positions, counters
+    step = 0
+    last_eval: dict[str, Any] | None = None
+    if resume_from is not None:
+        try:
+            saved = ckpt.load_checkpoint(resume_from)
+            ckpt.restore_arrays("params", program.params(), saved.params, resume_from)
+            ckpt.restore_arrays("state", program.state(), saved.state, resume_from)
+        except SexpError as exc:  # E-CHECKPOINT: the checkpoint does not fit this program
+            events.emit("open", **_open_fields(plan, settings, the_hash, None))
+            return finish("failed", EXIT_ERRORS, exc.diagnostic)
+        for name, position in saved.meta["loaders"].items():
+            loaders[name].restore(position)
+        step = saved.step
+        last_eval = saved.meta.get("last_eval")
+        if saved.meta.get("rng_state") is not None:
+            program.set_rng_state(saved.meta["rng_state"])
+        summary.update(resumed_from=step, latest_checkpoint=str(resume_from), step=step,
+                       last_loss=saved.meta.get("last_loss"), last_eval=last_eval)
+    events.emit("open", **_open_fields(plan, settings, the_hash, summary["resumed_from"]))
+    status.update(force=True, step=step, last_eval=last_eval,
+                  latest_checkpoint=_relative(resume_from, run_dir))
+
+    def make_ctx(microstep_base: int) -> dict[str, Any]:
+        return {"step": step, "microstep": microstep_base,
+                "microbatches": settings.microbatches, "seed": seed, **train.counters(step)}
+
+    def save_checkpoint() -> None:
+        meta = {
+            "plan_hash": the_hash, "ctx": make_ctx(step * settings.microbatches),
+            "rng": {"seed": seed}, "rng_state": rng_state_of(program),
+            "loaders": {name: loader.position() for name, loader in loaders.items()},
+            "selection": plan.selection, "last_loss": summary["last_loss"],
+            "last_eval": last_eval, "time": time.time(),
+        }
+        path = ckpt.write_checkpoint(run_dir, step, program.params(), program.state(), meta)
+        ckpt.prune(run_dir, settings.keep_checkpoints, protect=path)
+        summary["latest_checkpoint"] = str(path)
+        events.emit("checkpoint", step=step, path=str(path.relative_to(run_dir)))
+        events.sync()
+        status.update(force=True, latest_checkpoint=str(path.relative_to(run_dir)))
+
+    def evaluate(names: list[str]) -> None:
+        nonlocal last_eval
+        ctx = make_ctx(step * settings.microbatches)
+        metrics: dict[str, float] = {}
+        for ev in plan.evals:
+            if ev.name in names:
+                values = run_eval(program, ev, loaders[ev.loader], step, ctx)
+                events.emit("eval", step=step, name=ev.name, metrics=values)
+                metrics.update(values)
+        last_eval = {**(last_eval or {}), **metrics, "step": step}
+        summary["last_eval"] = last_eval
+        status.update(force=True, last_eval=last_eval)
+
+    progress = _Progress(stderr, settings.steps)
+    timed_steps, timed_ms = 0, 0.0
+    last_saved = step if resume_from is not None else -1
+    last_evaluated = last_eval["step"] if last_eval else -1
+    try:
+        with StopRequests() as stop:
+            # ---- the loop
+            while step < settings.steps:
+                ctx = make_ctx(step * settings.microbatches)
+                batch = train.next_batch(step)
+                microbatches = split_microbatches(batch, settings.microbatches)
+                t0 = time.perf_counter()
+                out = program.train_step(microbatches, ctx)
+                step_ms = (time.perf_counter() - t0) * 1000.0
+                step += 1
+
+                # finite guard: stop before anything damaged is saved
+                loss, grad_norm = out.get("loss"), out.get("grad_norm")
+                if not _finite(loss, grad_norm):
+                    return finish("failed", EXIT_RUNTIME,
+                                  _nonfinite(step, loss, grad_norm, program, summary))
+                summary.update(step=step, last_loss=float(loss))
+
+                timed_steps, timed_ms = timed_steps + 1, timed_ms + step_ms
+                eta_s = (settings.steps - step) * timed_ms / timed_steps / 1000.0
+                if due(settings.log_every, step) or step in (1, settings.steps):
+                    rows = sum(len(next(iter(mb.values()))) for mb in microbatches)
+                    events.emit("step", **_step_fields(step, out, step_ms, rows, train, ctx))
+                    status.update(step=step, last_loss=float(loss), eta_s=round(eta_s, 3))
+                    progress.show(step, float(loss), step_ms, eta_s)
+                if due(settings.diag_every, step):
+                    values = diagnostics_of(program, make_ctx(step * settings.microbatches))
+                    if values:
+                        events.emit("diag", step=step, values=values)
+                due_evals = [ev.name for ev in plan.evals if due(ev.every, step)]
+                if due_evals:
+                    evaluate(due_evals)
+                    last_evaluated = step
+                if due(settings.checkpoint_every, step):
+                    save_checkpoint()
+                    last_saved = step
+                if stop.requested:
+                    if last_saved != step:
+                        save_checkpoint()
+                    progress.done()
+                    events.emit("warn", message=f"stopped by {stop.requested} after step {step}")
+                    return finish("preempted", EXIT_PREEMPTED)
+    except SexpError as exc:  # a data error found mid-run (a stage's file, a field)
+        return finish("failed", EXIT_RUNTIME, exc.diagnostic)
+    except BaseException as exc:
+        summary["error"] = {"code": "E-INTERNAL", "message": f"{type(exc).__name__}: {exc}"}
+        finish("failed", EXIT_ERRORS)
+        raise
+    progress.done()
+
+    # ---- the end: final evals and checkpoint, then the targets
+    if plan.evals and last_evaluated != step:
+        evaluate([ev.name for ev in plan.evals])
+    if last_saved != step:
+        save_checkpoint()
+    values = {"loss": summary["last_loss"], "train/loss": summary["last_loss"],
+              **{k: v for k, v in (last_eval or {}).items() if k != "step"}}
+    summary["targets"] = check_targets(plan.targets, values)
+    summary["targets_met"] = all(t["met"] for t in summary["targets"]) if plan.targets else None
+    status.update(targets=summary["targets"])
+    return finish("done", EXIT_OK)
+
+
+def _find_resume(runs_dir: Path, run_dir: Path, plan: RunPlan, resume: str,
+                 warnings: list[dict[str, str]]) -> Path | None:
+    """The checkpoint to continue from (None: start this run's directory from step 0)."""
+    def skipped(path: Path, problem: str) -> None:
+        warnings.append({"message": f"skipped checkpoint {path.name}: {problem}"})
+
+    if resume == "latest":
+        if not run_dir.exists():
+            raise rundir.no_run_to_resume(runs_dir, plan)
+        found = ckpt.latest_valid(run_dir, on_skip=skipped)
+        if found is None:
+            warnings.append({"message": "no valid checkpoint yet; starting from step 0"})
+            return None
+    else:
+        found = Path(resume)
+        if (found / "checkpoints").is_dir():  # a run directory: its newest good checkpoint
+            found = ckpt.latest_valid(found, on_skip=skipped) or found / "checkpoints"
+        ckpt.load_checkpoint(found)  # E-CHECKPOINT when it does not verify
+    meta = ckpt.read_meta(found)
+    if meta.get("plan_hash") != rundir.plan_hash(plan):
+        raise rundir.refuse_mismatch(found.parent.parent, plan, found)
+    return found
+
+
+def _relative(path: Path | None, run_dir: Path) -> str | None:
+    """Checkpoint paths in status.json are relative to the run directory when inside it."""
+    if path is None:
+        return None
+    path, run_dir = Path(path).resolve(), run_dir.resolve()
+    return str(path.relative_to(run_dir)) if path.is_relative_to(run_dir) else str(path)
+
+
+def _open_fields(plan: RunPlan, settings: Any, the_hash: str,
+                 resumed_from: int | None) -> dict[str, Any]:
+    return {
+        "versions": _versions(), "device": settings.device, "pid": os.getpid(),
+        "selection": plan.selection, "resumed_from": resumed_from,
+        "plan": {"file": plan.file, "hash": the_hash, "steps": settings.steps,
+                 "microbatches": settings.microbatches, "seed": settings.seed,
+                 "precision": settings.precision,
+                 "loaders": [ld.name for ld in plan.loaders],
+                 "evals": [ev.name for ev in plan.evals]},
+    }
+
+
+def _step_fields(step: int, out: dict[str, Any], step_ms: float, rows: int,
+                 train: Loader, ctx: dict[str, Any]) -> dict[str, Any]:
+    after = train.counters(step)  # counters once this step's batch was taken
+    fields: dict[str, Any] = {
+        "step": step, "loss": float(out["loss"]), "lr": float(out.get("lr", math.nan)),
+        "grad_norm": float(out["grad_norm"]), "step_ms": round(step_ms, 4),
+        "samples_per_s": round(rows / max(step_ms, 1e-9) * 1000.0, 3),
+        "epoch": after["epoch"],
+    }
+    tokens = after["tokens"] - ctx["tokens"]
+    if tokens:
+        fields["tokens_per_s"] = round(tokens / max(step_ms, 1e-9) * 1000.0, 3)
+    extra = {k: float(v) for k, v in out.items()
+             if k not in ("loss", "lr", "grad_norm") and isinstance(v, (int, float))}
+    if extra:
+        fields["metrics"] = extra
+    return fields
+
+
+def _nonfinite(step: int, loss: Any, grad_norm: Any, program: Any,
+               summary: dict[str, Any]) -> Diagnostic:
+    tensor = first_nonfinite(program)
+    where = f" (first non-finite: {tensor})" if tensor else ""
+    good = summary["latest_checkpoint"]
+    keep = (f"the last good checkpoint is {Path(good).name}; `--resume latest` continues from it"
+            if good else "no checkpoint was written before it")
+    diag = Diagnostic(
+        E_NONFINITE, f"non-finite {'loss' if not _finite(loss) else 'gradient'} at step {step}",
+        expected="finite loss and grad_norm", actual=f"loss {loss}, grad_norm {grad_norm}{where}",
+        fix=f"lower the learning rate or check the data; {keep}",
+    )
+    summary["nonfinite"] = {"step": step, "tensor": tensor}
+    return diag

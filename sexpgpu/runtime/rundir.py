@@ -1,0 +1,190 @@
+"""Run directories: `runs/<slug>/` with source/, plan.json, events, status, checkpoints.
+
+The slug names the run file, the selection and a short hash of source + selection,
+so the same experiment always lands in the same directory: running it again resumes
+(`--resume latest`) or is refused, never overwritten.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import re
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from sexpgpu.diagnostics import define_code, error
+from sexpgpu.runtime.atomic import dumps, read_json, write_bytes_atomic, write_json_atomic
+from sexpgpu.runtime.checkpoint import E_CHECKPOINT
+from sexpgpu.runtime.spec import RunPlan
+
+E_RUN_EXISTS = define_code(
+    "E-RUN-EXISTS", "run directory already exists",
+    "This file with this selection was run before, so its run directory exists. A run "
+    "directory is never overwritten: continue it with `--resume latest`, or start a "
+    "separate one elsewhere with `--runs DIR`.",
+)
+E_RESUME_MISMATCH = define_code(
+    "E-RESUME-MISMATCH", "checkpoint belongs to a different plan",
+    "A checkpoint resumes only the plan that wrote it (its plan hash). The run file, a "
+    "file it requires, the selection (--set/--variant) or the compiled plan changed since; "
+    "the diagnostic names what. Resuming would not continue the same run.",
+)
+
+# run-time flags that do not change results, left out of the computed plan hash
+_RESULT_FREE = ("checkpoint_every", "keep_checkpoints", "log_every", "device", "diag_every")
+
+
+def _short(data: bytes, n: int = 8) -> str:
+    return hashlib.sha256(data).hexdigest()[:n]
+
+
+def source_hash(plan: RunPlan) -> str:
+    payload = {"sources": sorted(plan.source_files.items()), "selection": plan.selection}
+    return _short(dumps(payload))
+
+
+def plan_hash(plan: RunPlan) -> str:
+    """The compiler's hash when given, else one over everything that changes results."""
+    if plan.plan_hash:
+        return plan.plan_hash
+    run = {k: v for k, v in asdict(plan.run).items() if k not in _RESULT_FREE}
+    body = plan.to_json()
+    body.update(run=run, plan_hash="", sources=sorted(plan.source_files.items()))
+    return _short(dumps(body), 16)
+
+
+def _clean(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._=+-]+", "_", text).strip("_")
+
+
+def slug_for(plan: RunPlan) -> str:
+    """`<stem>[-<selection>]-<hash>`, e.g. `mnist1d-mlp-lr=0.03-1a2b3c4d`."""
+    parts = [_clean(Path(plan.file).stem) or "run"]
+    if plan.selection:
+        chosen = ",".join(f"{k}={v}" for k, v in sorted(plan.selection.items()))
+        parts.append(_clean(chosen)[:60])
+    parts.append(source_hash(plan))
+    return "-".join(parts)
+
+
+def _write_sources(run_dir: Path, plan: RunPlan) -> None:
+    """Copy the files as read, under source/, relative to the run file's directory."""
+    base = Path(plan.file).resolve().parent
+    for name, text in plan.source_files.items():
+        path = Path(name).resolve()
+        rel = path.relative_to(base) if path.is_relative_to(base) else Path(path.name)
+        target = run_dir / "source" / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_bytes_atomic(target, text.encode("utf-8"))
+
+
+def create(run_dir: Path, plan: RunPlan) -> None:
+    """Make a new run directory (refusing an existing one) with its source and plan."""
+    try:
+        run_dir.mkdir(parents=True)
+    except FileExistsError:
+        status = run_dir / "status.json"
+        state = read_json(status) if status.exists() else {}
+        where = f"{state.get('state', 'unknown')} at step {state.get('step', '?')}"
+        raise error(E_RUN_EXISTS, f"run {run_dir.name} already exists ({where})",
+                    actual=str(run_dir),
+                    fix="add `--resume latest` to continue it, or `--runs DIR` for a new one",
+                    ) from None
+    _write_sources(run_dir, plan)
+    write_json_atomic(run_dir / "plan.json", {**plan.to_json(), "plan_hash": plan_hash(plan)})
+
+
+def lock(run_dir: Path) -> int:
+    """Hold the run directory for this process (released when the fd is closed or the
+    process dies); a second process running the same run is refused."""
+    fd = os.open(run_dir / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise error(E_RUN_EXISTS, f"run {run_dir.name} is running in another process",
+                    actual=str(run_dir),
+                    fix="wait for it to finish, or stop it (SIGTERM) and `--resume latest`",
+                    ) from None
+    return fd
+
+
+def _first_difference(old: str, new: str) -> int:
+    old_lines, new_lines = old.splitlines(), new.splitlines()
+    for i, (a, b) in enumerate(zip(old_lines, new_lines)):
+        if a != b:
+            return i + 1
+    return min(len(old_lines), len(new_lines)) + 1
+
+
+def describe_change(old_run_dir: Path, plan: RunPlan) -> list[str]:
+    """What differs between the plan a run directory was made for and `plan`."""
+    changes: list[str] = []
+    old = read_json(old_run_dir / "plan.json")
+    old_sel, new_sel = old.get("selection", {}), plan.selection
+    for key in sorted(set(old_sel) | set(new_sel)):
+        if old_sel.get(key) != new_sel.get(key):
+            changes.append(f"selection {key}: {old_sel.get(key)!r} -> {new_sel.get(key)!r}")
+    base = Path(plan.file).resolve().parent
+    for name, text in sorted(plan.source_files.items()):
+        path = Path(name).resolve()
+        rel = path.relative_to(base) if path.is_relative_to(base) else Path(path.name)
+        saved = old_run_dir / "source" / rel
+        if not saved.exists():
+            changes.append(f"file {rel} is new")
+        elif saved.read_text(encoding="utf-8") != text:
+            line = _first_difference(saved.read_text(encoding="utf-8"), text)
+            changes.append(f"file {rel} changed (first at line {line})")
+    for section in ("loaders", "evals", "targets", "run", "plan_json"):
+        new_value = orjsonable(plan.to_json()[section])
+        if old.get(section) != new_value and not (section == "run" and _same_run(old, plan)):
+            changes.append(f"{section} changed")
+    return changes or ["the compiled plan changed (plan hash differs)"]
+
+
+def orjsonable(value: Any) -> Any:
+    """The value as it reads back from JSON (tuples become lists)."""
+    import orjson
+
+    return orjson.loads(dumps(value))
+
+
+def _same_run(old: dict[str, Any], plan: RunPlan) -> bool:
+    new = orjsonable(asdict(plan.run))
+    keep = [k for k in new if k not in _RESULT_FREE]
+    return all(old.get("run", {}).get(k) == new[k] for k in keep)
+
+
+def refuse_mismatch(old_run_dir: Path, plan: RunPlan, checkpoint: Path) -> Exception:
+    changes = describe_change(old_run_dir, plan) if (old_run_dir / "plan.json").exists() else []
+    return error(
+        E_RESUME_MISMATCH, f"checkpoint {checkpoint.name} was written by a different plan",
+        expected=f"plan hash {plan_hash(plan)}",
+        actual="; ".join(changes) if changes else "a different plan hash",
+        fix="run without --resume to start a new run, or restore what changed",
+    )
+
+
+def find_siblings(runs_dir: Path, plan: RunPlan) -> list[Path]:
+    """Other run directories of the same run file (newest first), to explain a mismatch."""
+    stem = _clean(Path(plan.file).stem) or "run"
+    found = [p for p in Path(runs_dir).glob(f"{stem}-*") if (p / "plan.json").exists()]
+    return sorted(found, key=lambda p: (p / "plan.json").stat().st_mtime, reverse=True)
+
+
+def no_run_to_resume(runs_dir: Path, plan: RunPlan) -> Exception:
+    """--resume latest without a matching run directory: explain what changed, if we can."""
+    siblings = find_siblings(runs_dir, plan)
+    if siblings:
+        changes = describe_change(siblings[0], plan)
+        return error(
+            E_RESUME_MISMATCH, f"no run of this plan to resume; {siblings[0].name} differs",
+            expected=f"run {slug_for(plan)}", actual="; ".join(changes),
+            fix="run without --resume to start a new run, or restore what changed",
+        )
+    return error(E_CHECKPOINT, f"no run to resume in {runs_dir}",
+                 actual=f"{Path(runs_dir) / slug_for(plan)} does not exist",
+                 fix="run without --resume to start it")

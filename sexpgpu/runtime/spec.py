@@ -1,0 +1,117 @@
+"""Run settings as plain dataclasses: what the compiler hands the runtime (a RunPlan).
+
+Everything here is data; nothing computes. `to_json` gives the form stored in
+`plan.json` and checkpoints, so a plan can be compared with the one a checkpoint
+was written under.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class StageSpec:
+    """A curriculum stage: from step `start` on, the loader reads this instead.
+
+    `source`/`options`/`batch` left as None keep the loader's own.
+    """
+
+    start: int
+    name: str = ""
+    source: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    batch: int | None = None
+
+
+@dataclass
+class LoaderSpec:
+    """`(defloader NAME :source S :batch N :order O ...)`.
+
+    source: a built-in source name (mnist1d, npz, npy, tokens, text, synthetic).
+    options: the source's options (path, split, context, ...).
+    batch: samples per training step (split evenly into microbatches).
+    order: sequential | shuffle | random-windows.
+    fields: batch field name -> source array name; empty keeps the source's names.
+    stages: curriculum stages switched by step (see StageSpec).
+    """
+
+    name: str
+    source: str
+    options: dict[str, Any] = field(default_factory=dict)
+    batch: int = 1
+    order: str = "sequential"
+    fields: dict[str, str] = field(default_factory=dict)
+    stages: list[StageSpec] = field(default_factory=list)
+
+
+@dataclass
+class EvalSpec:
+    """`(defeval NAME :loader L :every N :batches B)`; batches None = one full pass."""
+
+    name: str
+    loader: str
+    every: int = 0
+    batches: int | None = None
+
+
+@dataclass
+class TargetSpec:
+    """`(deftarget METRIC :>= VALUE :note ...)`; metric is `eval/metric` or a step metric."""
+
+    metric: str
+    op: str
+    value: float
+    note: str = ""
+
+
+@dataclass
+class RunSpec:
+    """`(defrun ...)`. checkpoint_every, keep_checkpoints, log_every, device and diag_every
+    do not change results."""
+
+    steps: int
+    microbatches: int = 1
+    seed: int = 0
+    precision: str = "f32"
+    checkpoint_every: int = 0
+    keep_checkpoints: int = 3
+    log_every: int = 10
+    device: str = "cpu"
+    train_loader: str = "train"
+    diag_every: int = 0  # sample the program's diagnostics every N steps (0: never)
+
+
+@dataclass
+class RunPlan:
+    """The compiler's description of one run (the Program is handed over beside it).
+
+    file: the run file's path; its directory anchors relative data paths.
+    selection: the knobs/variant bound for this run (`{"lr": 0.01, "variant": "small"}`).
+    source_files: every file the compilation read, path -> text (copied to `source/`).
+    plan_json: what `explain` prints (stored as plan.json); plan_hash: its hash, which a
+    checkpoint must match to be resumed.
+    """
+
+    file: str
+    selection: dict[str, Any]
+    source_files: dict[str, str]
+    loaders: list[LoaderSpec]
+    evals: list[EvalSpec]
+    targets: list[TargetSpec]
+    run: RunSpec
+    plan_json: dict[str, Any] = field(default_factory=dict)
+    plan_hash: str = ""
+
+    def loader(self, name: str) -> LoaderSpec:
+        for spec in self.loaders:
+            if spec.name == name:
+                return spec
+        raise KeyError(name)
+
+    def to_json(self) -> dict[str, Any]:
+        """Everything but the source texts (those go to `source/`)."""
+        out = asdict(self)
+        out["source_files"] = sorted(self.source_files)
+        return out
