@@ -22,7 +22,7 @@ def run_eval(program: Any, spec: EvalSpec, loader: Loader, step: int,
     rows = 0
     for batch in loader.eval_batches(step, spec.batches):
         n = batch_size(batch)
-        for name, value in program.evaluate(batch, ctx).items():
+        for name, value in program.evaluate(batch, ctx, spec.name).items():
             sums[name] = sums.get(name, 0.0) + float(value) * n
         rows += n
     return {f"{spec.name}/{name}": total / rows for name, total in sums.items()}

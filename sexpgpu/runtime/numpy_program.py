@@ -92,7 +92,8 @@ class SoftmaxRegression:
             v += (1 - b2) * grads[name] ** 2
             p -= lr * (m / (1 - b1**t)) / (np.sqrt(v / (1 - b2**t)) + eps)
 
-    def evaluate(self, batch: Batch, ctx: dict[str, Any]) -> dict[str, float]:
+    def evaluate(self, batch: Batch, ctx: dict[str, Any], name: str | None = None
+                 ) -> dict[str, float]:
         _, probs, loss = self._forward(batch)
         accuracy = float(np.mean(np.argmax(probs, axis=1) == batch["y"]))
         return {"loss": loss, "accuracy": accuracy}

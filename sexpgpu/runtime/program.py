@@ -45,8 +45,10 @@ class Program(Protocol):
         other numeric entries are logged with the step."""
         ...
 
-    def evaluate(self, batch: Batch, ctx: dict[str, Any]) -> dict[str, float]:
-        """Metrics of one evaluation batch (the loop averages them, weighted by rows)."""
+    def evaluate(self, batch: Batch, ctx: dict[str, Any], name: str | None = None
+                 ) -> dict[str, float]:
+        """Metrics of one batch of the evaluation pass `name` (a `defeval`); the loop
+        averages them over the pass, weighted by rows."""
         ...
 
 

@@ -1,0 +1,25 @@
+"""The Python entry points for embedding SexpGPU: compile a run file into the
+RunPlan and the Program the training loop drives (benchmarks and tools use these)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sexpgpu.selection import Selection
+
+
+def _selection(selection: Selection | dict[str, Any] | None) -> Selection:
+    if isinstance(selection, Selection):
+        return selection
+    return Selection({k: str(v) for k, v in (selection or {}).items()})
+
+
+def load_program(path: str, selection: Selection | dict[str, Any] | None = None,
+                 device: str = "cpu") -> tuple[Any, Any]:
+    """Compile `path` under `selection` ({knob: value}); returns (RunPlan, Program)."""
+    from sexpgpu.contract import compile_file
+    from sexpgpu.runtime.compiled import CompiledProgram
+
+    compiled = compile_file(path, _selection(selection))
+    plan = compiled.run_plan()
+    return plan, CompiledProgram(compiled, plan.run.seed, device=device)

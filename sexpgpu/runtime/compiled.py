@@ -1,0 +1,121 @@
+"""The Program the training loop drives, made from a compiled run file: the step
+graphs go through `kernels.compile` once, and each call is one dispatch into the
+generated step function. Parameters are initialised from the counter-based RNG."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import numpy as np
+
+from sexpgpu.ir.graph import Graph
+from sexpgpu.runtime.program import Batch
+
+NP_DTYPES = {"f32": np.float32, "i32": np.int32, "i64": np.int64, "bool": np.bool_,
+             "bf16": np.uint16, "f16": np.float16}
+
+
+def stream_of(path: str) -> int:
+    """A parameter's RNG stream: a stable 63-bit hash of its path."""
+    return int.from_bytes(hashlib.sha256(path.encode()).digest()[:8], "little") >> 1
+
+
+def init_param(spec: Any, seed: int) -> np.ndarray:
+    """Fill one parameter as its InitSpec says, from (seed, stream of its path)."""
+    from kernels import rng
+
+    shape, dist, p = tuple(spec.shape), spec.init.dist, spec.init.params
+    if dist == "zeros":
+        out = np.zeros(shape, np.float32)
+    elif dist == "ones":
+        out = np.ones(shape, np.float32)
+    elif dist == "constant":
+        out = np.full(shape, p["value"], np.float32)
+    elif dist == "normal":
+        out = rng.normal_array(seed, stream_of(spec.path), shape) * p["std"] + p.get("mean", 0.0)
+    elif dist == "uniform":
+        u = rng.uniform_array(seed, stream_of(spec.path), shape)
+        out = u * (p["high"] - p["low"]) + p["low"]
+    else:
+        raise ValueError(f"unknown initialiser distribution {dist!r}")
+    return np.ascontiguousarray(out, dtype=np.float32)
+
+
+def _zeros_for(graph: Graph, role: str) -> dict[str, np.ndarray]:
+    return {v.name: np.zeros(v.shape, NP_DTYPES[v.dtype]) for v in graph.inputs if v.role == role}
+
+
+class CompiledProgram:
+    """Implements the runtime's Program protocol over kernels compiled from the graphs."""
+
+    def __init__(self, compiled: Any, seed: int, device: str = "cpu"):
+        import kernels
+
+        graphs = compiled.graphs
+        self._params = {spec.path: init_param(spec, seed) for spec in compiled.params}
+        self._state: dict[str, np.ndarray] = {}
+        for g in compiled.step_graphs():
+            self._state.update(_zeros_for(g, "state"))
+        self._seed = np.int64(seed)
+        self._microbatches = 1 if graphs.step is not None else None
+        if graphs.step is not None:
+            self._step = kernels.compile(graphs.step, device=device)
+            self._step_ctx = _ctx_names(graphs.step)
+        else:
+            self._accumulate = kernels.compile(graphs.accumulate, device=device)
+            self._apply = kernels.compile(graphs.apply, device=device)
+            self._acc_ctx = _ctx_names(graphs.accumulate)
+            self._apply_ctx = _ctx_names(graphs.apply)
+        self._evals = {name: (kernels.compile(g, device=device), _ctx_names(g))
+                       for name, g in compiled.evaluates.items() if not name.startswith("(")}
+
+    # -- the Program protocol ---------------------------------------------------
+
+    def params(self) -> dict[str, np.ndarray]:
+        return self._params
+
+    def state(self) -> dict[str, np.ndarray]:
+        return self._state
+
+    def train_step(self, microbatches: list[Batch], ctx: dict[str, Any]) -> dict[str, float]:
+        if self._microbatches == 1:
+            (batch,) = microbatches
+            out = self._step.run(self._inputs(batch, ctx, self._step_ctx))
+            return _floats(out)
+        losses: dict[str, float] = {}
+        for i, batch in enumerate(microbatches):
+            ctx_i = {**ctx, "microstep": i}
+            out = _floats(self._accumulate.run(self._inputs(batch, ctx_i, self._acc_ctx)))
+            for name, value in out.items():
+                losses[name] = losses.get(name, 0.0) + value / len(microbatches)
+        out = _floats(self._apply.run(self._inputs({}, ctx, self._apply_ctx)))
+        return {**losses, **out}
+
+    def evaluate(self, batch: Batch, ctx: dict[str, Any], name: str | None = None
+                 ) -> dict[str, float]:
+        compiled, ctx_names = self._evals[name] if name else next(iter(self._evals.values()))
+        return _floats(compiled.run(self._inputs(batch, ctx, ctx_names)))
+
+    def rng_state(self) -> None:
+        return None  # all randomness is counters of (seed, step, microstep)
+
+    # -- inputs -------------------------------------------------------------------
+
+    def _inputs(self, batch: Batch, ctx: dict[str, Any], ctx_names: list[str]
+                ) -> dict[str, Any]:
+        inputs: dict[str, Any] = {**self._params, **self._state}
+        for name, array in batch.items():
+            inputs[f"data/{name}"] = array
+        for name in ctx_names:
+            inputs[f"ctx/{name}"] = np.float32(ctx[name])
+        inputs["rng/seed"] = self._seed
+        return inputs
+
+
+def _ctx_names(graph: Graph) -> list[str]:
+    return [v.name.removeprefix("ctx/") for v in graph.inputs if v.role == "ctx"]
+
+
+def _floats(outputs: dict[str, np.ndarray]) -> dict[str, float]:
+    return {name: float(value) for name, value in outputs.items() if np.ndim(value) == 0}
