@@ -1,0 +1,98 @@
+"""Reverse-mode differentiation at compile time: walk a graph backwards from a
+scalar loss and append each node's VJP (from its registry entry) as more IR."""
+
+from __future__ import annotations
+
+from sexpgpu.diagnostics import define_code, error
+from sexpgpu.ir.build import scalar
+from sexpgpu.ir.graph import Graph, Node, Value
+from sexpgpu.ir.ops.registry import get_op
+from sexpgpu.ir.shapes import fmt
+from sexpgpu.ir.types import FLOAT_DTYPES
+
+E_GRAD_RULE = define_code(
+    "E-GRAD-RULE", "differentiation rule not implemented",
+    "The loss depends on a parameter through an op that has no VJP rule, so its "
+    "gradient cannot be built. Wrap the op's input in stop-gradient if no gradient "
+    "should flow there, or use a differentiable formulation.",
+)
+E_GRAD_LOSS = define_code(
+    "E-GRAD-LOSS", "the loss is not a float scalar",
+    "Gradients are taken of one scalar: the objective must return a float tensor "
+    "of shape (). Reduce it with sum or mean first.",
+)
+
+
+def _differentiable(v: Value) -> bool:
+    return v.dtype in FLOAT_DTYPES
+
+
+def _accumulate(g: Graph, cts: dict[int, Value], v: Value, ct: Value) -> None:
+    """Fan-out: a value used several times gets the sum of its cotangents."""
+    if ct.type != v.type:
+        raise AssertionError(f"internal error: cotangent {ct.type} for value {v.type}")
+    previous = cts.get(v.id)
+    cts[v.id] = ct if previous is None else g.apply("add", previous, ct)
+
+
+def _relevant(graph: Graph, loss: Value, wrt: list[Value]) -> set[int]:
+    """Ids of nodes on some float path from a `wrt` value to the loss."""
+    reaches: set[int] = {v.id for v in wrt}
+    forward: set[int] = set()
+    for node in graph.nodes:
+        if any(v.id in reaches for v in node.inputs if _differentiable(v)):
+            forward.add(node.id)
+            reaches.update(o.id for o in node.outputs if _differentiable(o))
+    needed: set[int] = {loss.id}
+    relevant: set[int] = set()
+    for node in reversed(graph.nodes):
+        if node.id in forward and any(o.id in needed for o in node.outputs):
+            relevant.add(node.id)
+            needed.update(v.id for v in node.inputs)
+    return relevant
+
+
+def _vjp(g: Graph, node: Node, out_cts: list[Value | None]) -> list[Value | None]:
+    opdef = get_op(node.op)
+    if opdef.vjp is None:
+        shapes = " ".join(f"{v.type}" for v in node.inputs)
+        raise error(E_GRAD_RULE, f"differentiation rule for {node.op} not implemented",
+                    node.span, actual=f"{node.op} applied to {shapes}",
+                    fix="wrap its input in stop_gradient, or use a differentiable op",
+                    notes=list(node.notes))
+    with g.at(node.span, node.notes):  # backward nodes point at the forward line
+        return opdef.vjp(g, node, out_cts)
+
+
+def grad(graph: Graph, loss: Value, wrt: list[Value]) -> dict[Value, Value]:
+    """Append the gradient of scalar `loss` with respect to each of `wrt` to `graph`.
+
+    Returns {value: gradient value}; a value the loss does not depend on gets zeros.
+    Integer and boolean values never carry gradients; stop_gradient cuts them."""
+    if loss.shape != () or not _differentiable(loss):
+        raise error(E_GRAD_LOSS, "the loss must be a float scalar", graph._span,
+                    expected="a float tensor of shape ()",
+                    actual=f"{loss.dtype} {fmt(loss.shape)}",
+                    fix="reduce it with sum or mean")
+    relevant = _relevant(graph, loss, wrt)
+    cts: dict[int, Value] = {loss.id: scalar(graph, 1.0, loss.dtype)}
+    for node in reversed(list(graph.nodes)):
+        if node.id not in relevant:
+            continue
+        out_cts = [cts.get(o.id) for o in node.outputs]
+        if all(c is None for c in out_cts):
+            continue
+        in_cts = _vjp(graph, node, out_cts)
+        if len(in_cts) != len(node.inputs):
+            raise AssertionError(f"internal error: {node.op}'s VJP gave {len(in_cts)} "
+                                 f"cotangents for {len(node.inputs)} inputs")
+        for v, ct in zip(node.inputs, in_cts):
+            if ct is not None and _differentiable(v):
+                _accumulate(graph, cts, v, ct)
+    result: dict[Value, Value] = {}
+    for v in wrt:
+        ct = cts.get(v.id)
+        if ct is None:
+            ct = graph.apply("full", shape=v.shape, dtype=v.dtype, value=0.0)
+        result[v] = ct
+    return result

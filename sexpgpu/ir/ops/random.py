@@ -1,0 +1,47 @@
+"""Dropout from the counter-based generator in `kernels/rng.py`: element i of
+the output keeps x[i] when uniform(seed, stream, i) >= p. The seed is a tensor
+input (role "rng"), so each step draws a new mask without recompiling."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sexpgpu.ir.ops._sampling import values
+from sexpgpu.ir.ops.registry import OpDef, ShapeRuleError, register
+from sexpgpu.ir.shapes import fmt, require_dtype, require_float
+from sexpgpu.ir.types import INT_DTYPES, TensorType
+
+
+def _dropout_infer(types: list[TensorType], attrs: dict) -> TensorType:
+    x, seed = types
+    require_float(x, "dropout's argument")
+    require_dtype(seed, INT_DTYPES, "dropout's seed")
+    if seed.shape != ():
+        raise ShapeRuleError("the seed must be a scalar", expected="()", actual=fmt(seed.shape))
+    if not 0.0 <= attrs["p"] < 1.0:
+        raise ShapeRuleError("dropout probability p must be in [0, 1)", actual=str(attrs["p"]))
+    return x
+
+
+def keep_mask(seed: int, stream: int, shape: tuple[int, ...], p: float) -> np.ndarray:
+    """The elements dropout keeps: the same bits on every launcher."""
+    from kernels.rng import uniform_array  # lazy: ops must import without kernels
+
+    return uniform_array(int(seed), int(stream), tuple(shape)) >= np.float32(p)
+
+
+def _dropout_reference(x: np.ndarray, seed: np.ndarray, p: float, stream: int = 0) -> np.ndarray:
+    mask = keep_mask(int(seed), stream, x.shape, p)
+    return np.where(mask, x * (1.0 / (1.0 - p)), 0.0).astype(x.dtype)
+
+
+def _dropout_vjp(g, node, cts):
+    # the same mask (same seed, stream and element index) scales the cotangent
+    return [g.apply("dropout", cts[0], node.inputs[1], **node.attrs), None]
+
+
+register(OpDef("dropout", _dropout_infer, _dropout_reference, _dropout_vjp, kind="opaque",
+               samples=lambda rng: [([values(rng, (4, 5)), np.array(7)], {"p": 0.3, "stream": 1}),
+                                    ([values(rng, (0, 3)), np.array(1)], {"p": 0.5, "stream": 0})],
+               extra={"rng": "uniform"},
+               doc="inputs x and an integer scalar seed; attrs p, stream; scales kept by 1/(1-p)"))

@@ -1,0 +1,101 @@
+"""Reductions over `axes` (a tuple; None = all) with `keepdims`: sum, amax,
+amin (kind "reduce", combine/init for the kernels) and argmax (-> i64).
+mean, var and logsumexp are compositions in `sexpgpu.ir.build`."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sexpgpu.ir.build import expand_reduced
+from sexpgpu.ir.ops._sampling import distinct, values
+from sexpgpu.ir.ops.registry import OpDef, ShapeRuleError, register
+from sexpgpu.ir.shapes import axes as norm_axes
+from sexpgpu.ir.shapes import axis as norm_axis
+from sexpgpu.ir.shapes import reduced, require_dtype
+from sexpgpu.ir.types import FLOAT_DTYPES, INT_DTYPES, TensorType
+
+NUMERIC = FLOAT_DTYPES | INT_DTYPES
+CASES = (((3, 4), (1,)), ((3, 4), (0, 1)), ((2, 3, 5), (0, 2)), ((7,), None), ((4, 1), (-1,)))
+
+
+def _infer(name: str, allow_empty: bool):
+    def infer(types: list[TensorType], attrs: dict) -> TensorType:
+        x = types[0]
+        require_dtype(x, NUMERIC, f"{name}'s argument")
+        ax = norm_axes(attrs.get("axes"), x.ndim)
+        if not allow_empty and any(x.shape[i] == 0 for i in ax):
+            raise ShapeRuleError("cannot reduce an empty axis (no identity)",
+                                 actual=str(x.shape), fix="use sum, or a non-empty axis")
+        return TensorType(reduced(x.shape, ax, attrs.get("keepdims", False)), x.dtype)
+    return infer
+
+
+def _np_axes(x: np.ndarray, axes) -> tuple[int, ...]:
+    return norm_axes(axes, x.ndim)
+
+
+def _sum_vjp(g, node, cts):
+    x = node.inputs[0]
+    ax = norm_axes(node.attrs.get("axes"), len(x.shape))
+    return [expand_reduced(g, cts[0], x.shape, ax, node.attrs.get("keepdims", False))]
+
+
+def _sum_samples(rng: np.random.Generator) -> list:
+    cases = [([values(rng, s)], {"axes": a, "keepdims": k})
+             for (s, a), k in zip(CASES, (False, True, False, True, False))]
+    return cases + [([values(rng, (0, 3))], {"axes": (0,), "keepdims": False})]
+
+
+register(OpDef(
+    "sum", _infer("sum", True),
+    lambda x, axes=None, keepdims=False: np.sum(x, axis=_np_axes(x, axes), keepdims=keepdims),
+    _sum_vjp, kind="reduce", samples=_sum_samples,
+    extra={"combine": "add", "init": 0.0}, doc="sum over axes"))
+
+
+def _extreme_vjp(g, node, cts):
+    # the gradient is shared equally between tied extremes
+    x, y = node.inputs[0], node.outputs[0]
+    ax = norm_axes(node.attrs.get("axes"), len(x.shape))
+    keep = node.attrs.get("keepdims", False)
+    hit = g.apply("cast", g.apply("eq", x, expand_reduced(g, y, x.shape, ax, keep)),
+                  dtype=cts[0].dtype)
+    count = g.apply("sum", hit, axes=ax, keepdims=keep)
+    share = g.apply("div", cts[0], count)
+    return [g.apply("mul", hit, expand_reduced(g, share, x.shape, ax, keep))]
+
+
+def _extreme_samples(rng: np.random.Generator) -> list:
+    return [([distinct(rng, s)], {"axes": a, "keepdims": k})
+            for (s, a), k in zip(CASES, (False, True, False, True, False))]
+
+
+register(OpDef(
+    "amax", _infer("amax", False),
+    lambda x, axes=None, keepdims=False: np.amax(x, axis=_np_axes(x, axes), keepdims=keepdims),
+    _extreme_vjp, kind="reduce", samples=_extreme_samples,
+    extra={"combine": "max", "init": float("-inf")}, doc="max over axes"))
+register(OpDef(
+    "amin", _infer("amin", False),
+    lambda x, axes=None, keepdims=False: np.amin(x, axis=_np_axes(x, axes), keepdims=keepdims),
+    _extreme_vjp, kind="reduce", samples=_extreme_samples,
+    extra={"combine": "min", "init": float("inf")}, doc="min over axes"))
+
+
+def _argmax_infer(types: list[TensorType], attrs: dict) -> TensorType:
+    x = types[0]
+    require_dtype(x, NUMERIC, "argmax's argument")
+    ax = norm_axis(attrs.get("axis", -1), x.ndim)
+    if x.shape[ax] == 0:
+        raise ShapeRuleError("argmax of an empty axis", actual=str(x.shape))
+    return TensorType(reduced(x.shape, (ax,), attrs.get("keepdims", False)), "i64")
+
+
+def _argmax_reference(x: np.ndarray, axis: int = -1, keepdims: bool = False) -> np.ndarray:
+    return np.argmax(x, axis=axis, keepdims=keepdims)
+
+
+register(OpDef("argmax", _argmax_infer, _argmax_reference, None, kind="opaque",
+               samples=lambda rng: [([distinct(rng, (3, 5))], {"axis": -1}),
+                                    ([distinct(rng, (4, 2, 3))], {"axis": 1, "keepdims": True})],
+               doc="index of the first max along axis -> i64"))

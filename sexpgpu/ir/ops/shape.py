@@ -1,0 +1,202 @@
+"""Ops that move elements without arithmetic: reshape, permute, broadcast_to,
+slice (and its transpose slice_scatter) and concat. squeeze, unsqueeze,
+transpose and stack are compositions in `sexpgpu.ir.build`."""
+
+from __future__ import annotations
+
+from math import prod
+
+import numpy as np
+
+from sexpgpu.ir.build import unbroadcast
+from sexpgpu.ir.ops._sampling import values
+from sexpgpu.ir.ops.registry import OpDef, ShapeRuleError, register
+from sexpgpu.ir.shapes import axis as norm_axis
+from sexpgpu.ir.shapes import broadcast, fmt, same_dtype
+from sexpgpu.ir.types import TensorType
+
+# -- reshape -----------------------------------------------------------------------
+
+def _reshape_infer(types: list[TensorType], attrs: dict) -> TensorType:
+    x, shape = types[0], tuple(attrs["shape"])
+    if prod(shape) != x.size or any(d < 0 for d in shape):
+        raise ShapeRuleError("the new shape holds a different number of elements",
+                             expected=f"{x.size} elements, like {fmt(x.shape)}",
+                             actual=f"{fmt(shape)} = {prod(shape)} elements",
+                             fix="make the sizes multiply to the same count")
+    return TensorType(shape, x.dtype)
+
+
+def _reshape_vjp(g, node, cts):
+    return [g.apply("reshape", cts[0], shape=node.inputs[0].shape)]
+
+
+register(OpDef("reshape", _reshape_infer, lambda x, shape: np.reshape(x, shape), _reshape_vjp,
+               kind="view",
+               samples=lambda rng: [([values(rng, (3, 4))], {"shape": (2, 6)}),
+                                    ([values(rng, (1,))], {"shape": ()}),
+                                    ([values(rng, (0, 4))], {"shape": (2, 0, 2)}),
+                                    ([values(rng, (2, 3, 5))], {"shape": (6, 1, 5)})],
+               doc="attrs shape: same elements, row-major, new shape"))
+
+
+# -- permute -----------------------------------------------------------------------
+
+def _permute_infer(types: list[TensorType], attrs: dict) -> TensorType:
+    x, perm = types[0], tuple(attrs["perm"])
+    if sorted(perm) != list(range(x.ndim)):
+        raise ShapeRuleError("perm is not a permutation of the axes",
+                             expected=f"an order of {tuple(range(x.ndim))}", actual=str(perm))
+    return TensorType(tuple(x.shape[p] for p in perm), x.dtype)
+
+
+def _permute_vjp(g, node, cts):
+    perm = tuple(node.attrs["perm"])
+    return [g.apply("permute", cts[0], perm=tuple(int(i) for i in np.argsort(perm)))]
+
+
+register(OpDef("permute", _permute_infer, lambda x, perm: np.transpose(x, perm).copy(),
+               _permute_vjp, kind="opaque",
+               samples=lambda rng: [([values(rng, (2, 3, 4))], {"perm": (2, 0, 1)}),
+                                    ([values(rng, (3, 5))], {"perm": (1, 0)}),
+                                    ([values(rng, (0, 2))], {"perm": (1, 0)})],
+               doc="attrs perm: output axis i is input axis perm[i]"))
+
+
+# -- broadcast_to -----------------------------------------------------------------
+
+def _broadcast_to_infer(types: list[TensorType], attrs: dict) -> TensorType:
+    x, shape = types[0], tuple(attrs["shape"])
+    if len(shape) < x.ndim or broadcast(x.shape, shape, names=("x", "shape")) != shape:
+        raise ShapeRuleError("cannot broadcast to this shape",
+                             expected=f"a shape {fmt(x.shape)} stretches to",
+                             actual=fmt(shape))
+    return TensorType(shape, x.dtype)
+
+
+def _broadcast_to_vjp(g, node, cts):
+    return [unbroadcast(g, cts[0], node.inputs[0].shape)]
+
+
+register(OpDef("broadcast_to", _broadcast_to_infer,
+               lambda x, shape: np.broadcast_to(x, shape).copy(), _broadcast_to_vjp,
+               kind="elementwise", scalar="x0",
+               samples=lambda rng: [([values(rng, (3, 1))], {"shape": (2, 3, 4)}),
+                                    ([values(rng, ())], {"shape": (5,)}),
+                                    ([values(rng, (1, 4))], {"shape": (0, 4)})],
+               doc="attrs shape: numpy broadcasting made explicit"))
+
+
+# -- slice and slice_scatter -------------------------------------------------------
+
+def _slices(shape: tuple[int, ...], attrs: dict) -> tuple[slice, ...]:
+    """Python slices from attrs starts/stops/steps (one entry per axis; None = default)."""
+    n = len(shape)
+    starts = tuple(attrs.get("starts") or (None,) * n)
+    stops = tuple(attrs.get("stops") or (None,) * n)
+    steps = tuple(attrs.get("steps") or (None,) * n)
+    if not len(starts) == len(stops) == len(steps) == n:
+        raise ShapeRuleError("starts, stops and steps need one entry per axis",
+                             expected=f"{n} entries each",
+                             actual=f"{len(starts)}, {len(stops)}, {len(steps)}")
+    if any(s is not None and s < 1 for s in steps):
+        raise ShapeRuleError("slice steps must be positive", actual=str(steps))
+    return tuple(slice(a, b, c) for a, b, c in zip(starts, stops, steps))
+
+
+def _sliced_shape(shape: tuple[int, ...], attrs: dict) -> tuple[int, ...]:
+    return tuple(len(range(*s.indices(d))) for s, d in zip(_slices(shape, attrs), shape))
+
+
+def _slice_infer(types: list[TensorType], attrs: dict) -> TensorType:
+    return TensorType(_sliced_shape(types[0].shape, attrs), types[0].dtype)
+
+
+def _slice_reference(x: np.ndarray, **attrs) -> np.ndarray:
+    return x[_slices(x.shape, attrs)].copy()
+
+
+def _slice_vjp(g, node, cts):
+    return [g.apply("slice_scatter", cts[0], shape=node.inputs[0].shape,
+                    **{k: node.attrs.get(k) for k in ("starts", "stops", "steps")})]
+
+
+def _slice_samples(rng: np.random.Generator) -> list:
+    return [([values(rng, (5, 6))], {"starts": (1, 0), "stops": (4, None), "steps": (1, 2)}),
+            ([values(rng, (7,))], {"starts": (-3,), "stops": (None,), "steps": (None,)}),
+            ([values(rng, (3, 4))], {"starts": (2, 0), "stops": (2, 4), "steps": (1, 1)})]
+
+
+register(OpDef("slice", _slice_infer, _slice_reference, _slice_vjp, kind="opaque",
+               samples=_slice_samples,
+               doc="attrs starts, stops, steps: Python slicing per axis (steps > 0)"))
+
+
+def _slice_scatter_infer(types: list[TensorType], attrs: dict) -> TensorType:
+    shape = tuple(attrs["shape"])
+    want = _sliced_shape(shape, attrs)
+    if want != types[0].shape:
+        raise ShapeRuleError("the source does not fit the slice",
+                             expected=fmt(want), actual=fmt(types[0].shape))
+    return TensorType(shape, types[0].dtype)
+
+
+def _slice_scatter_reference(src: np.ndarray, shape, **attrs) -> np.ndarray:
+    out = np.zeros(shape, dtype=src.dtype)
+    out[_slices(tuple(shape), attrs)] = src
+    return out
+
+
+def _slice_scatter_vjp(g, node, cts):
+    window = {k: node.attrs.get(k) for k in ("starts", "stops", "steps")}
+    return [g.apply("slice", cts[0], **window)]
+
+
+def _slice_scatter_samples(rng: np.random.Generator) -> list:
+    return [([values(rng, (3, 3))], {"shape": (5, 6), "starts": (1, 0), "stops": (4, None),
+                                     "steps": (1, 2)})]
+
+
+register(OpDef("slice_scatter", _slice_scatter_infer, _slice_scatter_reference,
+               _slice_scatter_vjp, kind="opaque", samples=_slice_scatter_samples,
+               doc="zeros of attrs shape with the input written at the slice (slice's VJP)"))
+
+
+# -- concat --------------------------------------------------------------------------
+
+def _concat_infer(types: list[TensorType], attrs: dict) -> TensorType:
+    if not types:
+        raise ShapeRuleError("concat needs at least one tensor")
+    first = types[0]
+    ax = norm_axis(attrs.get("axis", 0), first.ndim)
+    names = tuple(f"argument {i + 1}" for i in range(len(types)))
+    dtype = same_dtype(types, names)
+    for t, name in zip(types[1:], names[1:]):
+        rest = (t.shape[:ax] + t.shape[ax + 1:], first.shape[:ax] + first.shape[ax + 1:])
+        if t.ndim != first.ndim or rest[0] != rest[1]:
+            raise ShapeRuleError(f"{name} differs from argument 1 off the concat axis {ax}",
+                                 expected=f"like {fmt(first.shape)} except axis {ax}",
+                                 actual=fmt(t.shape))
+    size = sum(t.shape[ax] for t in types)
+    return TensorType(first.shape[:ax] + (size,) + first.shape[ax + 1:], dtype)
+
+
+def _concat_vjp(g, node, cts):
+    ax = norm_axis(node.attrs.get("axis", 0), len(node.inputs[0].shape))
+    out, start = [], 0
+    n = len(node.inputs[0].shape)
+    for x in node.inputs:
+        stop = start + x.shape[ax]
+        starts = tuple(start if i == ax else None for i in range(n))
+        stops = tuple(stop if i == ax else None for i in range(n))
+        out.append(g.apply("slice", cts[0], starts=starts, stops=stops, steps=(None,) * n))
+        start = stop
+    return out
+
+
+register(OpDef("concat", _concat_infer, lambda *xs, axis=0: np.concatenate(xs, axis=axis),
+               _concat_vjp, kind="opaque",
+               samples=lambda rng: [([values(rng, (2, 3)), values(rng, (4, 3))], {"axis": 0}),
+                                    ([values(rng, (2, 1)), values(rng, (2, 0)),
+                                      values(rng, (2, 3))], {"axis": -1})],
+               doc="attrs axis: join tensors that agree off that axis"))
