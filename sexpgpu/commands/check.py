@@ -1,0 +1,40 @@
+"""`sexpgpu check FILE`: compile the run file, trace the forward, backward, update and
+evaluate graphs so every shape is checked, without data, GPU or numba.
+
+Usage:
+  sexpgpu check FILE [--set K=V]... [--variant NAME] [--json]
+  sexpgpu check (-h | --help)
+
+Options:
+  --set K=V        bind knob K to V (repeatable)
+  --variant NAME   bind the knobs of a declared variant
+  --json           print the result as JSON on standard output
+"""
+
+from __future__ import annotations
+
+import sys
+
+from docopt import docopt
+
+from sexpgpu.contract import compile_file
+from sexpgpu.selection import from_docopt
+
+
+def main(argv: list[str]) -> int:
+    args = docopt(__doc__, argv=["check", *argv])
+    compiled = compile_file(args["FILE"], from_docopt(args))
+    graphs = {g.name: len(g.nodes) for g in compiled.step_graphs()}
+    for g in [*compiled.evaluates.values(), *compiled.unused_evaluates.values()]:
+        graphs[g.name] = len(g.nodes)
+    total = sum(p.count for p in compiled.params)
+    if args["--json"]:
+        import orjson
+
+        payload = {"ok": True, "file": args["FILE"], "parameters": total, "graphs": graphs,
+                   "knobs": compiled.plan_json()["knobs"]}
+        sys.stdout.write(orjson.dumps(payload).decode() + "\n")
+    else:
+        shown = ", ".join(f"{name} {n} nodes" for name, n in graphs.items())
+        sys.stdout.write(f"ok {args['FILE']}: {total:,} parameters; {shown}\n")
+    return 0

@@ -1,0 +1,90 @@
+"""`sexpgpu explain FILE`: parameters (path, shape, count, tied), optimizer groups and
+their hyperparameters, one training step (ops, FLOPs) and memory.
+
+Usage:
+  sexpgpu explain FILE [--set K=V]... [--variant NAME] [--json]
+  sexpgpu explain (-h | --help)
+
+Options:
+  --set K=V        bind knob K to V (repeatable)
+  --variant NAME   bind the knobs of a declared variant
+  --json           print the plan as JSON on standard output (what plan.json stores)
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from docopt import docopt
+
+from sexpgpu.contract import compile_file
+from sexpgpu.selection import from_docopt
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return str(n)
+
+
+def render(plan: dict[str, Any]) -> str:
+    out = [f"file {plan['file']}"]
+    if plan["knobs"]:
+        out.append("knobs  " + "  ".join(f"{k}={v}" for k, v in plan["knobs"].items()))
+    params = plan["parameters"]
+    out.append(f"\nparameters  {params['total']:,} in {len(params['tensors'])} tensors")
+    width = max((len(p["path"]) for p in params["tensors"]), default=4)
+    for p in params["tensors"]:
+        shape = "(" + " ".join(str(d) for d in p["shape"]) + ")"
+        tied = f"  tied: {', '.join(p['tied'])}" if p["tied"] else ""
+        out.append(f"  {p['path']:<{width}}  {shape:<16} {p['count']:>12,}  "
+                   f"{p['init']['kind']}{tied}")
+    out.append("\noptimizer groups" + (f"  (clip global norm {plan['optimizer']['clip']})"
+                                        if plan["optimizer"]["clip"] else ""))
+    for group in plan["optimizer"]["groups"]:
+        hypers = " ".join(f":{k} {v}" for k, v in group["hyperparameters"].items())
+        out.append(f"  {group['select']}: {group['optimizer']} {hypers}")
+        out.append(f"    {len(group['params'])} tensors, {group['count']:,} parameters, "
+                   f"state {', '.join(group['state']) or 'none'}")
+    for name, step in plan["step"].items():
+        flops = step["flops"]
+        out.append(f"\nstep graph {name}: {step['nodes']} ops, {flops['total']:,} FLOPs "
+                   f"(matmul {flops['matmul']:,})")
+        for section, f in step.get("flops_by_section", {}).items():
+            out.append(f"  {section:<9} {f['total']:>16,} FLOPs (matmul {f['matmul']:,})")
+        ops = ", ".join(f"{op} {n}" for op, n in sorted(step["ops"].items(),
+                                                         key=lambda kv: -kv[1]))
+        out.append(f"  ops: {ops}")
+    out.append("\ndata")
+    for loader in plan["loaders"]:
+        fields = ", ".join(f"{k} {f['dtype']} ({' '.join(map(str, f['shape']))})"
+                           for k, f in plan["fields"].get(loader["name"], {}).items())
+        out.append(f"  {loader['name']}: {loader['source']} batch {loader['batch']} "
+                   f"{loader['order']}  [{fields}]")
+    for ev in plan["evals"]:
+        every = f"every {ev['every']} steps" if ev["every"] else "at the end"
+        out.append(f"  eval {ev['name']}: loader {ev['loader']}, {every}"
+                   + (f", {ev['batches']} batches" if ev["batches"] else ", one full pass"))
+    for target in plan["targets"]:
+        source = f"  ({target['source']})" if target.get("source") else ""
+        out.append(f"  target {target['metric']} {target['op']} {target['value']}{source}")
+    mem = plan["memory"]
+    out.append(f"\nmemory  params {_size(mem['params_bytes'])}, grads {_size(mem['grads_bytes'])}"
+               f", optimizer state {_size(mem['optimizer_state_bytes'])}, peak activations "
+               f"{_size(mem['peak_activation_bytes'])}")
+    return "\n".join(out) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    args = docopt(__doc__, argv=["explain", *argv])
+    plan = compile_file(args["FILE"], from_docopt(args)).plan_json()
+    if args["--json"]:
+        import orjson
+
+        sys.stdout.write(orjson.dumps(plan).decode() + "\n")
+    else:
+        sys.stdout.write(render(plan))
+    return 0

@@ -1,0 +1,361 @@
+"""The %-builtins the contract macros expand into: each checks its arguments and
+records one part of the Experiment (knobs, loaders, models, objective, optimizer,
+evals, targets, run)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sexpgpu.contract.experiment import Experiment
+from sexpgpu.contract.values import knob_value, plist, to_lisp, to_python
+from sexpgpu.diagnostics import define_code, error
+from sexpgpu.lisp.types import NIL, Cons, Symbol, to_py
+from sexpgpu.runtime.spec import EvalSpec, LoaderSpec, RunSpec, StageSpec, TargetSpec
+from sexpgpu.selection import Binder, did_you_mean
+from sexpgpu.trace import args as A
+from sexpgpu.trace.model import ModelBuilder
+from sexpgpu.trace.optimizer import E_OPTIMIZER as E_OPTIMIZER_CODE
+from sexpgpu.trace.optimizer import Group, OptimizerSetup, OptimizerValue, make_optimizer
+from sexpgpu.trace.tensor import Tensor, current
+
+E_LOADER = define_code(
+    "E-LOADER", "bad loader declaration",
+    "`defloader NAME :source (SOURCE args...) :batch N :order O`: the source must be one of "
+    "mnist1d, npz, npy, tokens, text, synthetic; the batch a positive integer; the order "
+    "one of :sequential, :shuffle, :random-windows.",
+)
+E_RUN = define_code(
+    "E-RUN", "bad defrun, defeval or deftarget",
+    "`defrun` needs a positive :steps; :microbatches must divide the training batch; "
+    ":precision is :f32 or :bf16. `defeval` names a declared loader and evaluate "
+    "function; `deftarget` names a metric an eval reports, with :>= or :<= and a value.",
+)
+E_METRIC = define_code(
+    "E-METRIC", "bad metric",
+    "`(metric NAME EXPR)` records a scalar: EXPR must reduce to shape (); a name is used "
+    "once per function; metrics only appear inside defobjective and defevaluate.",
+)
+
+SOURCES = ("mnist1d", "npz", "npy", "tokens", "text", "synthetic")
+ORDERS = ("sequential", "shuffle", "random-windows")
+PRECISIONS = ("f32", "bf16")
+
+
+class Collector:
+    """Fills an Experiment from the %-builtins; one per compilation."""
+
+    def __init__(self, experiment: Experiment, binder: Binder, interp: Any):
+        self.exp = experiment
+        self.binder = binder
+        self.interp = interp
+        self.models = ModelBuilder()
+        self.models.model_span = lambda name: experiment.span("defmodel", name)
+        self._slots: list[Any] = []   # the defchild slots being filled, innermost last
+
+    def install(self) -> None:
+        table = {
+            "%defknob": self.defknob, "%defvariant": self.noop, "%defsweep": self.noop,
+            "%defloader": self.defloader, "%enter-model": self.enter_model,
+            "%leave-model": self.models.leave_model, "%defparam": self.defparam,
+            "%defchild-begin": self.defchild_begin, "%defchild-end": self.defchild_end,
+            "child-param": self.child_param, "%defobjective": self.defobjective,
+            "%model-form-error": model_form_error,
+            "%defevaluate": self.defevaluate, "%metric": self.metric,
+            "%optimizer": self.optimizer, "%make-optimizer": make_optimizer,
+            "%defeval": self.defeval, "%deftarget": self.deftarget, "%defrun": self.defrun,
+        }
+        for name, fn in table.items():
+            self.interp.builtin(name)(_Bound(fn) if hasattr(fn, "__self__") else fn)
+
+    @staticmethod
+    def noop(name: Any, *_: Any) -> Any:
+        return name
+
+    # -- header ---------------------------------------------------------------
+
+    def defknob(self, name: Symbol, default: Any, _options: Any) -> Any:
+        key = name.name.lower()
+        value = self.binder.value(key, knob_value(default))
+        self.exp.knobs[key] = value
+        self.interp.set_global(name, to_lisp(value, like=default), special=False)
+        return name
+
+    # -- data -------------------------------------------------------------------
+
+    def defloader(self, name: Symbol, *args: Any) -> Any:
+        label = name.name.lower()
+        _, kw = A.split(f"defloader {label}", args,
+                        ("source", "batch", "order", "fields", "stages"), max_pos=0)
+        span = self.exp.span("defloader", label)
+        if "source" not in kw:
+            raise error(E_LOADER, f"defloader {label} has no :source", span,
+                        expected=":source (mnist1d :split :train) or (text PATH ...)",
+                        actual="no :source", fix="add a :source")
+        source, options = self._source(label, kw["source"], span)
+        batch = kw.get("batch", 1)
+        if not isinstance(batch, int) or isinstance(batch, bool) or batch < 1:
+            raise error(E_LOADER, f"defloader {label}: :batch must be a positive integer", span,
+                        expected="a positive integer", actual=A.show(batch), fix=":batch 32")
+        order = to_python(kw.get("order", NIL)) or "sequential"
+        if order not in ORDERS:
+            raise error(E_LOADER, f"defloader {label}: unknown order :{order}", span,
+                        expected=" ".join(f":{o}" for o in ORDERS), actual=f":{order}",
+                        fix=did_you_mean(str(order), list(ORDERS)))
+        fields = {k: str(to_python(v)) for k, v in plist(kw.get("fields", NIL))}
+        stages = [self._stage(label, st, span) for st in to_py(kw.get("stages", NIL))]
+        self.exp.loaders.append(LoaderSpec(label, source, options, batch, order, fields, stages))
+        return name
+
+    def _source(self, label: str, form: Any, span: Any) -> tuple[str, dict[str, Any]]:
+        items = to_py(form) if type(form) is Cons else [form]
+        head = items[0]
+        source = head.name.lower() if isinstance(head, Symbol) else A.show(head)
+        if source not in SOURCES:
+            raise error(E_LOADER, f"defloader {label}: unknown source `{source}`", span,
+                        expected=", ".join(SOURCES), actual=source,
+                        fix=did_you_mean(source, list(SOURCES)))
+        rest = items[1:]
+        options: dict[str, Any] = {}
+        if rest and not A.is_keyword(rest[0]):
+            options["path"] = to_python(rest[0])
+            rest = rest[1:]
+        for key, value in plist(rest):
+            options[key.replace("-", "_")] = _option(value)
+        return source, options
+
+    def _stage(self, label: str, stage: Any, span: Any) -> StageSpec:
+        kw = dict(plist(stage))
+        start = kw.get("from", 0)
+        out = StageSpec(int(start), str(to_python(kw.get("name", NIL)) or ""))
+        if "source" in kw:
+            out.source, out.options = self._source(label, kw["source"], span)
+        if "batch" in kw:
+            out.batch = int(kw["batch"])
+        return out
+
+    # -- models -------------------------------------------------------------------
+
+    def enter_model(self, name: Symbol) -> Any:
+        self.models.enter_model(A.local_name(name))
+        return NIL
+
+    def defparam(self, name: Symbol, shape: Any, *args: Any) -> Tensor:
+        label = A.local_name(name)
+        _, kw = A.split(f"defparam {label}", args, ("init", "tie", "dtype"), max_pos=0)
+        return self.models.defparam(label, shape, kw.get("init"), kw.get("tie"), kw.get("dtype"))
+
+    def defchild_begin(self, name: Symbol) -> Any:
+        self._slots.append(self.models.open_child(A.local_name(name)))
+        return NIL
+
+    def defchild_end(self, name: Symbol, value: Any) -> Any:
+        slot = self._slots.pop()
+        return self.models.defchild(A.local_name(name), value, slot)
+
+    def child_param(self, child: Any, name: Any) -> Tensor:
+        label = A.local_name(name) if isinstance(name, Symbol) else str(name)
+        return self.models.child_param(child, label)
+
+    # -- objective and evaluate ---------------------------------------------------
+
+    def defobjective(self, fn: Any) -> Any:
+        self.exp.objective = fn
+        return NIL
+
+    def defevaluate(self, name: Symbol, fn: Any) -> Any:
+        self.exp.evaluates[name.name.lower()] = fn
+        return name
+
+    def metric(self, name: Symbol, value: Any) -> Any:
+        trace = current("metric")
+        label = name.name.lower()
+        if label in trace.metrics:
+            raise error(E_METRIC, f"metric {label} recorded twice",
+                        expected="one (metric NAME ...) per name", actual=f"a second {label}",
+                        fix="give the second metric another name")
+        if isinstance(value, Tensor):
+            v = value.value
+            if v.shape != ():
+                raise error(E_METRIC, f"metric {label} is not a scalar", expected="shape ()",
+                            actual=f"shape {v.shape}", fix="reduce it with mean or sum")
+        elif A.is_number(value):
+            from sexpgpu.ir import build
+
+            v = build.scalar(trace.graph, float(value), "f32")
+        else:
+            raise error(E_METRIC, f"metric {label} is not a tensor", expected="a scalar tensor",
+                        actual=A.show(value), fix="(metric loss (mean ...))")
+        trace.metrics[label] = v
+        return value
+
+    # -- optimizer ------------------------------------------------------------------
+
+    def optimizer(self, opt: Any, *args: Any) -> Any:
+        span = self.exp.span("optimizer")
+        if not isinstance(opt, OptimizerValue):
+            raise error(E_OPTIMIZER_CODE, "optimizer needs an optimizer value", span,
+                        expected="(optimizer (optim:adamw :lr 1e-3) ...)", actual=A.show(opt),
+                        fix="call one of sexpgpu/optim's optimizers")
+        _, kw = A.split("optimizer", args, ("groups", "clip"), max_pos=0)
+        groups = [self._group(entry, opt, span) for entry in to_py(kw.get("groups", NIL))]
+        clip = kw.get("clip")
+        clip_v = None if clip is None or clip is NIL else float(A.number("optimizer", clip))
+        self.exp.optimizer = OptimizerSetup(opt.spec, groups, clip_v, span)
+        return NIL
+
+    def _group(self, entry: Any, base: OptimizerValue, span: Any) -> Group:
+        items = to_py(entry) if type(entry) is Cons else None
+        if not items or len(items) % 2 or not all(A.is_keyword(k) for k in items[::2]):
+            raise error(E_OPTIMIZER_CODE, "a group is a plist of selectors and settings", span,
+                        expected="(:select GLOB :ndim N key value ...)", actual=A.show(entry),
+                        fix='e.g. :groups ((:ndim 1 :weight-decay 0.0))')
+        select, facts, overrides = None, {}, {}
+        spec = base.spec
+        for key, value in plist(items):
+            if key == "select":
+                if not isinstance(value, str):
+                    raise error(E_OPTIMIZER_CODE, ":select takes a path glob string", span,
+                                expected='a string like "**/bias"', actual=A.show(value),
+                                fix='quote the glob: :select "blocks/*/attn/**"')
+                select = value
+            elif key in ("ndim", "min-ndim"):
+                facts[key] = A.integer("optimizer group", value, f":{key}")
+            elif key == "optimizer":
+                if not isinstance(value, OptimizerValue):
+                    raise error(E_OPTIMIZER_CODE, "a group's :optimizer must be an optimizer",
+                                span, expected="(optim:sgd :lr 0.1)", actual=A.show(value))
+                spec = value.spec
+            else:
+                overrides[key] = value
+        return Group(select, facts, spec.with_overrides(overrides, span), span)
+
+    # -- evals, targets, run -----------------------------------------------------------
+
+    def defeval(self, name: Symbol, *args: Any) -> Any:
+        label = name.name.lower()
+        span = self.exp.span("defeval", label)
+        _, kw = A.split(f"defeval {label}", args, ("loader", "every", "batches", "evaluate"),
+                        max_pos=0)
+        loader = to_python(kw.get("loader", NIL)) or label
+        if self.exp.loader(loader) is None:
+            names = [spec.name for spec in self.exp.loaders]
+            raise error(E_RUN, f"defeval {label}: no loader named `{loader}`", span,
+                        expected=f"one of: {', '.join(names)}", actual=str(loader),
+                        fix=did_you_mean(str(loader), names))
+        evaluate = to_python(kw.get("evaluate", NIL)) or "default"
+        if evaluate not in self.exp.evaluates:
+            names = list(self.exp.evaluates)
+            raise error(E_RUN, f"defeval {label}: no defevaluate named `{evaluate}`", span,
+                        expected=f"one of: {', '.join(names) or '(no defevaluate)'}",
+                        actual=str(evaluate), fix="add a (defevaluate (model &key x y) ...)")
+        every = A.integer("defeval", kw.get("every", 0), ":every")
+        batches = kw.get("batches")
+        spec = EvalSpec(label, str(loader), every,
+                        None if batches is None or batches is NIL
+                        else A.integer("defeval", batches, ":batches"))
+        self.exp.eval_functions[label] = str(evaluate)
+        self.exp.evals.append(spec)
+        return name
+
+    def deftarget(self, metric: Symbol, *args: Any) -> Any:
+        label = metric.name.lower()
+        span = self.exp.span("deftarget", label)
+        _, kw = A.split(f"deftarget {label}", args,
+                        (">=", "<=", ">", "<", "note", "published", "source"), max_pos=0)
+        ops = [op for op in (">=", "<=", ">", "<") if op in kw]
+        if len(ops) != 1:
+            raise error(E_RUN, f"deftarget {label} needs one comparison", span,
+                        expected=":>= VALUE or :<= VALUE", actual=" ".join(ops) or "none",
+                        fix=f"(deftarget {label} :>= 0.9)")
+        self._check_metric_name(label, span)
+        value = float(A.number("deftarget", kw[ops[0]]))
+        note = str(to_python(kw.get("note", NIL)) or "")
+        self.exp.targets.append(TargetSpec(label, ops[0], value, note))
+        published = kw.get("published")
+        self.exp.target_sources[label] = {
+            "published": None if published is None else float(A.number("deftarget", published)),
+            "source": str(to_python(kw.get("source", NIL)) or ""),
+        }
+        return metric
+
+    def _check_metric_name(self, label: str, span: Any) -> None:
+        evals = [e.name for e in self.exp.evals]
+        head = label.split("/", 1)[0]
+        if "/" in label and head not in evals and head != "train":
+            raise error(E_RUN, f"deftarget {label}: no defeval named `{head}`", span,
+                        expected=f"EVAL/METRIC with EVAL one of: {', '.join(evals + ['train'])}",
+                        actual=head, fix=did_you_mean(head, evals + ["train"]))
+
+    def defrun(self, *args: Any) -> Any:
+        span = self.exp.span("defrun")
+        _, kw = A.split("defrun", args, ("steps", "microbatches", "seed", "precision",
+                                         "checkpoint-every", "keep-checkpoints", "log-every",
+                                         "device", "train", "model", "diag-every"), max_pos=0)
+        steps = kw.get("steps")
+        if not isinstance(steps, int) or isinstance(steps, bool) or steps < 1:
+            raise error(E_RUN, "defrun needs a positive :steps", span,
+                        expected=":steps N with N >= 1", actual=A.show(steps),
+                        fix="(defrun :steps steps) with a steps knob")
+        precision = to_python(kw.get("precision", NIL)) or "f32"
+        if precision not in PRECISIONS:
+            raise error(E_RUN, f"defrun: unknown precision :{precision}", span,
+                        expected=":f32 or :bf16", actual=f":{precision}",
+                        fix=did_you_mean(str(precision), list(PRECISIONS)))
+        train = to_python(kw.get("train", NIL)) or "train"
+        loader = self.exp.loader(train)
+        if loader is None:
+            names = [spec.name for spec in self.exp.loaders]
+            raise error(E_RUN, f"defrun: no training loader `{train}`", span,
+                        expected=f"one of: {', '.join(names)}", actual=str(train),
+                        fix=f"name a loader `train`, or (defrun :train {names[0]} ...)"
+                        if names else "declare a defloader")
+        micro = A.integer("defrun", kw.get("microbatches", 1), ":microbatches")
+        if micro < 1 or loader.batch % micro:
+            raise error(E_RUN, f"defrun: :microbatches {micro} does not divide the batch "
+                        f"{loader.batch}", span, expected=f"a divisor of {loader.batch}",
+                        actual=str(micro), fix="pick microbatches that divide the batch")
+        model = to_python(kw.get("model", NIL))
+        if model is not None:
+            self.exp.top_model = str(model)
+        self.exp.run = RunSpec(
+            steps=steps, microbatches=micro, seed=A.integer("defrun", kw.get("seed", 0)),
+            precision=str(precision),
+            checkpoint_every=A.integer("defrun", kw.get("checkpoint-every", 0)),
+            keep_checkpoints=A.integer("defrun", kw.get("keep-checkpoints", 3)),
+            log_every=A.integer("defrun", kw.get("log-every", 10)),
+            diag_every=A.integer("defrun", kw.get("diag-every", 0)),
+            device=str(to_python(kw.get("device", NIL)) or "cpu"), train_loader=str(train))
+        return NIL
+
+
+def _option(value: Any) -> Any:
+    """A source option as Python; a plist ('(:x "x.npy" :y "y.npy")) becomes a dict."""
+    items = to_py(value) if type(value) is Cons else None
+    if items and len(items) % 2 == 0 and all(A.is_keyword(k) for k in items[::2]):
+        return {A.kw_name(k): to_python(v) for k, v in zip(items[::2], items[1::2])}
+    return to_python(value)
+
+
+def model_form_error(head: str, syntax: str) -> Any:
+    """A defparam or defchild without its name and form (raised where it is written)."""
+    from sexpgpu.trace.model import E_MODEL
+
+    raise error(E_MODEL, f"malformed {head}", expected=syntax, actual=f"({head} ...)",
+                fix=f"write it as {syntax}")
+
+
+class _Bound:
+    """A bound method as a Lisp builtin: the interpreter reads arity from `__code__`
+    and `__defaults__`, where a bound method's code would also count `self`."""
+
+    def __init__(self, method: Any):
+        from types import SimpleNamespace
+
+        code = method.__func__.__code__
+        self.method = method
+        self.__code__ = SimpleNamespace(co_argcount=code.co_argcount - 1,
+                                        co_flags=code.co_flags)
+        self.__defaults__ = method.__func__.__defaults__
+
+    def __call__(self, *args: Any) -> Any:
+        return self.method(*args)

@@ -1,0 +1,206 @@
+"""The compiler's front half: read the run file, check its shape, bind the selection,
+evaluate it with the contract forms and tensor builtins installed, then trace the
+training and evaluate graphs. `check`, `explain`, `ir` and `run` all start here."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sexpgpu.contract.collect import E_RUN, Collector
+from sexpgpu.contract.experiment import Experiment
+from sexpgpu.contract.forms import FileShape, check_shape
+from sexpgpu.diagnostics import define_code, error
+from sexpgpu.ir.graph import Graph
+from sexpgpu.selection import Binder, Selection, did_you_mean
+from sexpgpu.trace.model import ModelBuilder, ParamSpec
+from sexpgpu.trace.step import StepGraphs, Tracer
+
+E_FILE = define_code(
+    "E-FILE", "cannot read the run file",
+    "The path given on the command line does not exist or is not a readable text file.",
+)
+
+PACKAGE = Path(__file__).resolve().parent.parent
+FORMS_FILE = PACKAGE / "contract" / "forms.sx"
+
+
+@dataclass
+class Compiled:
+    """Everything the compiler learned: the Experiment, parameters and graphs."""
+
+    experiment: Experiment
+    selection: Selection
+    params: list[ParamSpec] = field(default_factory=list)
+    aliases: dict[str, str] = field(default_factory=dict)
+    graphs: StepGraphs | None = None
+    evaluates: dict[str, Graph] = field(default_factory=dict)         # defeval name -> graph
+    unused_evaluates: dict[str, Graph] = field(default_factory=dict)  # checked, never run
+    sources: dict[str, str] = field(default_factory=dict)
+    fields: dict[str, dict[str, tuple[tuple[int, ...], str]]] = field(default_factory=dict)
+    diagnostics: Any = None  # a trace.diagnostics.DiagGraph when `--diag` selected any
+
+    def step_graphs(self) -> list[Graph]:
+        g = self.graphs
+        if g is None:
+            return []
+        return [x for x in (g.step, g.accumulate, g.apply) if x is not None]
+
+    def plan_json(self) -> dict[str, Any]:
+        from sexpgpu.contract.plan import plan_json
+
+        return plan_json(self)
+
+    def run_plan(self) -> Any:
+        from sexpgpu.contract.plan import run_plan
+
+        return run_plan(self)
+
+
+def make_interpreter(stdout: Any = None) -> Any:
+    """An interpreter with the tensor builtins, the generic-op hook and the contract forms."""
+    import sexpgpu.trace.diagnostics  # noqa: F401 - registers the `diagnostic` builtins
+    from sexpgpu.lisp.interp import Interpreter
+    from sexpgpu.trace.builtins import BUILTINS, generic
+    from sexpgpu.trace.optimizer import ctx_ref, expect_rank
+    from sexpgpu.trace.tensor import Tensor
+
+    interp = Interpreter(stdout=stdout if stdout is not None else sys.stderr)
+    for name, fn in BUILTINS.items():
+        interp.builtin(name)(fn)
+    interp.builtin("ctx-ref")(ctx_ref)
+    interp.builtin("expect-rank")(expect_rank)
+    fallback = interp.generic_op
+
+    def generic_op(name: str, args: list, span: Any) -> Any:
+        if any(isinstance(a, Tensor) for a in args):
+            return generic(name, *args)
+        return fallback(name, args, span)
+
+    interp.generic_op = generic_op
+    from sexpgpu.trace.site import site_provider
+    from sexpgpu.trace.tensor import set_site_provider
+
+    set_site_provider(site_provider(interp))
+    interp.load(FORMS_FILE.read_text(encoding="utf-8"), str(FORMS_FILE), library=True)
+    return interp
+
+
+def read_forms(path: str) -> tuple[str, list[Any]]:
+    from sexpgpu.lisp.reader import read_all
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise error(E_FILE, f"cannot read {path}", expected="a readable .sx file",
+                    actual=type(exc).__name__, fix="check the path") from None
+    return text, read_all(text, path)
+
+
+def evaluate_file(path: str, selection: Selection | None = None) -> tuple[Experiment, Collector,
+                                                                         FileShape, Any]:
+    """Read, check the file's shape, bind the selection and evaluate every form."""
+    selection = selection or Selection()
+    text, forms = read_forms(path)
+    shape = check_shape(forms, path)
+    binder = Binder(shape.decls, selection)
+    interp = make_interpreter()
+    interp.sources[path] = text
+    exp = Experiment(path, shape.decls, spans=shape.spans)
+    collector = Collector(exp, binder, interp)
+    collector.install()
+    interp.eval_forms(forms)
+    return exp, collector, shape, interp
+
+
+def compile_file(path: str, selection: Selection | None = None, *, trace: bool = True,
+                 diagnostics: list[str] | None = None) -> Compiled:
+    selection = selection or Selection()
+    exp, collector, shape, interp = evaluate_file(path, selection)
+    compiled = Compiled(exp, selection, sources=dict(interp.sources))
+    if not trace:
+        return compiled
+    model_name = exp.top_model or shape.models[-1]
+    constructor = _model(interp, exp, shape, model_name)
+    models: ModelBuilder = collector.models
+    tracer = Tracer(interp, models, constructor, model_name)
+    run = exp.run
+    assert run is not None and exp.optimizer is not None  # required forms, checked
+    from sexpgpu.contract.fields import batch_fields
+
+    base = Path(path).resolve().parent
+    train_loader = exp.loader(run.train_loader)
+    assert train_loader is not None
+    for spec in exp.loaders:
+        span = exp.span("defloader", spec.name)
+        compiled.fields[spec.name] = batch_fields(spec, base, span)
+        _check_stages(spec, compiled.fields[spec.name], base, span)
+    compiled.graphs = tracer.train(exp.objective, exp.optimizer,
+                                   compiled.fields[train_loader.name], train_loader.batch,
+                                   run.microbatches, exp.span("defobjective"))
+    if diagnostics:  # `--diag` patterns: one more graph, only for the selected names
+        from sexpgpu.trace.diagnostics import trace_diagnostics
+
+        compiled.diagnostics = trace_diagnostics(
+            tracer, exp.objective, exp.optimizer, compiled.graphs.groups,
+            compiled.fields[train_loader.name], train_loader.batch // run.microbatches,
+            exp.span("defobjective"), diagnostics)
+    traced: set[str] = set()
+    for spec in exp.evals:
+        fn_name = exp.eval_functions.get(spec.name, "default")
+        loader = exp.loader(spec.loader)
+        assert loader is not None
+        compiled.evaluates[spec.name] = tracer.evaluate(
+            spec.name, exp.evaluates[fn_name], compiled.fields[loader.name], loader.batch,
+            exp.span("defevaluate", fn_name))
+        traced.add(fn_name)
+    for fn_name, fn in exp.evaluates.items():
+        if fn_name not in traced:  # no defeval runs it: still check it, on a training batch
+            compiled.unused_evaluates[fn_name] = tracer.evaluate(
+                fn_name, fn, compiled.fields[train_loader.name], train_loader.batch,
+                exp.span("defevaluate", fn_name))
+    compiled.params = list(models.specs.values())
+    compiled.aliases = dict(models.aliases)
+    return compiled
+
+
+def _check_stages(spec: Any, fields: dict[str, Any], base: Path, span: Any) -> None:
+    """A curriculum stage may switch the source, not the shape of a sample: the step
+    graph is compiled once."""
+    from dataclasses import replace
+
+    from sexpgpu.contract.collect import E_LOADER
+    from sexpgpu.contract.fields import batch_fields
+
+    for stage in spec.stages:
+        if stage.batch is not None and stage.batch != spec.batch:
+            raise error(E_LOADER, f"defloader {spec.name}: stage from step {stage.start} "
+                        "changes the batch", span, expected=f":batch {spec.batch}",
+                        actual=f":batch {stage.batch}",
+                        fix="keep the batch; change :microbatches in defrun instead")
+        if stage.source is None:
+            continue
+        staged = batch_fields(replace(spec, source=stage.source, options=stage.options,
+                                      stages=[]), base, span)
+        if staged != fields:
+            raise error(E_LOADER, f"defloader {spec.name}: stage from step {stage.start} "
+                        "changes the batch fields", span, expected=_show_fields(fields),
+                        actual=_show_fields(staged),
+                        fix="keep every stage's samples the same shape (e.g. the same :context)")
+
+
+def _show_fields(fields: dict[str, Any]) -> str:
+    return ", ".join(f"{k} {d}{list(s)}" for k, (s, d) in fields.items())
+
+
+def _model(interp: Any, exp: Experiment, shape: FileShape, name: str) -> Any:
+    from sexpgpu.lisp.types import intern
+
+    fn = interp.functions.get(intern(name.upper()))
+    if fn is None or name not in shape.models:
+        raise error(E_RUN, f"no defmodel named `{name}` in the run file", exp.span("defrun"),
+                    expected=f"one of: {', '.join(shape.models)}", actual=name,
+                    fix=did_you_mean(name, shape.models))
+    return fn

@@ -1,0 +1,188 @@
+"""What `explain` prints and `plan.json` stores: parameters (path, shape, count, tied),
+optimizer groups with hyperparameters, one training step (ops, FLOPs) and memory
+(params, grads, optimizer state, peak activations); and the RunPlan for the runtime."""
+
+from __future__ import annotations
+
+from collections import Counter
+from math import prod
+from typing import TYPE_CHECKING, Any
+
+from sexpgpu.ir.graph import Graph, Node, Value
+
+if TYPE_CHECKING:
+    from sexpgpu.contract.compile import Compiled
+
+BYTES = {"f32": 4, "bf16": 2, "f16": 2, "i32": 4, "i64": 8, "bool": 1}
+# ops that move or view data without arithmetic
+FREE_OPS = frozenset({"reshape", "permute", "broadcast_to", "slice", "concat", "full", "iota",
+                      "const", "cast", "take", "unfold", "fold", "stop_gradient",
+                      "slice_scatter", "scatter_add"})
+
+
+def nbytes(v: Value) -> int:
+    return prod(v.shape) * BYTES.get(v.dtype, 4)
+
+
+def live_nodes(g: Graph) -> list[Node]:
+    """Nodes an output or an update depends on (what runs after dead-code elimination)."""
+    needed = {v.id for v in g.outputs.values()} | {v.id for v in g.updates.values()}
+    live: list[Node] = []
+    for node in reversed(g.nodes):
+        if any(o.id in needed for o in node.outputs):
+            live.append(node)
+            needed.update(v.id for v in node.inputs)
+    live.reverse()
+    return live
+
+
+def node_flops(node: Node) -> tuple[str, int]:
+    """(kind, floating-point operations): matmul 2*M*K*N per batch; arithmetic one per
+    output element (reductions one per input element); data movement none."""
+    if node.op == "matmul":
+        a, b = node.inputs
+        out = node.outputs[0]
+        return "matmul", 2 * prod(out.shape) * a.shape[-1]
+    if node.op in FREE_OPS:
+        return "move", 0
+    if node.op in ("sum", "amax", "amin", "argmax"):
+        return "reduce", prod(node.inputs[0].shape)
+    return "elementwise", sum(prod(o.shape) for o in node.outputs)
+
+
+def graph_summary(g: Graph, sections: Any = None) -> dict[str, Any]:
+    live = live_nodes(g)
+    live_ids = {n.id for n in live}
+    ops: Counter[str] = Counter(n.op for n in live)
+    flops: Counter[str] = Counter()
+    by_section: dict[str, Counter[str]] = {}
+    bounds = (sections.forward, sections.backward) if sections is not None else None
+    for i, node in enumerate(g.nodes):
+        if node.id not in live_ids:
+            continue
+        kind, count = node_flops(node)
+        flops[kind] += count
+        if bounds is not None:
+            name = "forward" if i < bounds[0] else "backward" if i < bounds[1] else "update"
+            by_section.setdefault(name, Counter())[kind] += count
+    out: dict[str, Any] = {
+        "nodes": len(live), "ops": dict(sorted(ops.items())),
+        "flops": {"matmul": flops["matmul"], "elementwise": flops["elementwise"],
+                  "reduce": flops["reduce"], "total": sum(flops.values())},
+        "peak_activation_bytes": peak_activations(g, live),
+    }
+    if by_section:
+        out["flops_by_section"] = {k: {"matmul": v["matmul"], "total": sum(v.values())}
+                                   for k, v in by_section.items()}
+    return out
+
+
+def peak_activations(g: Graph, live: list[Node]) -> int:
+    """Bytes of intermediate values alive at once, at the worst point of a sequential
+    schedule (each freed after its last use; outputs and updates kept to the end)."""
+    last_use: dict[int, int] = {}
+    for i, node in enumerate(live):
+        for v in node.inputs:
+            last_use[v.id] = i
+    keep = {v.id for v in g.outputs.values()} | {v.id for v in g.updates.values()}
+    current = peak = 0
+    sizes: dict[int, int] = {}
+    for i, node in enumerate(live):
+        for o in node.outputs:
+            sizes[o.id] = nbytes(o)
+            current += sizes[o.id]
+        peak = max(peak, current)
+        for v in node.inputs:
+            if v.id in sizes and last_use.get(v.id) == i and v.id not in keep:
+                current -= sizes.pop(v.id)
+    return peak
+
+
+def _hyper(value: Any) -> Any:
+    from sexpgpu.contract.values import to_python
+    from sexpgpu.trace.args import is_number
+    from sexpgpu.trace.optimizer import is_schedule
+
+    if is_number(value):
+        return float(to_python(value))
+    if is_schedule(value):
+        return "schedule"
+    return to_python(value)
+
+
+def plan_json(c: Compiled) -> dict[str, Any]:
+    exp = c.experiment
+    params = [{"path": p.path, "shape": list(p.shape), "count": p.count, "dtype": p.dtype,
+               "init": p.init.to_json(), "tied": list(p.tied)} for p in c.params]
+    total = sum(p.count for p in c.params)
+    by_path = {p.path: p for p in c.params}
+    groups = []
+    state_bytes = 0
+    for group in (c.graphs.groups if c.graphs else []):
+        count = sum(by_path[path].count for path in group.params)
+        state_bytes += count * 4 * len(group.optimizer.states)
+        groups.append({
+            "select": group.label(), "optimizer": group.optimizer.name,
+            "hyperparameters": {k: _hyper(v) for k, v in group.optimizer.hypers.items()},
+            "state": [name for name, _ in group.optimizer.states],
+            "params": list(group.params), "count": count,
+        })
+    steps = {}
+    graphs = c.graphs
+    for g in c.step_graphs():
+        steps[g.name] = graph_summary(g, graphs.sections.get(g.name) if graphs else None)
+    evals = {name: graph_summary(g) for name, g in c.evaluates.items()}
+    peak = max((s["peak_activation_bytes"] for s in steps.values()), default=0)
+    micro = exp.run.microbatches if exp.run else 1
+    grad_bytes = total * 4 * (2 if micro > 1 else 1)  # + accumulation buffers
+    return {
+        "file": exp.file,
+        "selection": c.selection.to_json(),
+        "knobs": {k: _json(v) for k, v in exp.knobs.items()},
+        "parameters": {"total": total, "tensors": params},
+        "optimizer": {"groups": groups,
+                      "clip": exp.optimizer.clip if exp.optimizer else None},
+        "step": steps,
+        "evaluate": evals,
+        "memory": {"params_bytes": total * 4, "grads_bytes": grad_bytes,
+                   "optimizer_state_bytes": state_bytes, "peak_activation_bytes": peak},
+        "loaders": [_dataclass_json(s) for s in exp.loaders],
+        "fields": {name: {k: {"shape": list(s), "dtype": d} for k, (s, d) in f.items()}
+                   for name, f in c.fields.items()},
+        "evals": [_dataclass_json(s) for s in exp.evals],
+        "targets": [{**_dataclass_json(t), **exp.target_sources.get(t.metric, {})}
+                    for t in exp.targets],
+        "run": _dataclass_json(exp.run) if exp.run else None,
+    }
+
+
+def _json(value: Any) -> Any:
+    from sexpgpu.selection import Keyword
+
+    if isinstance(value, Keyword):
+        return f":{value}"
+    return value
+
+
+def _dataclass_json(obj: Any) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    return asdict(obj)
+
+
+def run_plan(c: Compiled) -> Any:
+    """The RunPlan the runtime trains from (the graphs travel beside it in Compiled)."""
+    import hashlib
+
+    import orjson
+
+    from sexpgpu.runtime.spec import RunPlan
+
+    exp = c.experiment
+    plan = plan_json(c)
+    digest = hashlib.sha256(orjson.dumps(plan, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
+    assert exp.run is not None
+    return RunPlan(file=exp.file, selection={k: _json(v) for k, v in exp.knobs.items()},
+                   source_files=dict(c.sources), loaders=list(exp.loaders),
+                   evals=list(exp.evals), targets=list(exp.targets), run=exp.run,
+                   plan_json=plan, plan_hash=digest)
