@@ -2,7 +2,8 @@
 
 Usage:
   sexpgpu run FILE [--set K=V]... [--variant NAME] [--runs DIR] [--resume WHICH]
-                   [--device DEV] [--checkpoint-every N] [--log-every N] [--json]
+                   [--device DEV] [--checkpoint-every N] [--log-every N]
+                   [--diag PATTERN]... [--diag-every N] [--json]
   sexpgpu run (-h | --help)
 
 Options:
@@ -13,16 +14,23 @@ Options:
   --device DEV          cpu or cuda (default: the file's defrun :device)
   --checkpoint-every N  checkpoint cadence in steps (does not change results)
   --log-every N         step-event cadence in steps (does not change results)
+  --diag PATTERN        sample the diagnostics whose names match this glob, e.g.
+                        'grad-norm*' or 'act-rms/blocks/0/*' (repeatable; docs/diagnostics.md)
+  --diag-every N        diagnostics cadence in steps (default: defrun :diag-every, else
+                        the log cadence; does not change results)
   --json                print the final summary as JSON on standard output
 """
 
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 
 from docopt import docopt
 
 from sexpgpu.contract import compile_file
+from sexpgpu.diagnostics import render_all
+from sexpgpu.runtime.diagnostics import cadence
 from sexpgpu.selection import from_docopt
 
 
@@ -35,10 +43,18 @@ def main(argv: list[str]) -> int:
     from sexpgpu.runtime.compiled import CompiledProgram
     from sexpgpu.runtime.loop import run_training
 
-    compiled = compile_file(args["FILE"], from_docopt(args))
+    patterns = args["--diag"]
+    compiled = compile_file(args["FILE"], from_docopt(args), diagnostics=patterns)
     plan = compiled.run_plan()
     device = args["--device"] or plan.run.device
-    program = CompiledProgram(compiled, plan.run.seed, device=device)
+    every = cadence(args["--diag-every"], patterns, plan.run.diag_every,
+                    _int(args["--log-every"]) or plan.run.log_every)
+    if patterns:  # set after the plan hash was taken: the cadence does not change results
+        plan.run = replace(plan.run, diag_every=every)
+    if compiled.diagnostics is not None and compiled.diagnostics.warnings:
+        sys.stderr.write(render_all(compiled.diagnostics.warnings) + "\n")
+    program = CompiledProgram(compiled, plan.run.seed, device=device,
+                              diag_every=plan.run.diag_every)
     code, summary = run_training(
         plan, program, args["--runs"], resume=args["--resume"], device=device,
         checkpoint_every=_int(args["--checkpoint-every"]), log_every=_int(args["--log-every"]))

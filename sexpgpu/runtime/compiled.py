@@ -49,7 +49,7 @@ def _zeros_for(graph: Graph, role: str) -> dict[str, np.ndarray]:
 class CompiledProgram:
     """Implements the runtime's Program protocol over kernels compiled from the graphs."""
 
-    def __init__(self, compiled: Any, seed: int, device: str = "cpu"):
+    def __init__(self, compiled: Any, seed: int, device: str = "cpu", diag_every: int = 0):
         import kernels
 
         graphs = compiled.graphs
@@ -69,6 +69,12 @@ class CompiledProgram:
             self._apply_ctx = _ctx_names(graphs.apply)
         self._evals = {name: (kernels.compile(g, device=device), _ctx_names(g))
                        for name, g in compiled.evaluates.items() if not name.startswith("(")}
+        self._diag = None  # the `--diag` graph, sampled before the update (diagnostics.md)
+        diag = getattr(compiled, "diagnostics", None)
+        if diag is not None and diag.graph is not None and diag_every > 0:
+            from sexpgpu.runtime.diagnostics import DiagSampler
+
+            self._diag = DiagSampler(diag.graph, _ctx_names(diag.graph), diag_every, device)
 
     # -- the Program protocol ---------------------------------------------------
 
@@ -79,6 +85,8 @@ class CompiledProgram:
         return self._state
 
     def train_step(self, microbatches: list[Batch], ctx: dict[str, Any]) -> dict[str, float]:
+        if self._diag is not None:
+            self._diag.before_step(microbatches[0], ctx, self._inputs)
         if self._microbatches == 1:
             (batch,) = microbatches
             out = self._step.run(self._inputs(batch, ctx, self._step_ctx))
@@ -96,6 +104,10 @@ class CompiledProgram:
                  ) -> dict[str, float]:
         compiled, ctx_names = self._evals[name] if name else next(iter(self._evals.values()))
         return _floats(compiled.run(self._inputs(batch, ctx, ctx_names)))
+
+    def diagnostics(self, ctx: dict[str, Any]) -> dict[str, float]:
+        """The values sampled before this step's update (empty on other steps)."""
+        return self._diag.take() if self._diag is not None else {}
 
     def rng_state(self) -> None:
         return None  # all randomness is counters of (seed, step, microstep)
