@@ -1,0 +1,160 @@
+"""`sexpgpu run` end to end on a compiled run file: microbatches equal one big
+batch, a killed or preempted run resumes bit for bit, the finite guard stops a
+run that goes non-finite and its last good checkpoint resumes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import orjson
+import pytest
+
+from sexpgpu.api import load_program
+from sexpgpu.runtime.checkpoint import list_checkpoints, load_checkpoint
+
+TINY = Path(__file__).parent / "e2e" / "tiny.sx"
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory) -> str:
+    """One kernel cache for the module: later runs of the same graphs compile nothing."""
+    path = str(tmp_path_factory.mktemp("cache"))
+    os.environ["SEXPGPU_CACHE_DIR"] = path
+    return path
+
+
+def _run(args: list[str], cache: str, **kw) -> subprocess.CompletedProcess:
+    env = {**os.environ, "SEXPGPU_CACHE_DIR": cache, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "sexpgpu", "run", str(TINY), *args],
+                          env=env, capture_output=True, text=True, timeout=600, **kw)
+
+
+def _events(run_dir: Path) -> list[dict]:
+    return [orjson.loads(line) for line in (run_dir / "events.jsonl").read_bytes().splitlines()]
+
+
+def _steps(run_dir: Path) -> dict[int, float]:
+    return {e["step"]: e["loss"] for e in _events(run_dir) if e["event"] == "step"}
+
+
+def _final_params(run_dir: Path) -> dict[str, np.ndarray]:
+    """Parameters and optimizer state of the newest checkpoint."""
+    (step, path), *_ = reversed(list_checkpoints(run_dir))
+    saved = load_checkpoint(path)
+    arrays = {f"param {k}": v for k, v in saved.params.items()}
+    arrays.update({f"state {k}": v for k, v in saved.state.items()})
+    assert step == 60 and arrays
+    return arrays
+
+
+def _only_run(runs: Path) -> Path:
+    (run_dir,) = [p for p in runs.iterdir() if p.is_dir()]
+    return run_dir
+
+
+# -- microbatches ---------------------------------------------------------------
+
+
+def test_four_microbatches_equal_one_batch(cache_dir: str) -> None:
+    _, whole = load_program(str(TINY), {"micro": 1})
+    _, parts = load_program(str(TINY), {"micro": 4})
+    rng = np.random.default_rng(0)
+    for step in range(10):
+        x = rng.normal(size=(100, 8)).astype(np.float32)
+        y = rng.integers(0, 4, size=100).astype(np.int64)
+        ctx = {"step": step, "microstep": 0, "microbatches": 1, "epoch": 0, "samples": 0,
+               "tokens": 0, "stage": 0, "seed": 7}
+        a = whole.train_step([{"x": x, "y": y}], ctx)
+        b = parts.train_step([{"x": x[i:i + 25], "y": y[i:i + 25]} for i in range(0, 100, 25)],
+                             {**ctx, "microbatches": 4})
+        assert a["loss"] == pytest.approx(b["loss"], abs=1e-6)
+    for path, value in whole.params().items():
+        np.testing.assert_allclose(parts.params()[path], value, rtol=0, atol=1e-6)
+
+
+# -- resume ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(cache_dir: str, tmp_path_factory) -> Path:
+    runs = tmp_path_factory.mktemp("clean")
+    done = _run(["--set", "steps=60", "--runs", str(runs), "--checkpoint-every", "10",
+                 "--log-every", "1"], cache_dir)
+    assert done.returncode == 0, done.stderr
+    return _only_run(runs)
+
+
+def _wait_for_step(runs: Path, step: int, proc: subprocess.Popen) -> None:
+    deadline = time.time() + 300
+    while time.time() < deadline and proc.poll() is None:
+        dirs = [p for p in runs.iterdir() if p.is_dir()] if runs.exists() else []
+        if dirs and (dirs[0] / "events.jsonl").exists():
+            seen = _steps(dirs[0]) if (dirs[0] / "events.jsonl").stat().st_size else {}
+            if seen and max(seen) >= step:
+                return
+        time.sleep(0.05)
+    raise AssertionError(f"the run never reached step {step}")
+
+
+def _interrupted_then_resumed(cache: str, runs: Path, sig: int) -> tuple[int, Path]:
+    env = {**os.environ, "SEXPGPU_CACHE_DIR": cache, "PYTHONPATH": str(ROOT)}
+    args = [sys.executable, "-m", "sexpgpu", "run", str(TINY), "--set", "steps=60",
+            "--runs", str(runs), "--checkpoint-every", "10", "--log-every", "1"]
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    _wait_for_step(runs, 25, proc)
+    proc.send_signal(sig)
+    proc.communicate(timeout=120)
+    resumed = _run(["--set", "steps=60", "--runs", str(runs), "--checkpoint-every", "10",
+                    "--log-every", "1", "--resume", "latest"], cache)
+    assert resumed.returncode == 0, resumed.stderr
+    return proc.returncode, _only_run(runs)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["kill", "term"])
+def test_resume_is_bit_identical(sig: int, uninterrupted: Path, cache_dir: str,
+                                 tmp_path: Path) -> None:
+    code, run_dir = _interrupted_then_resumed(cache_dir, tmp_path / "runs", sig)
+    if sig == signal.SIGTERM:
+        assert code == 75
+    clean = _steps(uninterrupted)
+    resumed = _steps(run_dir)
+    assert max(resumed) == 60
+    for step, loss in resumed.items():
+        assert loss == clean[step], f"step {step}: {loss} != {clean[step]}"
+    ours, theirs = _final_params(run_dir), _final_params(uninterrupted)
+    assert ours.keys() == theirs.keys()
+    for name in ours:
+        assert np.array_equal(ours[name], theirs[name]), name
+
+
+# -- the finite guard -----------------------------------------------------------
+
+
+def test_nonfinite_stops_and_last_good_checkpoint_resumes(cache_dir: str,
+                                                          tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    bad = _run(["--set", "poison=17", "--runs", str(runs), "--checkpoint-every", "10",
+                "--json"], cache_dir)
+    assert bad.returncode == 3, bad.stderr
+    summary = orjson.loads(bad.stdout)
+    assert summary["error"]["code"] == "E-NONFINITE"
+    # step 18's update (ctx step 17) poisoned the weights: step 19's loss is the first NaN
+    assert summary["error"]["message"] == "non-finite loss at step 19"
+    assert "first non-finite: param l1/weight" in summary["error"]["actual"]
+    assert summary["step"] == 18
+    run_dir = _only_run(runs)
+    status = orjson.loads((run_dir / "status.json").read_bytes())
+    assert status["state"] == "failed" and status["error"]["code"] == "E-NONFINITE"
+    assert status["latest_checkpoint"].endswith("step-000010")
+    again = _run(["--set", "poison=17", "--runs", str(runs), "--resume", "latest", "--json"],
+                 cache_dir)
+    resumed = orjson.loads(again.stdout)
+    assert resumed["resumed_from"] == 10
+    assert resumed["error"]["message"] == "non-finite loss at step 19"  # deterministic replay
