@@ -26,6 +26,13 @@ def cuda_simulator() -> bool:
     return os.environ.get("NUMBA_ENABLE_CUDASIM", "") not in ("", "0")
 
 
+def blas_threads() -> int:
+    """SEXPGPU_BLAS_THREADS: threads of the BLAS behind CPU matmuls (default 1: a
+    step's matmuls are small and extra BLAS threads fight the kernels' own)."""
+    value = os.environ.get("SEXPGPU_BLAS_THREADS")
+    return int(value) if value else 1
+
+
 def num_threads() -> int | None:
     """SEXPGPU_NUM_THREADS caps the CPU threads of parallel kernels."""
     value = os.environ.get("SEXPGPU_NUM_THREADS")

@@ -1,0 +1,18 @@
+"""Kernels: lowering of IR graphs to fused loops, numba code generation cached
+on disk, CPU (njit) and CUDA launchers, and the counter-based RNG. Importing
+this package does not import numba; `kernels.compile` does."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["Compiled", "compile"]
+
+
+def __getattr__(name: str) -> Any:
+    # lazy: the op registry imports kernels.rng, and `check` must never load numba
+    if name in ("compile", "Compiled"):
+        from kernels import executor
+
+        return getattr(executor, name)
+    raise AttributeError(f"module 'kernels' has no attribute {name!r}")

@@ -1,0 +1,152 @@
+"""The executor: `compile(graph)` lowers, plans memory, generates and imports the
+kernel module; `Compiled.run(inputs)` is one call into the generated `step`.
+
+Design: the caller owns every input array. `graph.updates` are written in place
+into the caller's arrays (so params and optimizer state live in the training
+loop's dicts); buffers for intermediates are owned by `Compiled` and reused
+between calls; outputs are returned as fresh arrays."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import prod
+from typing import Any
+
+import numpy as np
+
+from kernels.bf16 import from_bf16, to_bf16
+from kernels.blas import set_threads as set_blas_threads
+from kernels.cache import load_module
+from kernels.codegen import Generated, generate
+from kernels.lower import Program, lower
+from kernels.memplan import MemoryPlan, plan_memory
+from kernels.render import Names
+from kernels.source import storage
+from sexpgpu import env
+from sexpgpu.diagnostics import define_code, error
+from sexpgpu.ir.graph import Graph, Value
+
+E_RUN_INPUT = define_code(
+    "E-RUN-INPUT", "compiled graph given a wrong input",
+    "`Compiled.run` needs one numpy array per graph input, with the input's shape. "
+    "An input the graph updates in place (a parameter or optimizer state) must already "
+    "be a C-contiguous array of the storage dtype (float32, uint16 for bf16, int32, "
+    "int64, bool), because the update is written into that very array.",
+)
+DEVICES = ("cpu", "cuda")
+
+
+@dataclass
+class _Input:
+    value: Value
+    dtype: np.dtype
+    updated: bool
+
+
+class Compiled:
+    """A compiled graph: `run(inputs) -> outputs`, applying `graph.updates` in place."""
+
+    def __init__(self, program: Program, plan: MemoryPlan, generated: Generated, module: Any,
+                 device: str):
+        self.program, self.plan, self.generated = program, plan, generated
+        self.module, self.device = module, device
+        self.source = generated.source
+        self._step = module.step
+        names = Names(program)
+        updated = set(program.graph.updates)
+        self._inputs = [_Input(v, np.dtype(storage(v)), v in updated)
+                        for v in program.graph.inputs]
+        slots = plan.allocate()
+        if device == "cuda":
+            from numba import cuda
+
+            slots = [cuda.to_device(s) for s in slots]
+        # each stored value is a view of its slot, made once
+        self._fixed = [slots[plan.slot_of[v]][:max(1, prod(v.shape))] for v in plan.slot_of]
+        stored = {v: k for k, v in enumerate(plan.slot_of)}
+        self._outputs: list[tuple[str, Value, int | None, int | None]] = []
+        input_pos = {v: k for k, v in enumerate(program.graph.inputs)}
+        for name, v in program.outputs.items():
+            base = names.base(v)
+            self._outputs.append((name, v, stored.get(base), input_pos.get(base)))
+
+    @property
+    def peak_bytes(self) -> int:
+        return self.plan.peak_bytes
+
+    def _prepare(self, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
+        arrays = []
+        for spec in self._inputs:
+            v = spec.value
+            try:
+                x = inputs[v.name]
+            except KeyError:
+                raise error(E_RUN_INPUT, f"no array for input {v.name!r}",
+                            expected=f"{v.name}: {v.type}", actual="missing",
+                            fix=f"pass inputs[{v.name!r}]") from None
+            if tuple(np.shape(x)) != v.shape:
+                raise error(E_RUN_INPUT, f"input {v.name!r} has the wrong shape",
+                            expected=str(v.shape), actual=str(tuple(np.shape(x))))
+            if spec.updated:
+                if not (isinstance(x, np.ndarray) and x.dtype == spec.dtype
+                        and x.flags.c_contiguous):
+                    raise error(E_RUN_INPUT, f"input {v.name!r} is updated in place",
+                                expected=f"a C-contiguous {spec.dtype} array",
+                                actual=f"{type(x).__name__} of {np.asarray(x).dtype}",
+                                fix=f"np.ascontiguousarray(x, dtype=np.{spec.dtype})")
+                arrays.append(x.reshape(-1) if x.ndim else x.reshape(1))
+            else:
+                arrays.append(_flat(x, v.dtype, spec.dtype))
+        return arrays
+
+    def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """One step: outputs by name; updated inputs are overwritten in place."""
+        arrays = self._prepare(inputs)
+        if self.device == "cuda":
+            return self._run_cuda(inputs, arrays)
+        self._step(*arrays, *self._fixed)
+        return {name: self._read(v, arrays, s, i) for name, v, s, i in self._outputs}
+
+    def _read(self, v: Value, arrays, stored: int | None, input_pos: int | None) -> np.ndarray:
+        flat = self._fixed[stored] if stored is not None else arrays[input_pos]
+        if self.device == "cuda":
+            flat = flat.copy_to_host()
+        out = np.array(flat[:prod(v.shape)]).reshape(v.shape)
+        # bf16 values come back as float32 (exact), as the reference interpreter gives them
+        return from_bf16(out) if v.dtype == "bf16" else out
+
+    __call__ = run  # a Compiled is an autodiff backend runner
+
+    def _run_cuda(self, inputs, arrays: list[np.ndarray]) -> dict[str, np.ndarray]:
+        from numba import cuda
+
+        device_arrays = [cuda.to_device(a) for a in arrays]
+        self._step(*device_arrays, *self._fixed)
+        for spec, host, dev in zip(self._inputs, arrays, device_arrays):
+            if spec.updated:
+                dev.copy_to_host(host)
+        return {name: self._read(v, device_arrays, s, i) for name, v, s, i in self._outputs}
+
+
+def _flat(x: Any, dtype: str, store: np.dtype) -> np.ndarray:
+    """A read-only input as a flat array of its storage dtype (bf16 given as
+    floats is rounded to nearest even; given as uint16 it is taken as patterns)."""
+    x = np.asarray(x)
+    if dtype == "bf16" and x.dtype != np.uint16:
+        x = to_bf16(x)
+    if x.ndim == 0:
+        return x.astype(store).reshape(1)
+    return np.ascontiguousarray(x, dtype=store).reshape(-1)
+
+
+def compile(graph: Graph, outputs: list[str] | None = None, device: str = "cpu") -> Compiled:
+    """Compile `graph` (its `outputs`, default all, and its updates) for `device`."""
+    if device not in DEVICES:
+        raise ValueError(f"device must be one of {DEVICES}, not {device!r}")
+    if device == "cpu":
+        set_blas_threads(env.blas_threads())
+    program = lower(graph, outputs)
+    plan = plan_memory(program)
+    generated = generate(program, plan, device)
+    module = load_module(generated.source)
+    return Compiled(program, plan, generated, module, device)

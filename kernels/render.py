@@ -1,0 +1,184 @@
+"""Render one kernel's body as source lines: a fused elementwise loop (its ops'
+`scalar` bodies substituted into one statement each), a fused reduction, or a
+structured op through its renderer in `kernels.structured`."""
+
+from __future__ import annotations
+
+import re
+from math import prod
+
+from kernels.lower import Kernel, Program
+from kernels.source import (
+    KernelCode,
+    affine,
+    broadcast_offset,
+    convert,
+    literal,
+    load,
+    store,
+    strides,
+)
+from sexpgpu.ir.graph import Node, Value
+from sexpgpu.ir.ops.registry import get_op
+from sexpgpu.ir.shapes import axes as norm_axes
+
+_OPERAND = re.compile(r"\bx(\d+)\b")
+# the accumulator update of each reduction combine
+_COMBINE = {"add": "{acc} + {x}", "max": "max({acc}, {x})", "min": "min({acc}, {x})"}
+_INT_INIT = {"add": 0, "max": -(2 ** 63), "min": 2 ** 63 - 1}
+
+
+class Names:
+    """Stable local names: values numbered in graph order, so the same graph
+    always generates the same text (global Value ids differ between processes)."""
+
+    def __init__(self, program: Program):
+        self.program = program
+        self.index: dict[Value, int] = {}
+        for v in program.graph.inputs:
+            self.index[v] = len(self.index)
+        for node in program.graph.nodes:
+            for v in node.outputs:
+                self.index[v] = len(self.index)
+
+    def base(self, value: Value) -> Value:
+        return self.program.base.get(value, value)
+
+    def buf(self, value: Value) -> str:
+        return f"b{self.index[self.base(value)]}"
+
+    def var(self, value: Value) -> str:
+        return f"v{self.index[value]}"
+
+
+def scalar_expr(node: Node, operands: list[str]) -> str:
+    """The op's scalar body with operand expressions in place of x0, x1, ..."""
+    template = get_op(node.op).scalar
+    if template is None:
+        raise NotImplementedError(f"elementwise op {node.op} has no scalar body")
+    if "{" in template:
+        template = template.format(**node.attrs)
+    return _OPERAND.sub(lambda m: f"({operands[int(m.group(1))]})", template)
+
+
+_F32_ONLY = re.compile(r"^[\sx0-9+\-*/()]*$")
+
+
+def _stays_f32(node: Node, out: Value) -> bool:
+    """f32 arithmetic (+ - * / on f32 operands, no literals or calls) is f32 in
+    numba already: no conversion call to type."""
+    template = get_op(node.op).scalar or ""
+    return (out.dtype == "f32" and all(v.dtype == "f32" for v in node.inputs)
+            and bool(_F32_ONLY.match(template)) and not re.search(r"(?<!x)\d", template))
+
+
+def _operand(value: Value, kernel: Kernel, program: Program, names: Names,
+             domain: tuple[int, ...], index: list[str]) -> str:
+    value = program.source(value)
+    base = names.base(value)
+    if base in program.consts:
+        node = program.consts[base]
+        return literal(node.attrs["value"], base.dtype)
+    if base in kernel.values:
+        return names.var(base)
+    if value.shape == domain and index:
+        offset = "lin"
+    else:
+        offset = broadcast_offset(value.shape, domain, index)
+    return load(names.buf(value), value.dtype, offset)
+
+
+def _statements(kernel: Kernel, program: Program, names: Names, index: list[str],
+                members: list[Node]) -> list[str]:
+    """One assignment per member node, then the stores of values read elsewhere."""
+    lines = []
+    for node in members:
+        operands = [_operand(v, kernel, program, names, kernel.domain, index)
+                    for v in node.inputs]
+        out = node.outputs[0]
+        expr = scalar_expr(node, operands)
+        if out.dtype == "bf16":
+            # a bf16 value is rounded where it is made, even if it never leaves the loop
+            expr = f"bf16_to_f32(f32_to_bf16({expr}))"
+        elif not _stays_f32(node, out):
+            expr = convert(out.dtype, expr)
+        lines.append(f"{names.var(out)} = {expr}")
+        if out in kernel.outputs:
+            lines.append(store(names.buf(out), out.dtype, "lin", names.var(out)))
+    return lines
+
+
+def _linear(index: list[str], shape: tuple[int, ...]) -> str:
+    return affine(list(zip(index, strides(shape))))
+
+
+def render_loop(kernel: Kernel, program: Program, names: Names, name: str,
+                params: list[str]) -> KernelCode:
+    domain = kernel.domain
+    index = [f"i{d}" for d in range(len(domain))]
+    members = [n for n in kernel.nodes if n is not kernel.reduce]
+    body = _statements(kernel, program, names, index, members)
+    if kernel.reduce is None:
+        text = "\n".join(body)
+        if not re.search(r"\bi\d+\b", text) or len(domain) <= 1:
+            # every operand is read at the loop's own position: one flat loop
+            return KernelCode(name, params, [("lin", prod(domain))], body,
+                              work=prod(domain) * len(members))
+        return KernelCode(name, params, [(i, d) for i, d in zip(index, domain)],
+                          [f"lin = {_linear(index, domain)}"] + body,
+                          work=prod(domain) * len(members))
+    return _render_reduce(kernel, program, names, name, params, index, body)
+
+
+def _render_reduce(kernel: Kernel, program: Program, names: Names, name: str,
+                   params: list[str], index: list[str], body: list[str]) -> KernelCode:
+    node = kernel.reduce
+    x, out = node.inputs[0], node.outputs[0]
+    domain = kernel.domain
+    axes = norm_axes(node.attrs.get("axes"), len(domain))
+    combine = get_op(node.op).extra["combine"]
+    init = get_op(node.op).extra["init"] if out.dtype in ("f32", "bf16") else _INT_INIT[combine]
+    value = _operand(x, kernel, program, names, domain, index)
+    acc_update = _COMBINE[combine].format(acc="acc", x=value)
+    inner = [f"lin = {_linear(index, domain)}"] + body + [f"acc = {acc_update}"]
+    lines = [f"acc = {literal(init, out.dtype)}"]
+    depth = 0
+    for a in axes:
+        lines.append("    " * depth + f"for {index[a]} in range({domain[a]}):")
+        depth += 1
+    lines += ["    " * depth + line for line in inner]
+    kept = [i for d, i in enumerate(index) if d not in axes]
+    kept_shape = tuple(n for d, n in enumerate(domain) if d not in axes)
+    out_at = _linear(kept, kept_shape)
+    lines.append(store(names.buf(out), out.dtype, out_at, "acc"))
+    code = KernelCode(name, params, [(i, domain[d]) for d, i in enumerate(index)
+                                     if d not in axes],
+                      lines, work=prod(domain) * (len(kernel.nodes)))
+    if kept and max(axes) < min(d for d in range(len(domain)) if d not in axes) \
+            and out.dtype != "bf16":
+        # reducing leading axes (a bias gradient): on the CPU walk the input
+        # row-major and accumulate into the output, instead of striding down columns
+        o = names.buf(out)
+        update = _COMBINE[combine].format(acc=f"{o}[{out_at}]", x=value)
+        cpu = [f"for o in range({prod(kept_shape)}):",
+               f"    {o}[o] = {literal(init, out.dtype)}"]
+        loops = [(index[d], domain[d]) for d in range(len(domain))]
+        for depth, (var, size) in enumerate(loops):
+            cpu.append("    " * depth + f"for {var} in range({size}):")
+        cpu += ["    " * len(loops) + line for line in inner[:-1]]
+        cpu.append("    " * len(loops) + f"{o}[{out_at}] = {convert(out.dtype, update)}")
+        code.cpu = cpu
+    return code
+
+
+def render(kernel: Kernel, program: Program, names: Names, name: str) -> KernelCode:
+    """The source of `kernel`, parameters being its input then output buffers."""
+    from kernels.structured import render_op
+
+    params = [names.buf(v) for v in kernel.inputs] + [names.buf(v) for v in kernel.outputs]
+    if kernel.kind == "loop":
+        code = render_loop(kernel, program, names, name, params)
+    else:
+        code = render_op(kernel.nodes[0], names, name, params)
+    code.comment = [f"{n.op} at {n.span}" if n.span else n.op for n in kernel.nodes]
+    return code

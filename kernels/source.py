@@ -1,0 +1,109 @@
+"""Pieces of generated source shared by every renderer: dtype conversions,
+literals, loads and stores (bf16 is stored as uint16 patterns), and row-major
+offsets of a broadcast operand inside a loop's index space."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from math import prod
+
+from sexpgpu.diagnostics import define_code, error
+from sexpgpu.ir.graph import Value
+
+E_KERNEL_DTYPE = define_code(
+    "E-KERNEL-DTYPE", "dtype has no kernel storage",
+    "The kernels store f32, bf16 (as 16-bit patterns), i32, i64 and bool. A value of "
+    "another dtype (f16 for now) reached code generation.",
+)
+
+# numpy storage of each IR dtype (bf16 as its 16-bit pattern)
+STORAGE = {"f32": "float32", "bf16": "uint16", "i32": "int32", "i64": "int64", "bool": "bool_"}
+# the scalar type arithmetic on a loaded element produces
+COMPUTE = {"f32": "np.float32", "bf16": "np.float32", "i32": "np.int32", "i64": "np.int64",
+           "bool": "bool"}
+
+
+def storage(value: Value) -> str:
+    """The numpy dtype name of a value's buffer, or E-KERNEL-DTYPE."""
+    try:
+        return STORAGE[value.dtype]
+    except KeyError:
+        raise error(E_KERNEL_DTYPE, f"no kernel storage for dtype {value.dtype}",
+                    value.node.span if value.node else None,
+                    expected=" | ".join(STORAGE), actual=value.dtype,
+                    fix="cast to f32 or bf16 before this op") from None
+
+
+def convert(dtype: str, expr: str) -> str:
+    """`expr` converted to the compute type of `dtype` (numpy's casting rules)."""
+    return f"{COMPUTE[dtype]}({expr})"
+
+
+def literal(value: object, dtype: str) -> str:
+    """A constant as source text in the compute type of `dtype`."""
+    if isinstance(value, float) and not math.isfinite(value):
+        text = "math.nan" if math.isnan(value) else ("-math.inf" if value < 0 else "math.inf")
+    else:
+        text = repr(value.item() if hasattr(value, "item") else value)
+    return convert(dtype, text)
+
+
+def load(buffer: str, dtype: str, offset: str) -> str:
+    if dtype == "bf16":
+        return f"bf16_to_f32({buffer}[{offset}])"
+    return f"{buffer}[{offset}]"
+
+
+def store(buffer: str, dtype: str, offset: str, expr: str) -> str:
+    if dtype == "bf16":
+        return f"{buffer}[{offset}] = f32_to_bf16({expr})"
+    if dtype == "f32":
+        # numba's setitem rounds a float64 to float32 as np.float32() would:
+        # one call fewer to type per store
+        return f"{buffer}[{offset}] = {expr}"
+    return f"{buffer}[{offset}] = {convert(dtype, expr)}"
+
+
+def strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    out = []
+    step = 1
+    for d in reversed(shape):
+        out.append(step)
+        step *= d
+    return tuple(reversed(out))
+
+
+def affine(terms: list[tuple[str, int]], const: int = 0) -> str:
+    """`i0 * 12 + i1 * 3 + 4` from (index, coefficient) pairs, dropping zeros."""
+    parts = [name if c == 1 else f"{name} * {c}" for name, c in terms if c != 0]
+    if const or not parts:
+        parts.append(str(const))
+    return " + ".join(parts)
+
+
+def broadcast_offset(shape: tuple[int, ...], domain: tuple[int, ...],
+                     index: list[str]) -> str:
+    """Offset of an operand of `shape` broadcast (right-aligned) into `domain`."""
+    lead = len(domain) - len(shape)
+    st = strides(shape)
+    return affine([(index[lead + j], st[j]) for j, d in enumerate(shape) if d != 1])
+
+
+@dataclass
+class KernelCode:
+    """A kernel as its launchers need it: the parallel index space (`outer`: loop
+    variables and sizes, row-major) and the body run once per outer point. `cpu`,
+    when set, replaces the whole CPU loop nest (e.g. a BLAS call)."""
+
+    name: str
+    params: list[str]
+    outer: list[tuple[str, int]]
+    body: list[str]
+    cpu: list[str] | None = None
+    work: int = 0                       # element operations, to decide on prange
+    comment: list[str] = field(default_factory=list)
+
+    @property
+    def size(self) -> int:
+        return prod(n for _, n in self.outer)

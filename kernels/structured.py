@@ -1,0 +1,337 @@
+"""Kernel renderers of the structured ops (everything that is not elementwise, a
+reduction or a view), keyed by op name. Each renders a body run once per output
+element (or row), so the CPU and CUDA launchers share it; matmul also renders a
+BLAS call for the CPU. `tests/test_kernels_ops.py` checks every op has one."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from math import prod
+
+from kernels.source import KernelCode, affine, literal, load, store, strides
+from sexpgpu.ir.graph import Node
+from sexpgpu.ir.shapes import axis as norm_axis
+
+Renderer = Callable[[Node, "object", str, list[str]], KernelCode]
+RENDERERS: dict[str, Renderer] = {}
+
+
+def renderer(*ops: str):
+    def wrap(fn: Renderer) -> Renderer:
+        for op in ops:
+            RENDERERS[op] = fn
+        return fn
+    return wrap
+
+
+def render_op(node: Node, names, name: str, params: list[str]) -> KernelCode:
+    try:
+        fn = RENDERERS[node.op]
+    except KeyError:
+        raise NotImplementedError(f"no kernel renderer for op {node.op}") from None
+    return fn(node, names, name, params)
+
+
+def _elementwise(node: Node, name: str, params: list[str], body: list[str],
+                 work: int = 1) -> KernelCode:
+    """A body over the output's multi-index i0.., with `lin` its row-major offset."""
+    out = node.outputs[0]
+    index = [f"i{d}" for d in range(len(out.shape))]
+    lin = affine(list(zip(index, strides(out.shape))))
+    outer = [(i, n) for i, n in zip(index, out.shape)] or [("i_", 1)]
+    return KernelCode(name, params, outer, [f"lin = {lin}"] + body,
+                      work=prod(out.shape) * work)
+
+
+# -- moving elements -------------------------------------------------------------
+
+@renderer("permute")
+def _permute(node, names, name, params):
+    x, out = node.inputs[0], node.outputs[0]
+    st = strides(x.shape)
+    perm = node.attrs["perm"]
+    offset = affine([(f"i{d}", st[p]) for d, p in enumerate(perm)])
+    return _elementwise(node, name, params, [
+        store(names.buf(out), out.dtype, "lin", load(names.buf(x), x.dtype, offset))])
+
+
+def _slice_params(shape, attrs):
+    n = len(shape)
+    triples = zip(attrs.get("starts") or (None,) * n, attrs.get("stops") or (None,) * n,
+                  attrs.get("steps") or (None,) * n)
+    return [slice(a, b, c).indices(d) for (a, b, c), d in zip(triples, shape)]
+
+
+@renderer("slice")
+def _slice(node, names, name, params):
+    x, out = node.inputs[0], node.outputs[0]
+    st = strides(x.shape)
+    sl = _slice_params(x.shape, node.attrs)
+    offset = affine([(f"i{d}", st[d] * step) for d, (_, _, step) in enumerate(sl)],
+                    sum(start * s for (start, _, _), s in zip(sl, st)))
+    return _elementwise(node, name, params, [
+        store(names.buf(out), out.dtype, "lin", load(names.buf(x), x.dtype, offset))])
+
+
+@renderer("slice_scatter")
+def _slice_scatter(node, names, name, params):
+    src, out = node.inputs[0], node.outputs[0]
+    sl = _slice_params(out.shape, node.attrs)
+    lines = ["inside = True"]
+    for d, (start, _, step) in enumerate(sl):
+        n = src.shape[d]
+        lines += [f"t{d} = i{d} - {start}",
+                  f"if t{d} < 0 or t{d} % {step} != 0 or t{d} // {step} >= {n}:",
+                  "    inside = False"]
+    offset = affine([(f"(i{d} - {start}) // {step}", s)
+                     for d, ((start, _, step), s) in enumerate(zip(sl, strides(src.shape)))])
+    lines += ["if inside:",
+              "    " + store(names.buf(out), out.dtype, "lin",
+                             load(names.buf(src), src.dtype, offset)),
+              "else:",
+              "    " + store(names.buf(out), out.dtype, "lin", literal(0, out.dtype))]
+    return _elementwise(node, name, params, lines)
+
+
+@renderer("concat")
+def _concat(node, names, name, params):
+    out = node.outputs[0]
+    ax = norm_axis(node.attrs.get("axis", 0), len(out.shape))
+    lines: list[str] = []
+    start = 0
+    for k, x in enumerate(node.inputs):
+        st = strides(x.shape)
+        terms = [(f"i{d}", s) for d, s in enumerate(st)]
+        offset = affine(terms, -start * st[ax])
+        keyword = "if" if k == 0 else "elif"
+        lines += [f"{keyword} i{ax} < {start + x.shape[ax]}:",
+                  "    " + store(names.buf(out), out.dtype, "lin",
+                                 load(names.buf(x), x.dtype, offset))]
+        start += x.shape[ax]
+    return _elementwise(node, name, params, lines)
+
+
+@renderer("take")
+def _take(node, names, name, params):
+    x, idx = node.inputs
+    out = node.outputs[0]
+    ax = norm_axis(node.attrs.get("axis", 0), len(x.shape))
+    k = len(idx.shape)
+    xs, ist = strides(x.shape), strides(idx.shape)
+    pick = affine([(f"i{ax + j}", ist[j]) for j in range(k)])
+    rest = [(f"i{d}", xs[d]) for d in range(ax)]
+    rest += [(f"i{d + k - 1}", xs[d]) for d in range(ax + 1, len(x.shape))]
+    return _elementwise(node, name, params, [
+        f"t = {names.buf(idx)}[{pick}]",
+        f"if t < 0: t += {x.shape[ax]}",
+        store(names.buf(out), out.dtype, "lin",
+              load(names.buf(x), x.dtype, affine(rest + [("t", xs[ax])]))),
+    ])
+
+
+@renderer("scatter_add")
+def _scatter_add(node, names, name, params):
+    # one output element gathers every source element whose index hits it:
+    # deterministic on every launcher, no atomics (costs |out| * |idx|)
+    src, idx = node.inputs
+    out = node.outputs[0]
+    ax = norm_axis(node.attrs.get("axis", 0), len(out.shape))
+    size = node.attrs["size"]
+    k = len(idx.shape)
+    ss = strides(src.shape)
+    lead = [(f"i{d}", ss[d]) for d in range(ax)]
+    tail = [(f"i{d}", ss[d + k - 1]) for d in range(ax + 1, len(out.shape))]
+    # the index tensor's axes sit contiguously in src: position j is j * (inner stride)
+    src_offset = affine(lead + [("j", ss[ax + k - 1] if k else 0)] + tail)
+    lines = [f"acc = {literal(0, out.dtype)}",
+             f"for j in range({prod(idx.shape)}):",
+             f"    t = {names.buf(idx)}[j]",
+             f"    if t < 0: t += {size}",
+             f"    if t == i{ax}:",
+             f"        acc = acc + {load(names.buf(src), src.dtype, src_offset)}",
+             store(names.buf(out), out.dtype, "lin", "acc")]
+    return _elementwise(node, name, params, lines, work=max(1, prod(idx.shape)))
+
+
+# -- creation --------------------------------------------------------------------
+
+@renderer("iota")
+def _iota(node, names, name, params):
+    out = node.outputs[0]
+    ax = norm_axis(node.attrs.get("axis", 0), len(out.shape))
+    return _elementwise(node, name, params, [store(names.buf(out), out.dtype, "lin", f"i{ax}")])
+
+
+@renderer("const")
+def _const(node, names, name, params):
+    out = node.outputs[0]
+    values = node.attrs["value"]
+    # the literal values, in the text: a chain of tests is fine for the small
+    # constants graphs hold (big arrays are inputs)
+    lines = []
+    for k, v in enumerate(values):
+        keyword = "if" if k == 0 else "elif"
+        lines += [f"{keyword} lin == {k}:",
+                  "    " + store(names.buf(out), out.dtype, "lin", literal(v, out.dtype))]
+    return _elementwise(node, name, params, lines)
+
+
+# -- reductions that are not a plain combine -------------------------------------
+
+@renderer("argmax")
+def _argmax(node, names, name, params):
+    x, out = node.inputs[0], node.outputs[0]
+    ax = norm_axis(node.attrs.get("axis", -1), len(x.shape))
+    xs = strides(x.shape)
+    keep = node.attrs.get("keepdims", False)
+    outer_dims = [d for d in range(len(x.shape)) if d != ax]
+    # output index variables i0.. map to x's axes without `ax` (or with it, size 1)
+    names_x = {d: f"i{k}" for k, d in enumerate(outer_dims)} if not keep else \
+        {d: f"i{d}" for d in outer_dims}
+    base = affine([(names_x[d], xs[d]) for d in outer_dims])
+    lines = [f"best = {load(names.buf(x), x.dtype, base)}",
+             "arg = 0",
+             f"for j in range(1, {x.shape[ax]}):",
+             f"    v = {load(names.buf(x), x.dtype, base + f' + j * {xs[ax]}')}",
+             "    if v > best:",
+             "        best = v",
+             "        arg = j",
+             store(names.buf(out), out.dtype, "lin", "arg")]
+    return _elementwise(node, name, params, lines, work=x.shape[ax])
+
+
+# -- windows ---------------------------------------------------------------------
+
+def _window_attrs(node: Node, shape: tuple[int, ...]):
+    kernel = tuple(node.attrs["kernel"])
+    nsp = len(kernel)
+    stride = tuple(node.attrs.get("stride") or (1,) * nsp)
+    padding = tuple(node.attrs.get("padding") or (0,) * nsp)
+    out = tuple((s + 2 * p - k) // st + 1
+                for s, k, st, p in zip(shape[2:], kernel, stride, padding))
+    return kernel, stride, padding, out
+
+
+@renderer("unfold")
+def _unfold(node, names, name, params):
+    # out [N, C, *K, *S']: x[n, c, o * stride + k - pad] or 0 outside
+    x, out = node.inputs[0], node.outputs[0]
+    kernel, stride, padding, _ = _window_attrs(node, x.shape)
+    nsp = len(kernel)
+    xs = strides(x.shape)
+    lines = ["inside = True"]
+    terms = [("i0", xs[0]), ("i1", xs[1])]
+    for d in range(nsp):
+        k, o = f"i{2 + d}", f"i{2 + nsp + d}"
+        lines += [f"s{d} = {o} * {stride[d]} + {k} - {padding[d]}",
+                  f"if s{d} < 0 or s{d} >= {x.shape[2 + d]}:",
+                  "    inside = False"]
+        terms.append((f"s{d}", xs[2 + d]))
+    lines += ["if inside:",
+              "    " + store(names.buf(out), out.dtype, "lin",
+                             load(names.buf(x), x.dtype, affine(terms))),
+              "else:",
+              "    " + store(names.buf(out), out.dtype, "lin", literal(0, out.dtype))]
+    return _elementwise(node, name, params, lines)
+
+
+@renderer("fold")
+def _fold(node, names, name, params):
+    # out [N, C, *S]: sum over window offsets k with (s + pad - k) = o * stride
+    cols, out = node.inputs[0], node.outputs[0]
+    kernel, stride, padding, osp = _window_attrs(node, out.shape)
+    nsp = len(kernel)
+    cs = strides(cols.shape)
+    lines = [f"acc = {literal(0, out.dtype)}"]
+    for offset in itertools.product(*(range(k) for k in kernel)):
+        cond, terms = [], [("i0", cs[0]), ("i1", cs[1])]
+        for d, k in enumerate(offset):
+            t = f"(i{2 + d} + {padding[d] - k})"
+            cond += [f"{t} >= 0", f"{t} % {stride[d]} == 0", f"{t} // {stride[d]} < {osp[d]}"]
+            terms.append((f"({t} // {stride[d]})", cs[2 + nsp + d]))
+        const = sum(k * cs[2 + d] for d, k in enumerate(offset))
+        lines += [f"if {' and '.join(cond)}:",
+                  f"    acc = acc + {load(names.buf(cols), cols.dtype, affine(terms, const))}"]
+    lines.append(store(names.buf(out), out.dtype, "lin", "acc"))
+    return _elementwise(node, name, params, lines, work=prod(kernel))
+
+
+# -- random ----------------------------------------------------------------------
+
+@renderer("dropout")
+def _dropout(node, names, name, params):
+    x, seed = node.inputs
+    out = node.outputs[0]
+    p = float(node.attrs["p"])
+    stream = int(node.attrs.get("stream", 0))
+    scale = 1.0 / (1.0 - p)
+    return _elementwise(node, name, params, [
+        f"u = rng_uniform({names.buf(seed)}[0], {stream}, lin)",
+        f"if u >= {literal(p, 'f32')}:",
+        "    " + store(names.buf(out), out.dtype, "lin",
+                       f"{load(names.buf(x), x.dtype, 'lin')} * {literal(scale, 'f32')}"),
+        "else:",
+        "    " + store(names.buf(out), out.dtype, "lin", literal(0, out.dtype)),
+    ])
+
+
+# -- matmul ----------------------------------------------------------------------
+
+def _batch_offsets(node: Node) -> tuple[list[str], str, str, str]:
+    """Loop variables over the output batch and the a/b/out offsets of one batch."""
+    a, b = node.inputs
+    out = node.outputs[0]
+    batch = out.shape[:-2]
+    bidx = [f"i{d}" for d in range(len(batch))]
+    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+
+    def offset(shape: tuple[int, ...], block: int) -> str:
+        # batch axes broadcast (right-aligned) into the output's batch
+        lead = len(batch) - len(shape)
+        st = strides(shape)
+        return affine([(bidx[lead + j], st[j] * block) for j, d in enumerate(shape) if d != 1])
+
+    return bidx, offset(a.shape[:-2], m * k), offset(b.shape[:-2], k * n), \
+        offset(batch, m * n)
+
+
+def _matrix(names, v) -> tuple[str, bool]:
+    """The buffer holding matmul operand `v`, and whether it is stored transposed
+    (the operand is a lowered-away permute of the last two axes)."""
+    program = names.program
+    base = program.base.get(v, v)
+    if base in program.flipped:
+        return names.buf(program.flipped[base]), True
+    return names.buf(v), False
+
+
+@renderer("matmul")
+def _matmul(node, names, name, params):
+    a, b = node.inputs
+    out = node.outputs[0]
+    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    bidx, ao, bo, oo = _batch_offsets(node)
+    (A, ta), (B, tb), O = _matrix(names, a), _matrix(names, b), names.buf(out)
+    a_at = f"{ao} + j * {m} + r" if ta else f"{ao} + r * {k} + j"
+    b_at = f"{bo} + c * {k} + j" if tb else f"{bo} + j * {n} + c"
+    # the shared body (CUDA): one output element, a dot over k (a simple loop,
+    # not tiled: numba-cuda has no cuBLAS binding)
+    body = [f"acc = {literal(0, out.dtype)}",
+            f"for j in range({k}):",
+            f"    acc = acc + {load(A, a.dtype, a_at)} * {load(B, b.dtype, b_at)}",
+            store(O, out.dtype, f"{oo} + r * {n} + c", "acc")]
+    outer = [(i, d) for i, d in zip(bidx, out.shape[:-2])] + [("r", m), ("c", n)]
+    code = KernelCode(name, params, outer, body, work=prod(out.shape) * k)
+    if a.dtype == "f32" and b.dtype == "f32" and m * n * k > 0:
+        # CPU: BLAS sgemm on 2-D views of the flat buffers (a transposed operand
+        # is an F-ordered view: BLAS takes it through its transpose flag)
+        a2 = f"{A}[{ao}:{ao} + {m * k}]" + (f".reshape(({k}, {m})).T" if ta
+                                           else f".reshape(({m}, {k}))")
+        b2 = f"{B}[{bo}:{bo} + {k * n}]" + (f".reshape(({n}, {k})).T" if tb
+                                           else f".reshape(({k}, {n}))")
+        lines = [f"np.dot({a2}, {b2}, {O}[{oo}:{oo} + {m * n}].reshape(({m}, {n})))"]
+        for i, d in reversed(list(zip(bidx, out.shape[:-2]))):
+            lines = [f"for {i} in range({d}):"] + ["    " + line for line in lines]
+        code.cpu = lines
+    return code

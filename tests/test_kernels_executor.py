@@ -1,0 +1,224 @@
+"""Lowering, the memory plan, the executor and the on-disk cache: fused graphs
+against the reference interpreter, in-place updates, one-call steps, and a
+second compile in a new process that compiles nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import kernels
+from kernels.lower import lower
+from kernels.memplan import plan_memory
+from sexpgpu.diagnostics import SexpError, Span
+from sexpgpu.ir.graph import Graph
+from sexpgpu.ir.reference import run_reference
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _c(g: Graph, value: float):
+    return g.apply("full", shape=(), dtype="f32", value=value)
+
+
+def chain_graph() -> Graph:
+    """A softmax-like chain with broadcasting, views and reductions."""
+    g = Graph("chain")
+    x = g.input("x", (7, 9))
+    b = g.input("b", (9,))
+    with g.at(Span("model.sx", 3, 5)):
+        z = g.apply("mul", g.apply("add", x, b), _c(g, 0.5))
+        m = g.apply("amax", z, axes=(1,), keepdims=True)
+        e = g.apply("exp", g.apply("sub", z, g.apply("broadcast_to", m, shape=(7, 9))))
+        s = g.apply("sum", e, axes=(1,), keepdims=False)
+        p = g.apply("div", e, g.apply("reshape", s, shape=(7, 1)))
+        g.output("p", p)
+        g.output("total", g.apply("sum", g.apply("square", p), axes=None))
+    return g
+
+
+def test_chain_fuses_and_matches_reference() -> None:
+    g = chain_graph()
+    program = lower(g)
+    loops = [k for k in program.kernels if k.kind == "loop"]
+    # add+mul+amax | sub+exp+sum | div+square+sum: three loops for eight ops
+    assert len(program.kernels) == len(loops) == 3
+    r = np.random.default_rng(1)
+    inputs = {"x": r.standard_normal((7, 9)).astype(np.float32),
+              "b": r.standard_normal(9).astype(np.float32)}
+    compiled = kernels.compile(g)
+    got = compiled.run(inputs)
+    want = run_reference(g, inputs)
+    for name in want:
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-6, atol=1e-6)
+    assert "model.sx:3:5" in compiled.source
+    assert "graph hash" in compiled.source.splitlines()[0]
+
+
+def test_memory_plan_reuses_buffers() -> None:
+    g = Graph("plan")
+    x = g.input("x", (64, 64))
+    h = x
+    for _ in range(6):
+        # each matmul is its own kernel, so every intermediate needs a buffer
+        h = g.apply("matmul", h, x)
+    g.output("y", h)
+    plan = plan_memory(lower(g))
+    assert plan.naive_bytes == 6 * 64 * 64 * 4
+    assert plan.peak_bytes == 2 * 64 * 64 * 4  # two slots, alternating (the last is the output)
+
+
+def test_updates_in_place_and_outputs_are_fresh() -> None:
+    g = Graph("sgd")
+    p = g.input("p", (5, 3), role="param")
+    grad = g.input("g", (5, 3))
+    new = g.apply("sub", p, g.apply("mul", grad, _c(g, 0.1)))
+    g.update(p, new)
+    g.output("norm", g.apply("sum", g.apply("square", new), axes=None))
+    compiled = kernels.compile(g)
+    params = np.ones((5, 3), np.float32)
+    ones = np.ones((5, 3), np.float32)
+    first = compiled.run({"p": params, "g": ones})
+    np.testing.assert_allclose(params, 0.9)
+    compiled.run({"p": params, "g": ones})
+    np.testing.assert_allclose(params, 0.8, rtol=1e-6)
+    np.testing.assert_allclose(first["norm"], 15 * 0.81, rtol=1e-6)
+    # the whole step is one call into one generated njit function
+    assert type(compiled.module.step).__name__ == "CPUDispatcher"
+
+
+@pytest.mark.parametrize("bad, code_part", [
+    ({"g": np.ones((5, 3), np.float32)}, "no array for input 'p'"),
+    ({"p": np.ones((5, 3), np.float32), "g": np.ones((3, 5), np.float32)}, "wrong shape"),
+    ({"p": np.ones((5, 3), np.float64), "g": np.ones((5, 3), np.float32)}, "updated in place"),
+])
+def test_wrong_inputs_are_diagnostics(bad, code_part) -> None:
+    g = Graph("sgd")
+    p = g.input("p", (5, 3), role="param")
+    grad = g.input("g", (5, 3))
+    g.update(p, g.apply("sub", p, grad))
+    compiled = kernels.compile(g)
+    with pytest.raises(SexpError) as info:
+        compiled.run(bad)
+    assert info.value.diagnostic.code == "E-RUN-INPUT"
+    assert code_part in info.value.diagnostic.message
+
+
+def test_bf16_storage_round_trip() -> None:
+    g = Graph("bf16")
+    x = g.input("x", (1000,))
+    h = g.apply("cast", x, dtype="bf16")
+    g.output("h", h)
+    g.output("back", g.apply("mul", g.apply("cast", h, dtype="f32"), _c(g, 2.0)))
+    x0 = np.random.default_rng(2).standard_normal(1000).astype(np.float32)
+    got = kernels.compile(g).run({"x": x0})
+    want = run_reference(g, {"x": x0})
+    np.testing.assert_array_equal(got["h"], want["h"])
+    np.testing.assert_array_equal(got["back"], want["back"])
+
+
+def test_mlp_step_matches_reference_and_learns() -> None:
+    from kernels import demo
+
+    fn = demo.mlp_step(batch=16, sizes=(8, 16, 4), lr=1e-2)
+    compiled, reference = fn.compile("kernels"), fn.compile("reference")
+    losses = []
+    for step in range(20):
+        data = demo.batch(step % 4, n=16, d=8, classes=4)
+        got, want = compiled(**data), reference(**data)
+        np.testing.assert_allclose(got["loss"], want["loss"], rtol=1e-4)
+        losses.append(float(got["loss"]))
+    for name, value in compiled.arrays.items():
+        np.testing.assert_allclose(value, reference.arrays[name], rtol=1e-3, atol=1e-5)
+    assert losses[-1] < losses[0]
+
+
+CACHE_SCRIPT = textwrap.dedent("""
+    import json, time
+    import numpy as np
+    t0 = time.perf_counter()
+    import kernels
+    from kernels import demo
+    fn = demo.mlp_step(batch=8, sizes=(6, 12, 3))
+    prog = fn.compile("kernels")
+    out = prog(**demo.batch(0, n=8, d=6, classes=3))
+    from numba.core.dispatcher import Dispatcher
+    module = prog.runner.module
+    compiled = [n for n in dir(module) if isinstance(getattr(module, n), Dispatcher)
+                for sig in getattr(module, n).stats.cache_misses]
+    print(json.dumps({"loss": float(out["loss"]), "misses": compiled,
+                      "seconds": time.perf_counter() - t0}))
+""")
+
+
+def test_second_compile_in_new_process_compiles_nothing(tmp_path) -> None:
+    env = {**os.environ, "SEXPGPU_CACHE_DIR": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    runs = []
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "-c", CACHE_SCRIPT], env=env, cwd=ROOT,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-3000:]
+        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    assert runs[0]["misses"], "the first run should compile (cold cache)"
+    assert runs[1]["misses"] == [], "the second run should load every kernel from the cache"
+    assert runs[0]["loss"] == runs[1]["loss"]
+    assert list((tmp_path / "kernels").glob("sexpgpu_kernels_*.py"))
+
+
+def views_graph() -> Graph:
+    """Transposes read by matmul in place, broadcasts read by loops and by a
+    structured op, reshapes of constants and identities of broadcasts."""
+    g = Graph("views")
+    a = g.input("a", (2, 5, 3))
+    b = g.input("b", (4, 5))
+    v = g.input("v", (3,))
+    at = g.apply("permute", a, perm=(0, 2, 1))                        # (2, 3, 5)
+    bt = g.apply("permute", b, perm=(1, 0))                           # (5, 4)
+    g.output("mm", g.apply("matmul", at, bt))                         # (2, 3, 4)
+    g.output("at2", g.apply("exp", at))                               # transpose by a loop
+    wide = g.apply("broadcast_to", v, shape=(5, 3))
+    same = g.apply("stop_gradient", wide)
+    g.output("loop", g.apply("mul", same, g.apply("reshape", _c(g, 2.0), shape=(1, 1))))
+    g.output("blas", g.apply("matmul", a, g.apply("broadcast_to", g.apply(
+        "reshape", v, shape=(3, 1)), shape=(3, 2))))
+    return g
+
+
+def test_views_cost_no_kernel_and_match_reference() -> None:
+    g = views_graph()
+    ops = [n.op for k in lower(g).kernels for n in k.nodes]
+    assert ops.count("permute") == 1        # only the transpose a loop reads is copied
+    r = np.random.default_rng(3)
+    inputs = {"a": r.standard_normal((2, 5, 3)).astype(np.float32),
+              "b": r.standard_normal((4, 5)).astype(np.float32),
+              "v": r.standard_normal(3).astype(np.float32)}
+    got = kernels.compile(g).run(inputs)
+    want = run_reference(g, inputs)
+    for name in want:
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def test_repeated_loops_share_one_function() -> None:
+    # an unrolled recurrence repeats the same loop over other buffers: compile it once
+    g = Graph("unrolled")
+    h = g.input("h", (4, 6))
+    w = g.input("w", (6, 6))
+    for _ in range(5):
+        h = g.apply("tanh", g.apply("add", g.apply("matmul", h, w), _c(g, 0.1)))
+    g.output("h", h)
+    compiled = kernels.compile(g)
+    shared = re.findall(r"^def f\d+\(", compiled.source, re.MULTILINE)
+    assert len(shared) == 2          # one matmul, one add+tanh loop, each called 5 times
+    r = np.random.default_rng(4)
+    inputs = {"h": r.standard_normal((4, 6)).astype(np.float32),
+              "w": r.standard_normal((6, 6)).astype(np.float32) * 0.3}
+    np.testing.assert_allclose(compiled.run(inputs)["h"], run_reference(g, inputs)["h"],
+                               rtol=1e-5, atol=1e-6)
