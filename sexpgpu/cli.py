@@ -12,7 +12,14 @@ Commands:
   ir         the IR (forward, backward, step) and the lowering report
   variants   the declared knobs, variants and sweeps
   run        train
+  sweep      run every point of a declared sweep
   checkpoint list or show the checkpoints of a run
+  plot       draw the loss and eval curves of runs
+  watch      re-check a run file on every save
+  diff       what differs between two run files or runs, by section
+  new        a new run file from another with the selection written in
+  fmt        the one canonical layout of a .sx file
+  doctor     whether a run can start here
 
 Run `sexpgpu <command> --help` for a command's options.
 
@@ -40,6 +47,13 @@ COMMANDS: dict[str, str] = {
     "variants": "variants",
     "run": "run",
     "checkpoint": "checkpoint",
+    "plot": "plot",
+    "sweep": "sweep",
+    "watch": "watch",
+    "diff": "diff",
+    "new": "new",
+    "fmt": "fmt",
+    "doctor": "doctor",
 }
 
 

@@ -23,7 +23,7 @@ def _import_everything() -> None:
         except ImportError:
             continue
         for info in pkgutil.walk_packages(root.__path__, prefix=f"{package}."):
-            if ".commands." in info.name or info.name.endswith("__main__"):
+            if info.name.endswith("__main__"):  # commands declare codes too (sweep, fmt, ...)
                 continue
             importlib.import_module(info.name)
 

@@ -33,7 +33,9 @@ def generate(path: Path) -> str | None:
     try:
         proc = subprocess.run(
             ["sbcl", "--script", path.name],
-            cwd=path.parent, capture_output=True, timeout=TIMEOUT_S,
+            cwd=path.parent,
+            capture_output=True,
+            timeout=TIMEOUT_S,
         )
     except subprocess.TimeoutExpired:
         problem = "timed out"

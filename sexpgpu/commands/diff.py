@@ -1,0 +1,201 @@
+"""`sexpgpu diff A B`: what differs between two run files or two run directories, by
+section (knobs, data, model, objective, optimizer, run) — in the compiled plans and in
+the contract forms as read — and nothing else (comments and layout do not count).
+
+Usage:
+  sexpgpu diff A B [--json]
+  sexpgpu diff (-h | --help)
+
+Options:
+  --json   print the differences as JSON
+
+A and B are each a run file (compiled with its defaults) or a run directory written
+by `sexpgpu run` (its plan.json and the source it recorded, selection included).
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from docopt import docopt
+
+from sexpgpu.commands.syntax import parse
+from sexpgpu.diagnostics import define_code, error
+
+E_DIFF_INPUT = define_code(
+    "E-DIFF-INPUT", "not a run file or run directory",
+    "`sexpgpu diff A B` compares two run files or two run directories (written by "
+    "`sexpgpu run`, holding plan.json). A path that is neither is this error.",
+)
+
+SECTIONS = ("knobs", "data", "model", "objective", "optimizer", "run")
+# contract form head -> section; requires and helper functions count as model
+FORM_SECTIONS = {
+    "defknob": "knobs", "defvariant": "knobs", "defsweep": "knobs",
+    "defloader": "data", "defmodel": "model", "defobjective": "objective",
+    "defevaluate": "objective", "optimizer": "optimizer",
+    "defeval": "run", "deftarget": "run", "defrun": "run",
+}
+# plan.json key -> section (memory and the selection follow from these, so are left out)
+PLAN_SECTIONS = {
+    "knobs": "knobs", "loaders": "data", "fields": "data", "parameters": "model",
+    "step": "objective", "evaluate": "objective", "optimizer": "optimizer",
+    "evals": "run", "targets": "run", "run": "run",
+}
+# list items known by a name rather than a position
+LIST_KEYS = ("path", "name", "metric", "select")
+
+
+@dataclass
+class Side:
+    """One side of the comparison: the compiled plan and the run file's text."""
+
+    label: str
+    plan: dict[str, Any]
+    text: str
+    file: str
+
+
+def load(path: str) -> Side:
+    import orjson
+
+    from sexpgpu.contract import compile_file
+    from sexpgpu.contract.compile import read_forms
+
+    p = Path(path)
+    if p.is_dir():
+        stored = p / "plan.json"
+        if not stored.is_file():
+            raise error(E_DIFF_INPUT, f"{path} is not a run directory",
+                        expected="a directory written by `sexpgpu run` (with plan.json)",
+                        actual=f"{path} has no plan.json", fix="pass a run file or runs/<slug>")
+        data = orjson.loads(stored.read_bytes())
+        file = data["file"]  # source/ holds it by its name (files beside it by relative path)
+        text = (p / "source" / Path(file).name).read_text(encoding="utf-8")
+        return Side(path, data["plan_json"], text, file)
+    if not p.exists():
+        raise error(E_DIFF_INPUT, f"{path} does not exist",
+                    expected="a run file or a run directory", actual="no such path",
+                    fix="check the path")
+    text, _ = read_forms(path)
+    return Side(path, compile_file(path).plan_json(), text, path)
+
+
+def differences(a: Any, b: Any, path: str) -> list[dict[str, Any]]:
+    """Where two JSON values differ, by dotted path; items of lists of named objects are
+    matched by name, and an object only one side has is one difference, not many."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        out: list[dict[str, Any]] = []
+        for key in [*a, *(k for k in b if k not in a)]:
+            out += differences(a.get(key), b.get(key), f"{path}.{key}")
+        return out
+    key = _list_key(a, b)
+    if key is not None:
+        left, right = {v[key]: v for v in a}, {v[key]: v for v in b}
+        out = []
+        for name in [*left, *(n for n in right if n not in left)]:
+            out += differences(left.get(name), right.get(name), f"{path}[{name}]")
+        return out
+    return [] if a == b else [{"path": path, "a": a, "b": b}]
+
+
+def _list_key(a: Any, b: Any) -> str | None:
+    if not (isinstance(a, list) and isinstance(b, list)):
+        return None
+    items = [*a, *b]
+    if not items or not all(isinstance(v, dict) for v in items):
+        return None
+    return next((k for k in LIST_KEYS if all(k in v for v in items)), None)
+
+
+def plan_changes(a: dict[str, Any], b: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    changes: dict[str, list[dict[str, Any]]] = {s: [] for s in SECTIONS}
+    for key, section in PLAN_SECTIONS.items():
+        changes[section] += differences(a.get(key), b.get(key), key)
+    return changes
+
+
+def contract_forms(side: Side) -> dict[str, tuple[str, str, str]]:
+    """`head name` -> (section, printed form for comparing, source text for showing)."""
+    from sexpgpu.contract.forms import head_of
+    from sexpgpu.lisp.printer import prin1_to_string
+    from sexpgpu.lisp.reader import read_all
+
+    forms = read_all(side.text, side.file)
+    nodes = [n for n in parse(side.text) if not n.is_comment]
+    out: dict[str, tuple[str, str, str]] = {}
+    for form, node in zip(forms, nodes):
+        head = head_of(form) or "form"
+        named = node.forms()
+        name = named[1].text.lower() if head != "optimizer" and len(named) > 1 else ""
+        key = f"{head} {name}".strip()
+        while key in out:  # e.g. several requires: keep each
+            key += "'"
+        shown = " ".join(side.text[node.start:node.end].split())
+        out[key] = (FORM_SECTIONS.get(head, "model"), prin1_to_string(form), shown)
+    return out
+
+
+def form_changes(a: Side, b: Side) -> dict[str, list[dict[str, Any]]]:
+    changes: dict[str, list[dict[str, Any]]] = {s: [] for s in SECTIONS}
+    fa, fb = contract_forms(a), contract_forms(b)
+    for key in [*fa, *(k for k in fb if k not in fa)]:
+        left, right = fa.get(key), fb.get(key)
+        if left is not None and right is not None and left[1] == right[1]:
+            continue
+        section = (left or right)[0]  # type: ignore[index]
+        changes[section].append({"form": key, "a": left[2] if left else None,
+                                 "b": right[2] if right else None})
+    return changes
+
+
+def compare(a: Side, b: Side) -> dict[str, Any]:
+    plans, forms = plan_changes(a.plan, b.plan), form_changes(a, b)
+    sections = {s: {"plan": plans[s], "forms": forms[s]} for s in SECTIONS}
+    same = not any(v["plan"] or v["forms"] for v in sections.values())
+    return {"ok": True, "a": a.label, "b": b.label, "same": same, "sections": sections}
+
+
+def _short(value: Any, width: int = 90) -> str:
+    import orjson
+
+    if value is None:
+        text = "(absent)"
+    elif isinstance(value, (dict, list)):
+        text = orjson.dumps(value).decode()
+    else:
+        text = str(value)
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def render(result: dict[str, Any]) -> str:
+    if result["same"]:
+        return f"no differences between {result['a']} and {result['b']}\n"
+    out = [f"--- {result['a']}", f"+++ {result['b']}"]
+    for section, found in result["sections"].items():
+        if not (found["plan"] or found["forms"]):
+            continue
+        out.append(section)
+        for change in found["forms"]:
+            out.append(f"  form {change['form']}")
+            out.append(f"    - {_short(change['a'])}")
+            out.append(f"    + {_short(change['b'])}")
+        for change in found["plan"]:
+            out.append(f"  {change['path']}: {_short(change['a'], 40)} -> "
+                       f"{_short(change['b'], 40)}")
+    return "\n".join(out) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    args = docopt(__doc__, argv=["diff", *argv])
+    result = compare(load(args["A"]), load(args["B"]))
+    if args["--json"]:
+        import orjson
+
+        sys.stdout.write(orjson.dumps(result).decode() + "\n")
+    else:
+        sys.stdout.write(render(result))
+    return 0

@@ -1,0 +1,211 @@
+"""`sexpgpu doctor [FILE]`: whether a run can start here — versions, CPUs, CUDA, free disk,
+a writable cache; with FILE also that it compiles, its data files exist and its memory
+plan fits in free memory.
+
+Usage:
+  sexpgpu doctor [FILE] [--set K=V]... [--variant NAME] [--runs DIR] [--device DEV] [--json]
+  sexpgpu doctor (-h | --help)
+
+Options:
+  --set K=V        bind knob K to V (repeatable)
+  --variant NAME   bind the knobs of a declared variant
+  --runs DIR       where run directories would go [default: runs]
+  --device DEV     cpu or cuda (default: the file's defrun :device)
+  --json           print the checks as JSON
+
+Each check is `ok`, `warn` (a run can start, but look) or `fail` (it cannot); the exit
+code is 1 when any check fails.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import sys
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from docopt import docopt
+
+from sexpgpu import env
+from sexpgpu.diagnostics import SexpError
+from sexpgpu.selection import Selection, from_docopt
+
+MIN_DISK = 1 << 30        # below this free at the runs dir: warn (checkpoints need room)
+MEMORY_WARN = 0.8         # a plan above this share of free memory: warn
+
+
+@dataclass
+class Check:
+    name: str
+    status: str  # ok | warn | fail
+    detail: str
+
+
+def size(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+def versions() -> list[Check]:
+    import numpy
+
+    checks = [Check("python", "ok" if sys.version_info >= (3, 11) else "fail",
+                    platform.python_version()),
+              Check("numpy", "ok", numpy.__version__)]
+    for module in ("numba", "llvmlite"):
+        try:
+            checks.append(Check(module, "ok", __import__(module).__version__))
+        except Exception as exc:  # noqa: BLE001 - a broken install is what doctor reports
+            checks.append(Check(module, "fail", f"cannot import: {exc}"))
+    return checks
+
+
+def cpus() -> Check:
+    total = os.cpu_count() or 1
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else total
+    return Check("cpus", "ok", f"{usable} usable of {total}")
+
+
+def cuda() -> tuple[Check, int | None]:
+    """Whether numba sees a CUDA GPU, and its free memory in bytes when it does."""
+    try:
+        from numba import cuda as nb_cuda
+
+        if not nb_cuda.is_available():
+            return Check("cuda", "warn", "not available: runs use the CPU"), None
+        context = nb_cuda.current_context()
+        free, total = context.get_memory_info()
+        name = getattr(context.device, "name", "a CUDA device")
+        name = name.decode() if isinstance(name, bytes) else str(name)
+        if env.cuda_simulator():  # numba's simulator: no real device, no memory figures
+            return Check("cuda", "ok", f"{name} (numba's CUDA simulator)"), None
+        return Check("cuda", "ok", f"{name}, {size(free)} free of {size(total)}"), int(free)
+    except Exception as exc:  # noqa: BLE001 - a broken driver must not crash doctor
+        return Check("cuda", "warn", f"not available: {type(exc).__name__}: {exc}"), None
+
+
+def disk(runs: str) -> Check:
+    where = Path(runs).resolve()
+    while not where.exists():  # the runs dir may not exist yet: its nearest ancestor
+        where = where.parent
+    free = shutil.disk_usage(where).free
+    status = "ok" if free >= MIN_DISK else "warn"
+    return Check("disk", status, f"{size(free)} free at {where}")
+
+
+def cache() -> Check:
+    where = env.cache_dir()
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=where, prefix=".doctor-"):
+            pass
+    except OSError as exc:
+        return Check("cache", "fail", f"{where} is not writable: {exc.strerror or exc}")
+    return Check("cache", "ok", f"{where} is writable")
+
+
+def mem_available() -> int | None:
+    """MemAvailable from /proc/meminfo in bytes (None where there is no /proc)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for row in fh:
+                if row.startswith("MemAvailable:"):
+                    return int(row.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def data_checks(exp: Any) -> list[Check]:
+    """One check per loader: its data file exists, or its source is generated here."""
+    from sexpgpu.contract.fields import resolve_path
+
+    base = Path(exp.file).resolve().parent
+    checks = []
+    for spec in exp.loaders:
+        paths = [spec.options.get("path"), *(s.options.get("path") for s in spec.stages
+                                              if s.source is not None)]
+        files = [resolve_path(p, base) for p in paths if p]
+        if not files:
+            checks.append(Check(f"data {spec.name}", "ok", f"{spec.source}: generated, no file"))
+            continue
+        missing = [str(f) for f in files if not Path(f).exists()]
+        if missing:
+            checks.append(Check(f"data {spec.name}", "fail", f"missing {', '.join(missing)}"))
+        else:
+            total = sum(Path(f).stat().st_size for f in files)
+            checks.append(Check(f"data {spec.name}", "ok",
+                                f"{', '.join(map(str, files))} ({size(total)})"))
+    return checks
+
+
+def memory_check(plan: dict[str, Any], device: str, gpu_free: int | None) -> Check:
+    mem = plan["memory"]
+    need = (mem["params_bytes"] + mem["grads_bytes"] + mem["optimizer_state_bytes"]
+            + mem["peak_activation_bytes"])
+    parts = (f"params {size(mem['params_bytes'])} + grads {size(mem['grads_bytes'])} + "
+             f"optimizer state {size(mem['optimizer_state_bytes'])} + peak activations "
+             f"{size(mem['peak_activation_bytes'])} = {size(need)}")
+    free, where = (gpu_free, "GPU") if device == "cuda" else (mem_available(), "RAM")
+    if free is None:
+        return Check("memory", "warn", f"{parts}; free {where} unknown")
+    status = "fail" if need > free else "warn" if need > MEMORY_WARN * free else "ok"
+    return Check("memory", status, f"{parts}; {size(free)} {where} free")
+
+
+def file_checks(path: str, selection: Selection, device: str | None,
+                gpu_free: int | None) -> list[Check]:
+    from sexpgpu.contract import compile_file
+    from sexpgpu.contract.compile import evaluate_file
+
+    try:
+        exp, _, _, _ = evaluate_file(path, selection)
+    except SexpError as exc:
+        return [Check("compile", "fail", _diag(exc))]
+    checks = data_checks(exp)
+    try:
+        compiled = compile_file(path, selection)
+    except SexpError as exc:
+        return [Check("compile", "fail", _diag(exc)), *checks]
+    plan = compiled.plan_json()
+    device = device or (exp.run.device if exp.run else "cpu")
+    checks.insert(0, Check("compile", "ok", f"{plan['parameters']['total']:,} parameters"))
+    if device == "cuda" and gpu_free is None and not env.cuda_simulator():
+        checks.append(Check("device", "fail", "the run asks for cuda; none is available"))
+    else:
+        checks.append(Check("device", "ok", device))
+    checks.append(memory_check(plan, device, gpu_free))
+    return checks
+
+
+def _diag(exc: SexpError) -> str:
+    d = exc.diagnostic
+    return f"error[{d.code}] {d.span or ''} {d.message}".replace("  ", " ")
+
+
+def main(argv: list[str]) -> int:
+    args = docopt(__doc__, argv=["doctor", *argv])
+    checks = versions()
+    cuda_check, gpu_free = cuda()
+    checks += [cpus(), cuda_check, disk(args["--runs"]), cache()]
+    if args["FILE"]:
+        checks += file_checks(args["FILE"], from_docopt(args), args["--device"], gpu_free)
+    ok = not any(c.status == "fail" for c in checks)
+    if args["--json"]:
+        import orjson
+
+        payload = {"ok": ok, "file": args["FILE"], "checks": [asdict(c) for c in checks]}
+        sys.stdout.write(orjson.dumps(payload).decode() + "\n")
+    else:
+        width = max(len(c.name) for c in checks)
+        for c in checks:
+            sys.stdout.write(f"{c.status:<4}  {c.name:<{width}}  {c.detail}\n")
+        sys.stdout.write("a run can start here\n" if ok else "a run cannot start here\n")
+    return 0 if ok else 1

@@ -1,0 +1,141 @@
+"""`sexpgpu sweep FILE NAME`: every point of a declared `defsweep`, in order, each run
+exactly as `sexpgpu run FILE --set K=V ...` runs it; then a table of final metrics and targets.
+
+Usage:
+  sexpgpu sweep FILE NAME [--set K=V]... [--variant NAME] [--runs DIR] [--resume WHICH]
+                          [--device DEV] [--checkpoint-every N] [--log-every N] [--json]
+  sexpgpu sweep (-h | --help)
+
+Options:
+  --set K=V             bind knob K to V in every point (not a knob the sweep varies)
+  --variant NAME        bind a declared variant in every point (default: the sweep's :variant)
+  --runs DIR            where run directories go [default: runs]
+  --resume WHICH        continue each point's run: `latest` or a checkpoint path
+  --device DEV          cpu or cuda (default: the file's defrun :device)
+  --checkpoint-every N  checkpoint cadence in steps (does not change results)
+  --log-every N         step-event cadence in steps (does not change results)
+  --json                print every point's summary as one JSON object on standard output
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import sys
+from typing import Any
+
+from docopt import docopt
+
+from sexpgpu.diagnostics import SexpError, define_code, error, render_all
+from sexpgpu.selection import Binder, Selection, SweepDecl, from_docopt, show, value_kind
+
+E_SWEEP_SET = define_code(
+    "E-SWEEP-SET", "--set names a knob the sweep varies",
+    "`sexpgpu sweep FILE NAME --set K=V` binds K in every point; a knob the sweep itself "
+    "varies would be overridden in every point, so the sweep would run one point many times.",
+)
+
+EXIT_PREEMPTED = 75
+RUN_FLAGS = ("--runs", "--resume", "--device", "--checkpoint-every", "--log-every")
+
+
+def declared_sweep(path: str, name: str, selection: Selection) -> SweepDecl:
+    """The sweep `name` of the file, checked by the selection module (did-you-mean on a typo)."""
+    from sexpgpu.contract.compile import read_forms
+    from sexpgpu.contract.forms import check_shape
+
+    _, forms = read_forms(path)
+    decls = check_shape(forms, path).decls
+    Binder(decls, Selection(dict(selection.sets), selection.variant, name, 0))
+    return decls.sweeps[name]
+
+
+def cli_text(value: Any) -> str:
+    """A knob value as `--set` reads it back (strings bare, the rest as Lisp prints them)."""
+    return value if value_kind(value) == "string" else show(value)
+
+
+def run_point(argv: list[str]) -> tuple[int, dict[str, Any]]:
+    """One `sexpgpu run` in this process; its `--json` summary captured from stdout."""
+    import orjson
+
+    from sexpgpu.commands import run
+
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out):
+            code = run.main([*argv, "--json"])
+    except SexpError as exc:  # a point that cannot start: report it, go on with the rest
+        sys.stderr.write(render_all(exc.diagnostics) + "\n")
+        return 1, {"state": "failed", "error": exc.diagnostic.to_json()}
+    lines = out.getvalue().strip().splitlines()
+    return code, orjson.loads(lines[-1]) if lines else {"state": "failed"}
+
+
+def main(argv: list[str]) -> int:
+    args = docopt(__doc__, argv=["sweep", *argv])
+    path, name = args["FILE"], args["NAME"]
+    selection = from_docopt(args)
+    sweep = declared_sweep(path, name, selection)
+    for key in selection.sets:
+        if key in sweep.axes:
+            raise error(E_SWEEP_SET, f"`--set {key}` fixes a knob sweep `{name}` varies",
+                        sweep.span, expected=f"--set for knobs other than "
+                        f"{', '.join(sweep.axes)}", actual=f"--set {key}",
+                        fix=f"drop --set {key}, or declare a sweep that does not vary it")
+    common = [f"--set={item}" for item in args["--set"]]
+    variant = selection.variant or sweep.variant
+    if variant:
+        common.append(f"--variant={variant}")
+    common += [f"{flag}={args[flag]}" for flag in RUN_FLAGS if args[flag] is not None]
+    points = sweep.points()
+    results: list[dict[str, Any]] = []
+    worst = 0
+    for index, point in enumerate(points):
+        shown = " ".join(f"{k}={cli_text(v)}" for k, v in point.items())
+        sys.stderr.write(f"sweep {name}: point {index + 1} of {len(points)}: {shown}\n")
+        sets = [f"--set={k}={cli_text(v)}" for k, v in point.items()]
+        code, summary = run_point([path, *common, *sets])
+        results.append({"point": index, "set": {k: cli_text(v) for k, v in point.items()},
+                        "exit_code": code, **summary})
+        worst = worst or code
+        if code == EXIT_PREEMPTED:  # the user stopped it: leave the rest for a later sweep
+            break
+    report = {"ok": worst == 0, "file": path, "sweep": name, "points": results,
+              "planned": len(points)}
+    if args["--json"]:
+        import orjson
+
+        sys.stdout.write(orjson.dumps(report).decode() + "\n")
+    else:
+        sys.stdout.write(table(results))
+    return worst
+
+
+def _number(value: Any) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else "-" if value is None else str(value)
+
+
+def table(results: list[dict[str, Any]]) -> str:
+    """One row per point: its knobs, state, last loss, final eval metrics, targets met."""
+    metrics: list[str] = []
+    for r in results:
+        for key in (r.get("last_eval") or {}):
+            if key != "step" and key not in metrics:
+                metrics.append(key)
+    knobs = list(results[0]["set"]) if results else []
+    header = ["point", *knobs, "state", "loss", *metrics, "targets", "run"]
+    rows = [header]
+    for r in results:
+        last_eval = r.get("last_eval") or {}
+        met = r.get("targets_met")
+        state = str(r.get("state"))
+        if r.get("error"):
+            state += f" ({r['error']['code']})"
+        rows.append([str(r["point"]), *(r["set"][k] for k in knobs), state,
+                     _number(r.get("last_loss")), *(_number(last_eval.get(m)) for m in metrics),
+                     "-" if met is None else "met" if met else "NOT met",
+                     str(r.get("run_dir") or "-")])
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    return "".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() + "\n"
+                   for row in rows)

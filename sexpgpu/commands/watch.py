@@ -1,0 +1,116 @@
+"""`sexpgpu watch FILE`: run `check` again every time the file is saved, one line per
+check on standard output (diagnostics in full on standard error); Ctrl-C stops it.
+
+Usage:
+  sexpgpu watch FILE [--set K=V]... [--variant NAME] [--interval S] [--json]
+  sexpgpu watch (-h | --help)
+
+Options:
+  --set K=V        bind knob K to V (repeatable)
+  --variant NAME   bind the knobs of a declared variant
+  --interval S     seconds between looks at the file's modification time [default: 0.3]
+  --json           one JSON object a line per check instead of text
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from docopt import docopt
+
+from sexpgpu.diagnostics import E_INTERNAL, Diagnostic, SexpError, render_all
+from sexpgpu.selection import Selection, from_docopt
+
+
+def stamp(path: str) -> tuple[int, int] | None:
+    """What changes when the file is saved (None while it is missing, e.g. mid-save)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
+def own_sources(path: str, sources: dict[str, str]) -> list[str]:
+    """FILE and the modules it required that are yours (not SexpGPU's own library)."""
+    from sexpgpu.contract.compile import PACKAGE
+
+    mine = [name for name in sources
+            if not Path(name).resolve().is_relative_to(PACKAGE) and Path(name).exists()]
+    return [path, *(name for name in mine if Path(name).resolve() != Path(path).resolve())]
+
+
+def check_once(path: str, selection: Selection) -> dict[str, Any]:
+    """Compile and trace like `sexpgpu check`; the result as a JSON-ready dict."""
+    from sexpgpu.contract import compile_file
+
+    started = time.perf_counter()
+    try:
+        compiled = compile_file(path, selection)
+    except SexpError as exc:
+        return {"ok": False, "file": path, "ms": _ms(started),
+                "diagnostics": [d.to_json() for d in exc.diagnostics], "error": exc}
+    except Exception as exc:  # noqa: BLE001 - a bug must not end the watch; report it, go on
+        internal = SexpError(Diagnostic(E_INTERNAL, "internal error, please report: "
+                                        f"{type(exc).__name__}: {exc}"))
+        return {"ok": False, "file": path, "ms": _ms(started),
+                "diagnostics": [d.to_json() for d in internal.diagnostics], "error": internal}
+    graphs = {g.name: len(g.nodes) for g in compiled.step_graphs()}
+    return {"ok": True, "file": path, "ms": _ms(started),
+            "parameters": sum(p.count for p in compiled.params), "graphs": graphs,
+            "watching": own_sources(path, compiled.sources)}
+
+
+def _ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 1)
+
+
+def line(result: dict[str, Any]) -> str:
+    when = time.strftime("%H:%M:%S")
+    if result["ok"]:
+        return (f"{when} ok {result['file']}: {result['parameters']:,} parameters "
+                f"({result['ms']:.0f} ms)")
+    first = result["diagnostics"][0]
+    span = first["span"]
+    where = f"{span['file']}:{span['line']}:{span['col']}: " if span else ""
+    more = len(result["diagnostics"]) - 1
+    return (f"{when} error[{first['code']}] {where}{first['message']}"
+            + (f" (+{more} more)" if more else ""))
+
+
+def report(result: dict[str, Any], as_json: bool) -> None:
+    error = result.pop("error", None)
+    if as_json:
+        import orjson
+
+        sys.stdout.write(orjson.dumps(result).decode() + "\n")
+    else:
+        sys.stdout.write(line(result) + "\n")
+        if error is not None:
+            sys.stderr.write(render_all(error.diagnostics) + "\n")
+    sys.stdout.flush()
+
+
+def main(argv: list[str]) -> int:
+    args = docopt(__doc__, argv=["watch", *argv])
+    path, interval = args["FILE"], float(args["--interval"])
+    selection = from_docopt(args)
+    watching = [path]  # widened to FILE's own required modules after each good check
+    seen: object = "never checked"  # so the first look always checks, even a missing file
+    try:
+        while True:
+            now = [stamp(name) for name in watching]
+            if now != seen:
+                result = check_once(path, selection)
+                if result.get("watching", watching) != watching:
+                    watching = result["watching"]
+                    now = [stamp(name) for name in watching]
+                seen = now  # stamps from before the check: a save during it is seen next
+                report(result, args["--json"])
+            time.sleep(interval)
+    except KeyboardInterrupt:  # Ctrl-C is how a watch ends: not an interruption to resume
+        return 0

@@ -1,0 +1,169 @@
+"""Vectors and arrays: make-array, aref, fill pointers and arrays of rank two and more.
+
+One-dimensional arrays are Python lists (strings are Python str); `MDArray` holds an
+array of another rank with its dimensions and row-major contents, printing as #nA(...).
+"""
+
+from __future__ import annotations
+
+from sexpgpu.lisp.printer import prin1_to_string
+from sexpgpu.lisp.registry import builtin
+from sexpgpu.lisp.sequences import items_of, keywords
+from sexpgpu.lisp.types import NIL, Char, Cons, T, boolean, lisp_list, to_py
+
+
+@builtin("VECTOR", "%QQ-VECTOR")
+def vector(*items):
+    return list(items)
+
+
+@builtin("MAKE-ARRAY", interp=True)
+def make_array(interp, dims, *options):
+    opts = keywords(options, ("INITIAL-ELEMENT", "INITIAL-CONTENTS", "ELEMENT-TYPE",
+                              "ADJUSTABLE", "FILL-POINTER"))
+    if type(dims) is Cons:
+        sizes = to_py(dims)
+        if len(sizes) != 1:
+            return _make_md_array(interp, sizes, opts)
+        dims = sizes[0]
+    if type(dims) is not int or dims < 0:
+        raise TypeError("array size")
+    interp.note_alloc(dims)
+    element_type = opts.get("ELEMENT-TYPE", NIL)
+    if "INITIAL-CONTENTS" in opts:
+        items = items_of(opts["INITIAL-CONTENTS"])
+    else:
+        items = [opts.get("INITIAL-ELEMENT", 0)] * dims
+    fp = opts.get("FILL-POINTER", NIL)
+    if fp is not NIL and fp is not T:
+        items = items[:fp]
+    elif fp is T:
+        pass
+    if getattr(element_type, "name", "") in ("CHARACTER", "BASE-CHAR") and fp is NIL \
+            and opts.get("ADJUSTABLE", NIL) is NIL:
+        return "".join(c.ch if type(c) is Char else " " for c in items)
+    return items
+
+
+class MDArray:
+    """An array of rank other than one: dimensions and row-major contents."""
+
+    __slots__ = ("dims", "data")
+
+    def __init__(self, dims: list, data: list):
+        self.dims = dims
+        self.data = data
+
+    def index(self, indices: tuple) -> int:
+        if len(indices) != len(self.dims):
+            raise IndexError("wrong number of subscripts")
+        flat = 0
+        for i, d in zip(indices, self.dims):
+            if not 0 <= i < d:
+                raise IndexError("subscript out of bounds")
+            flat = flat * d + i
+        return flat
+
+    def lisp_repr(self, escape: bool) -> str:
+        from sexpgpu.lisp.printer import princ_to_string
+
+        show = prin1_to_string if escape else princ_to_string
+
+        def nested(level: int, offset: int) -> str:
+            if level == len(self.dims):
+                return show(self.data[offset])
+            stride = 1
+            for d in self.dims[level + 1:]:
+                stride *= d
+            parts = [nested(level + 1, offset + i * stride) for i in range(self.dims[level])]
+            return "(" + " ".join(parts) + ")"
+
+        return f"#{len(self.dims)}A" + nested(0, 0)
+
+
+def _make_md_array(interp, sizes: list, opts: dict) -> MDArray:
+    if not all(type(s) is int and s >= 0 for s in sizes):
+        raise TypeError("array dimensions must be non-negative integers")
+    total = 1
+    for s in sizes:
+        total *= s
+    interp.note_alloc(total)
+    if "INITIAL-CONTENTS" in opts:
+        data: list = []
+
+        def flatten(x, depth):
+            if depth == len(sizes):
+                data.append(x)
+            else:
+                for item in items_of(x):
+                    flatten(item, depth + 1)
+
+        flatten(opts["INITIAL-CONTENTS"], 0)
+    else:
+        data = [opts.get("INITIAL-ELEMENT", 0)] * total
+    return MDArray(list(sizes), data)
+
+
+@builtin("AREF", "SVREF", "ROW-MAJOR-AREF")
+def aref(array, *indices):
+    if type(array) is MDArray:
+        return array.data[array.index(indices)]
+    target = array
+    for i in indices:
+        if i < 0:
+            raise IndexError("negative index")
+        target = Char(target[i]) if type(target) is str else target[i]
+    return target
+
+
+@builtin("VECTOR-PUSH")
+def vector_push(item, vec):
+    vec.append(item)
+    return len(vec) - 1
+
+
+@builtin("VECTOR-PUSH-EXTEND")
+def vector_push_extend(item, vec, extension=None):
+    vec.append(item)
+    return len(vec) - 1
+
+
+@builtin("VECTOR-POP")
+def vector_pop(vec):
+    return vec.pop()
+
+
+@builtin("FILL-POINTER")
+def fill_pointer(vec):
+    return len(vec)
+
+
+@builtin("ARRAY-DIMENSIONS")
+def array_dimensions(array):
+    if type(array) is MDArray:
+        return lisp_list(array.dims)
+    return lisp_list([len(array)])
+
+
+@builtin("ARRAY-DIMENSION")
+def array_dimension(array, axis):
+    if type(array) is MDArray:
+        return array.dims[axis]
+    if axis != 0:
+        raise IndexError("axis")
+    return len(array)
+
+
+@builtin("ARRAY-TOTAL-SIZE")
+def array_total_size(array):
+    return len(array.data) if type(array) is MDArray else len(array)
+
+
+@builtin("ARRAY-RANK")
+def array_rank(array):
+    return len(array.dims) if type(array) is MDArray else 1
+
+
+builtin("VECTORP")(lambda x: boolean(type(x) in (list, str)))
+builtin("SIMPLE-VECTOR-P")(lambda x: boolean(type(x) is list))
+builtin("ARRAYP")(lambda x: boolean(type(x) in (list, str, MDArray)))

@@ -1,0 +1,98 @@
+"""Definitions: defun, defmacro, defvar, defparameter, defconstant, symbol-macrolet."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sexpgpu.lisp import lambdalist
+from sexpgpu.lisp.interp import Closure, Macro, split_body
+from sexpgpu.lisp.registry import special
+from sexpgpu.lisp.specials import SETF, _as_list, _symbol_var, args_of, syntax_error
+from sexpgpu.lisp.types import Cons, Symbol, intern, to_py
+
+
+def _definition_name(form: Any, usage: str) -> tuple[Symbol, Any]:
+    if type(form.cdr) is not Cons or type(form.cdr.cdr) is not Cons:
+        raise syntax_error(form, f"malformed {form.car.name.lower()}", f"write {usage}")
+    return form.cdr.car, form.cdr.cdr
+
+
+@special("DEFUN")
+def sf_defun(interp, form, env):
+    """(defun name lambda-list [doc] body...)"""
+    name, rest = _definition_name(form, "(defun name (args...) body...)")
+    ll = lambdalist.parse(rest.car, form.span)
+    body, _ = split_body(rest.cdr, True)
+    if type(name) is Cons and name.car is SETF and type(name.cdr) is Cons:
+        target = name.cdr.car
+        block = Cons(intern("BLOCK"), Cons(target, _as_list(body)))
+        interp.setf_functions[target] = Closure(f"(SETF {target.name})", ll, [block], env)
+        return name
+    name = _symbol_var(form, name, "a function name")
+    block = Cons(intern("BLOCK"), Cons(name, _as_list(body)))
+    interp.functions[name] = Closure(name.name, ll, [block], env)
+    interp.macros.pop(name, None)
+    return name
+
+
+@special("DEFMACRO")
+def sf_defmacro(interp, form, env):
+    """(defmacro name lambda-list [doc] body...)"""
+    name, rest = _definition_name(form, "(defmacro name (args...) body...)")
+    name = _symbol_var(form, name, "a macro name")
+    ll = lambdalist.parse(rest.car, form.span, destructuring=True)
+    body, _ = split_body(rest.cdr, True)
+    block = Cons(intern("BLOCK"), Cons(name, _as_list(body)))
+    interp.macros[name] = Macro(name.name, ll, [block], env)
+    return name
+
+
+def _define_variable(interp, form, env, always: bool, constant: bool):
+    items = args_of(form, 1, 3, f"({form.car.name.lower()} name [value [doc]])")
+    name = _symbol_var(form, items[0], "defined")
+    interp.specials.add(name)
+    if len(items) > 1 and (always or name not in interp.globals):
+        interp.globals[name] = interp.eval1(items[1], env)
+    if constant:
+        interp.constants.add(name)
+        interp.specials.discard(name)
+    return name
+
+
+@special("DEFVAR")
+def sf_defvar(interp, form, env):
+    """(defvar name [value [doc]]) — keeps an existing value"""
+    return _define_variable(interp, form, env, False, False)
+
+
+@special("DEFPARAMETER")
+def sf_defparameter(interp, form, env):
+    """(defparameter name value [doc])"""
+    return _define_variable(interp, form, env, True, False)
+
+
+@special("DEFCONSTANT")
+def sf_defconstant(interp, form, env):
+    """(defconstant name value [doc])"""
+    return _define_variable(interp, form, env, True, True)
+
+
+@special("SYMBOL-MACROLET")
+def sf_symbol_macrolet(interp, form, env):
+    """(symbol-macrolet ((name expansion)...) body...) — substitutes in the body"""
+    items = args_of(form, 1, None, "(symbol-macrolet ((name expansion)...) body...)")
+    table = {}
+    for pair in to_py(items[0]):
+        table[pair.car] = pair.cdr.car
+    body = _substitute(form.cdr.cdr, table)
+    return interp.progn(body, env)
+
+
+def _substitute(tree: Any, table: dict) -> Any:
+    if type(tree) is Symbol:
+        return table.get(tree, tree)
+    if type(tree) is Cons:
+        if tree.car is intern("QUOTE"):
+            return tree
+        return Cons(_substitute(tree.car, table), _substitute(tree.cdr, table), tree.span)
+    return tree

@@ -1,0 +1,123 @@
+"""eq, eql, equal, equalp and hashing keys that agree with them."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any
+
+from sexpgpu.lisp.types import Char, Cons, Single
+
+_NUMBER_TYPES = (int, float, Single, Fraction)
+
+
+def eq(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    ta = type(a)
+    # fixnums and characters are immediate in SBCL, so eq on equal ones is true
+    return ta is type(b) and (ta is int or ta is Char) and a == b
+
+
+def eql(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    ta = type(a)
+    if ta is not type(b):
+        return False
+    if ta is float or ta is Single:
+        # 0.0 and -0.0 are = but not eql
+        return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+    if ta in (int, Fraction, Char):
+        return a == b
+    return False
+
+
+def equal(a: Any, b: Any) -> bool:
+    while True:
+        if eql(a, b):
+            return True
+        ta = type(a)
+        if ta is str:
+            return type(b) is str and a == b
+        if ta is Cons and type(b) is Cons:
+            if not equal(a.car, b.car):
+                return False
+            a, b = a.cdr, b.cdr
+            continue
+        return False
+
+
+def equalp(a: Any, b: Any) -> bool:
+    if eql(a, b):
+        return True
+    ta, tb = type(a), type(b)
+    if ta in _NUMBER_TYPES and tb in _NUMBER_TYPES:
+        return a == b
+    if ta is str and tb is str:
+        return a.lower() == b.lower()
+    if ta is Char and tb is Char:
+        return a.ch.lower() == b.ch.lower()
+    if ta is Cons and tb is Cons:
+        return equalp(a.car, b.car) and equalp(a.cdr, b.cdr)
+    if ta is list and tb is list:
+        return len(a) == len(b) and all(equalp(x, y) for x, y in zip(a, b))
+    if hasattr(a, "table") and hasattr(b, "table"):
+        return a.equalp_to(b, equalp)
+    return False
+
+
+def eql_key(x: Any) -> Any:
+    t = type(x)
+    if t in (int, float, Single, Fraction):
+        return (t, x)
+    if t is Char:
+        return x
+    return _Identity(x)
+
+
+def equal_key(x: Any) -> Any:
+    t = type(x)
+    if t is str:
+        return x
+    if t is Cons:
+        parts = []
+        node = x
+        while type(node) is Cons:
+            parts.append(equal_key(node.car))
+            node = node.cdr
+        return ("cons", tuple(parts), equal_key(node))
+    return eql_key(x)
+
+
+def equalp_key(x: Any) -> Any:
+    t = type(x)
+    if t in (int, float, Single, Fraction):
+        return ("num", x)
+    if t is str:
+        return x.lower()
+    if t is Char:
+        return Char(x.ch.lower())
+    if t is Cons:
+        parts = []
+        node = x
+        while type(node) is Cons:
+            parts.append(equalp_key(node.car))
+            node = node.cdr
+        return ("cons", tuple(parts), equalp_key(node))
+    if t is list:
+        return ("vec", tuple(equalp_key(i) for i in x))
+    return eql_key(x)
+
+
+class _Identity:
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: Any):
+        self.obj = obj
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is _Identity and other.obj is self.obj
+
+    def __hash__(self) -> int:
+        return id(self.obj)

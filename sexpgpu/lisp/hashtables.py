@@ -1,0 +1,117 @@
+"""Hash tables keyed by eq/eql/equal/equalp, iterating in insertion order like SBCL."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sexpgpu.lisp import equality
+from sexpgpu.lisp.registry import builtin
+from sexpgpu.lisp.sequences import keywords
+from sexpgpu.lisp.types import MV, NIL, Cons, T, boolean
+
+_KEYS = {"EQ": equality.eql_key, "EQL": equality.eql_key, "EQUAL": equality.equal_key,
+         "EQUALP": equality.equalp_key}
+
+
+class HashTable:
+    __slots__ = ("test", "keyfn", "table")
+
+    def __init__(self, test: str = "EQL"):
+        self.test = test
+        self.keyfn = _KEYS[test]
+        self.table: dict = {}  # hashing key -> (original key, value)
+
+    def get(self, key: Any, default: Any = NIL) -> tuple[Any, bool]:
+        entry = self.table.get(self.keyfn(key))
+        if entry is None:
+            return default, False
+        return entry[1], True
+
+    def put(self, key: Any, value: Any) -> Any:
+        self.table[self.keyfn(key)] = (key, value)
+        return value
+
+    def remove(self, key: Any) -> bool:
+        return self.table.pop(self.keyfn(key), None) is not None
+
+    def equalp_to(self, other: HashTable, test) -> bool:
+        if len(self.table) != len(other.table):
+            return False
+        for key, value in self.table.values():
+            found, ok = other.get(key)
+            if not ok or not test(value, found):
+                return False
+        return True
+
+    def lisp_repr(self, escape: bool) -> str:
+        return f"#<HASH-TABLE :TEST {self.test} :COUNT {len(self.table)} {{{id(self):X}}}>"
+
+
+@builtin("MAKE-HASH-TABLE")
+def make_hash_table(*options):
+    opts = keywords(options, ("TEST", "SIZE", "REHASH-SIZE", "REHASH-THRESHOLD"))
+    test = opts.get("TEST", NIL)
+    name = "EQL" if test is NIL else getattr(test, "name", "EQL")
+    if name not in _KEYS:
+        raise ValueError("lisp: :test must be eq, eql, equal or equalp")
+    return HashTable(name)
+
+
+@builtin("GETHASH")
+def gethash(key, table, default=NIL):
+    value, found = table.get(key, default)
+    return MV((value, T if found else NIL))
+
+
+@builtin("REMHASH")
+def remhash(key, table):
+    return boolean(table.remove(key))
+
+
+@builtin("CLRHASH")
+def clrhash(table):
+    table.table.clear()
+    return table
+
+
+@builtin("HASH-TABLE-COUNT")
+def hash_table_count(table):
+    return len(table.table)
+
+
+@builtin("HASH-TABLE-TEST")
+def hash_table_test(table):
+    from sexpgpu.lisp.types import intern
+
+    return intern(table.test)
+
+
+builtin("HASH-TABLE-P")(lambda x: boolean(type(x) is HashTable))
+
+
+@builtin("MAPHASH", interp=True)
+def maphash(interp, fn, table):
+    for key, value in list(table.table.values()):
+        interp.call1(fn, key, value)
+    return NIL
+
+
+@builtin("HASH-TABLE-KEYS")
+def hash_table_keys(table):
+    from sexpgpu.lisp.types import lisp_list
+
+    return lisp_list(k for k, _ in table.table.values())
+
+
+@builtin("HASH-TABLE-VALUES")
+def hash_table_values(table):
+    from sexpgpu.lisp.types import lisp_list
+
+    return lisp_list(v for _, v in table.table.values())
+
+
+@builtin("HASH-TABLE-ALIST")
+def hash_table_alist(table):
+    from sexpgpu.lisp.types import lisp_list
+
+    return lisp_list(Cons(k, v) for k, v in table.table.values())

@@ -1,0 +1,590 @@
+"""The compile-time evaluator: a tree-walking interpreter over reader forms.
+
+Special forms live in `specials.py` (one decorated function each), builtins in the
+builtin modules; this module holds environments, function objects, calls, macro
+expansion, limits and how errors collect their span and notes.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any, TextIO
+
+from sexpgpu.diagnostics import SexpError, error
+from sexpgpu.lisp import lambdalist
+from sexpgpu.lisp.errors import (
+    E_DIVISION_BY_ZERO,
+    E_SYNTAX,
+    E_TYPE,
+    E_UNBOUND,
+    E_UNDEFINED_FUNCTION,
+    BlockExit,
+    GoExit,
+    LimitError,
+    ThrowExit,
+    limit_error,
+)
+from sexpgpu.lisp.printer import prin1_to_string
+from sexpgpu.lisp.registry import BUILTINS, SPECIAL_FORMS, Builtin
+from sexpgpu.lisp.reporting import _CHECK_EVERY, Reporting, _default_generic_op
+from sexpgpu.lisp.types import MV, NIL, Cons, Symbol, T, intern
+
+_MISSING = object()
+LAMBDA = intern("LAMBDA")
+DECLARE = intern("DECLARE")
+BLOCK = intern("BLOCK")
+
+DEFAULT_MAX_STEPS = 1_000_000
+DEFAULT_MAX_SECONDS = 1.0  # CPU-time backstop for steps that are individually slow
+DEFAULT_MAX_DEPTH = 10_000
+DEFAULT_MAX_ALLOC = 1_000_000
+_PY_FRAMES_PER_CALL = 40  # generous: Python frames one Lisp call may use
+
+
+class Env:
+    """A lexical environment frame: variables by symbol, functions by `symbol.fkey`,
+    blocks by `symbol.bkey`, tagbody tags by the tag itself wrapped in a tuple."""
+
+    __slots__ = ("vars", "parent")
+
+    def __init__(self, vars: dict, parent: Env | None):
+        self.vars = vars
+        self.parent = parent
+
+
+class Closure:
+    """A function written in Lisp: lambda list, body forms and captured environment."""
+
+    __slots__ = ("name", "ll", "body", "env")
+
+    def __init__(self, name: str | None, ll: lambdalist.LambdaList, body: list, env: Env | None):
+        self.name = name
+        self.ll = ll
+        self.body = body
+        self.env = env
+
+    def lisp_repr(self, escape: bool) -> str:
+        if self.name:
+            return f"#<FUNCTION {self.name}>"
+        return f"#<FUNCTION (LAMBDA {self.ll.text})>"
+
+
+class Macro:
+    """A macro: a destructuring lambda list and body run on the unevaluated form."""
+
+    __slots__ = ("name", "ll", "body", "env")
+
+    def __init__(self, name: str, ll: lambdalist.LambdaList, body: list, env: Env | None):
+        self.name = name
+        self.ll = ll
+        self.body = body
+        self.env = env
+
+    def lisp_repr(self, escape: bool) -> str:
+        return f"#<MACRO-FUNCTION {self.name}>"
+
+
+def split_body(body: Any, allow_doc: bool) -> tuple[list, Any]:
+    """Body forms without leading declarations (and docstring); returns (forms, doc)."""
+    forms = []
+    node = body
+    while type(node) is Cons:
+        forms.append(node.car)
+        node = node.cdr
+    doc = NIL
+    while forms:
+        first = forms[0]
+        if type(first) is Cons and first.car is DECLARE:
+            forms.pop(0)
+        elif allow_doc and type(first) is str and len(forms) > 1 and doc is NIL:
+            doc = forms.pop(0)
+        else:
+            break
+    return forms, doc
+
+
+class Interpreter(Reporting):
+    """One evaluation world: globals, functions, macros, modules, output stream, limits."""
+
+    def __init__(self, stdout: TextIO | None = None, *, prelude: bool = True,
+                 max_steps: int = DEFAULT_MAX_STEPS, max_depth: int = DEFAULT_MAX_DEPTH,
+                 max_alloc: int = DEFAULT_MAX_ALLOC, max_seconds: float = DEFAULT_MAX_SECONDS):
+        from sexpgpu.lisp import builtins_all  # noqa: F401 - registers every builtin
+
+        self.out = stdout if stdout is not None else sys.stdout
+        self.at_line_start = True
+        self.column = 0
+        self.globals: dict = {NIL: NIL, T: T}
+        self.specials: set = set()
+        self.constants: set = {NIL, T}
+        self.functions: dict = dict(BUILTINS)
+        self.macros: dict = {}
+        self.setf_functions: dict = {}
+        self.special_forms = SPECIAL_FORMS
+        self.expansions: dict = {}
+        self.max_steps = max_steps
+        self.max_depth = max_depth
+        self.max_alloc = max_alloc
+        self.max_seconds = max_seconds
+        self.steps = 0
+        self.checkpoint = min(max_steps, _CHECK_EVERY)  # next step count to check limits at
+        self.started: float | None = None  # CPU clock at the start of the top-level evaluation
+        self.depth = 0
+        self.active = 0  # nesting of eval_forms/call entries from Python
+        self.allocated = 0
+        self.gensym_counter = 1
+        self.user_condition_types: dict = {}
+        self.structs: dict = {}
+        self.handlers: list = []  # type specs of the active handler-case clauses
+        # the span of the innermost call with a position now running (set just before a
+        # function is applied): what a tracer records as the source of an IR node
+        self.current_span = None
+        self.struct_setters: dict = {}
+        self.generic_op = _default_generic_op
+        self.library_files: set[str] = set()
+        self.sources: dict[str, str] = {}
+        from sexpgpu.lisp import modules
+
+        self.modules = modules.ModuleTable(self)
+        self.module_resolver = modules.default_resolver
+        needed = self.max_depth * _PY_FRAMES_PER_CALL + 2000
+        if sys.getrecursionlimit() < needed:
+            sys.setrecursionlimit(needed)
+        from sexpgpu.lisp import io as lisp_io
+
+        lisp_io.install(self)
+        from sexpgpu.lisp import numbers
+
+        numbers.install(self)
+        if prelude:
+            from sexpgpu.lisp.prelude import load_prelude
+
+            load_prelude(self)
+
+    # ------------------------------------------------------------------ output
+
+    def write(self, text: str) -> None:
+        if text:
+            self.out.write(text)
+            self.at_line_start = text.endswith("\n")
+            newline = text.rfind("\n")
+            self.column = self.column + len(text) if newline < 0 else len(text) - newline - 1
+
+    # ------------------------------------------------------------ public API
+
+    def builtin(self, name: str, *, interp: bool = False):
+        """Decorator: define a Python function as a Lisp function in this interpreter."""
+
+        def register(fn):
+            self.functions[intern(name.upper())] = Builtin(name.upper(), fn, interp)
+            return fn
+
+        return register
+
+    def define_special_form(self, name: str, fn) -> None:
+        """Add a special form `fn(interp, form, env)` to this interpreter only."""
+        if self.special_forms is SPECIAL_FORMS:
+            self.special_forms = dict(SPECIAL_FORMS)
+        self.special_forms[intern(name.upper())] = fn
+
+    def get_global(self, name: str | Symbol, default: Any = _MISSING) -> Any:
+        sym = name if isinstance(name, Symbol) else intern(name.upper())
+        value = self.globals.get(sym, _MISSING)
+        if value is _MISSING:
+            if default is _MISSING:
+                raise error(E_UNBOUND, f"unbound variable {sym.name}")
+            return default
+        return value
+
+    def set_global(self, name: str | Symbol, value: Any, special: bool = True) -> None:
+        sym = name if isinstance(name, Symbol) else intern(name.upper())
+        self.globals[sym] = value
+        if special:
+            self.specials.add(sym)
+
+    def load(self, text: str, file: str = "<string>", library: bool = False) -> Any:
+        """Read and evaluate every form of `text`; returns the last value."""
+        from sexpgpu.lisp.reader import read_all
+
+        self.sources[file] = text
+        if library:
+            self.library_files.add(file)
+        return self.eval_forms(read_all(text, file))
+
+    def eval_forms(self, forms: list, env: Env | None = None) -> Any:
+        """Evaluate top-level forms in order; returns the last value (possibly MV)."""
+        result: Any = NIL
+        self._enter()
+        spans = getattr(forms, "spans", None)
+        index = 0
+        try:
+            for form in forms:
+                result = self.eval(form, env)
+                index += 1
+        except SexpError as exc:
+            if spans and index < len(spans) and exc.diagnostic.span is None \
+                    and not exc.__dict__.get("trail"):
+                exc.diagnostic.span = spans[index]  # a top-level atom: its own position
+            self.finish_error(exc)
+            raise
+        except RecursionError:
+            raise self.finish_error(self._depth_error()) from None
+        except (BlockExit, GoExit, ThrowExit) as exit_:
+            raise self.finish_error(self._dead_exit(exit_, spans, index)) from None
+        finally:
+            self.active -= 1
+        return result
+
+    def _dead_exit(self, exit_: Exception, spans: Any, index: int) -> SexpError:
+        """A throw with no catch, or a return-from/go into a block that already exited."""
+        from sexpgpu.lisp.errors import E_LISP_ERROR, Condition
+
+        if isinstance(exit_, ThrowExit):
+            message = f"attempt to throw to a tag that does not exist: {prin1_to_string(exit_.tag)}"
+        else:
+            message = "return-from or go to a block that has already exited"
+        exc = error(E_LISP_ERROR, message, spans[index] if spans and index < len(spans) else None,
+                    fix="throw only inside the dynamic extent of a matching catch")
+        exc.condition = Condition("CONTROL-ERROR", message)
+        return exc
+
+    def _enter(self) -> bool:
+        """Start of an evaluation from Python: the outermost one resets the limits."""
+        self.active += 1
+        if self.active == 1:
+            self.steps = 0
+            self.allocated = 0
+            self.checkpoint = min(self.max_steps, _CHECK_EVERY)
+            self.started = time.process_time()
+            return True
+        return False
+
+    def call(self, fn: Any, *args: Any) -> Any:
+        """Call a Lisp function (object or symbol naming one) from Python; one value."""
+        if isinstance(fn, Symbol):
+            fn = self.function_of(fn, None)
+        self._enter()
+        try:
+            value = self.apply(fn, list(args))
+        except SexpError as exc:
+            self.finish_error(exc)
+            raise
+        except RecursionError:
+            raise self.finish_error(self._depth_error()) from None
+        except (BlockExit, GoExit, ThrowExit) as exit_:
+            raise self.finish_error(self._dead_exit(exit_, None, 0)) from None
+        finally:
+            self.active -= 1
+        if type(value) is MV:
+            return value[0] if value else NIL
+        return value
+
+    # -------------------------------------------------------------- evaluation
+
+    def eval1(self, form: Any, env: Env | None) -> Any:
+        value = self.eval(form, env)
+        if type(value) is MV:
+            return value[0] if value else NIL
+        return value
+
+    def eval(self, form: Any, env: Env | None) -> Any:
+        t = type(form)
+        if t is Symbol:
+            return self.lookup(form, env)
+        if t is Cons:
+            return self.eval_cons(form, env)
+        return form
+
+    def progn(self, forms: Any, env: Env | None) -> Any:
+        result: Any = NIL
+        while type(forms) is Cons:
+            result = self.eval(forms.car, env)
+            forms = forms.cdr
+        return result
+
+    def lookup(self, sym: Symbol, env: Env | None) -> Any:
+        e = env
+        while e is not None:
+            value = e.vars.get(sym, _MISSING)
+            if value is not _MISSING:
+                return value
+            e = e.parent
+        value = self.globals.get(sym, _MISSING)
+        if value is not _MISSING:
+            return value
+        if sym.is_keyword:
+            return sym
+        target = self.modules.resolve(sym)
+        if target is not None and target in self.globals:
+            return self.globals[target]
+        raise self._unbound(sym, env)
+
+    def eval_cons(self, form: Cons, env: Env | None) -> Any:
+        self.steps += 1
+        if self.steps > self.checkpoint:
+            self.check_limits()
+        head = form.car
+        try:
+            if type(head) is Symbol:
+                special = self.special_forms.get(head)
+                if special is not None:
+                    return special(self, form, env)
+                fn = None
+                key = head.fkey
+                e = env
+                while e is not None:
+                    fn = e.vars.get(key)
+                    if fn is not None:
+                        break
+                    e = e.parent
+                if fn is None:
+                    macro = self.macros.get(head)
+                    if macro is not None:
+                        return self.eval_macro(macro, form, env)
+                    fn = self.functions.get(head)
+                    if fn is None:
+                        fn = self._resolve_function(head, form)
+                        if type(fn) is Macro:
+                            return self.eval_macro(fn, form, env)
+                elif type(fn) is Macro:
+                    return self.eval_macro(fn, form, env)
+            elif type(head) is Cons and head.car is LAMBDA:
+                fn = self.make_lambda(head, env, None)
+            else:
+                raise error(E_UNDEFINED_FUNCTION,
+                            f"{prin1_to_string(head)} is not a function name", form.span,
+                            fix="the first element of a form must name a function")
+            args = []
+            node = form.cdr
+            while type(node) is Cons:
+                value = self.eval(node.car, env)
+                if type(value) is MV:
+                    value = value[0] if value else NIL
+                args.append(value)
+                node = node.cdr
+            if form.span is not None:
+                self.current_span = form.span  # for builtins that record where they ran
+            return self.apply(fn, args)
+        except SexpError as exc:
+            self._trail(exc, form)
+            raise
+        except RecursionError:
+            exc = self._depth_error()
+            self._trail(exc, form)
+            raise exc from None
+        except (TypeError, AttributeError, ValueError, IndexError, KeyError) as bad:
+            # builtins convert their own; this catches a special form given a wrong value
+            name = head.name.lower() if isinstance(head, Symbol) else "form"
+            exc = error(E_TYPE, f"{name}: wrong type of value", form.span,
+                        actual=prin1_to_string(form)[:120],
+                        fix=f"check the values given to {name}")
+            self._trail(exc, form)
+            raise exc from bad
+
+    def apply(self, fn: Any, args: list) -> Any:
+        t = type(fn)
+        if t is Closure:
+            return self.call_closure(fn, args)
+        if t is Builtin:
+            n = len(args)
+            if n < fn.min or (fn.max is not None and n > fn.max):
+                raise self._builtin_arity(fn, n)
+            try:
+                if fn.interp_arg:
+                    return fn.fn(self, *args)
+                return fn.fn(*args)
+            except (TypeError, AttributeError, ValueError, IndexError, KeyError) as exc:
+                raise self._builtin_type_error(fn, args, exc) from None
+            except ZeroDivisionError:
+                from sexpgpu.lisp.errors import Condition
+
+                shown = " ".join(prin1_to_string(a) for a in args)
+                exc2 = error(E_DIVISION_BY_ZERO, f"division by zero in ({fn.name.lower()} {shown})",
+                             fix="check the divisor before dividing")
+                operation = "(" + " ".join([fn.name] + [prin1_to_string(a) for a in args]) + ")"
+                exc2.condition = Condition(
+                    "DIVISION-BY-ZERO",
+                    f"arithmetic error DIVISION-BY-ZERO signalled\nOperation was {operation}.")
+                raise exc2 from None
+            except OverflowError:
+                raise limit_error(f"{fn.name.lower()}: number too large",
+                                  "keep numbers within float range") from None
+            except MemoryError:
+                raise limit_error("out of memory", "allocate less") from None
+        if t is Symbol:
+            return self.apply(self.function_of(fn, None), args)
+        if callable(fn) and not isinstance(fn, (Macro, type)):
+            return fn(*args)
+        raise error(E_TYPE, f"{prin1_to_string(fn)} is not a function",
+                    expected="a function", actual=prin1_to_string(fn),
+                    fix="pass #'name or a lambda")
+
+    def call_closure(self, fn: Closure, args: list) -> Any:
+        self.depth += 1
+        try:
+            if self.depth > self.max_depth:
+                raise self._depth_error()
+            ll = fn.ll
+            if ll.simple:
+                if len(args) != ll.nreq:
+                    raise lambdalist.arity_error(fn.name or "lambda", ll, len(args))
+                env = Env(dict(zip(ll.required, args)), fn.env)
+            else:
+                vars: dict = {}
+                env = Env(vars, fn.env)
+                lambdalist.bind(self, ll, args, vars, env, fn.name or "lambda")
+            result: Any = NIL
+            for form in fn.body:
+                result = self.eval(form, env)
+            return result
+        except SexpError as exc:
+            if not isinstance(exc, LimitError) or not getattr(exc, "pending", None):
+                exc.pending = f"in a call to {fn.name or 'a lambda'}"
+            raise
+        finally:
+            self.depth -= 1
+
+    def call1(self, fn: Any, *args: Any) -> Any:
+        """Call with positional args, returning the primary value (for builtins)."""
+        value = self.apply(fn, list(args))
+        if type(value) is MV:
+            return value[0] if value else NIL
+        return value
+
+    # ---------------------------------------------------------------- functions
+
+    def make_lambda(self, form: Cons, env: Env | None, name: str | None) -> Closure:
+        """A closure from (lambda lambda-list . body)."""
+        rest = form.cdr
+        if type(rest) is not Cons:
+            raise error(E_SYNTAX, "lambda needs a lambda list", form.span,
+                        fix="write (lambda (args...) body...)")
+        ll = lambdalist.parse(rest.car, form.span)
+        body, _ = split_body(rest.cdr, True)
+        return Closure(name, ll, body, env)
+
+    def function_of(self, name: Any, env: Env | None, span: Any = None) -> Any:
+        """The function named by a symbol (lexical first), or a (setf name) function."""
+        if type(name) is Cons and getattr(name.car, "name", None) == "SETF":
+            fn = self.setf_functions.get(name.cdr.car)
+            if fn is None:
+                raise error(E_UNDEFINED_FUNCTION,
+                            f"undefined function (setf {prin1_to_string(name.cdr.car)})", span)
+            return fn
+        if not isinstance(name, Symbol):
+            raise error(E_TYPE, f"{prin1_to_string(name)} is not a function name", span,
+                        fix="pass #'name or a lambda")
+        e = env
+        while e is not None:
+            fn = e.vars.get(name.fkey)
+            if fn is not None and type(fn) is not Macro:
+                return fn
+            e = e.parent
+        fn = self.functions.get(name)
+        if fn is None:
+            fn = self._resolve_function(name, None)
+        if type(fn) is Macro:
+            raise error(E_TYPE, f"{name.name} is a macro, not a function", span,
+                        fix="macros cannot be passed as functions; wrap it in a lambda")
+        return fn
+
+    def _resolve_function(self, head: Symbol, form: Cons | None) -> Any:
+        target = self.modules.resolve(head)
+        if target is not None:
+            macro = self.macros.get(target)
+            if macro is not None:
+                return macro
+            fn = self.functions.get(target)
+            if fn is not None:
+                return fn
+        if head in self.special_forms:
+            raise error(E_TYPE, f"{head.name} is a special form, not a function",
+                        form.span if form else None)
+        from sexpgpu.lisp.errors import Condition
+        from sexpgpu.lisp.suggest import did_you_mean
+
+        hint = did_you_mean(head.name, [s.name for s in list(self.functions) + list(self.macros)])
+        exc = error(E_UNDEFINED_FUNCTION, f"undefined function {head.name.lower()}",
+                    form.span if form is not None else None,
+                    fix=f"did you mean {hint.lower()}?" if hint else
+                    "define it with defun before calling it, or check the spelling")
+        exc.condition = Condition(
+            "UNDEFINED-FUNCTION", f"The function COMMON-LISP-USER::{head.name} is undefined.")
+        raise exc
+
+    # ------------------------------------------------------------------ macros
+
+    def eval_macro(self, macro: Macro, form: Cons, env: Env | None) -> Any:
+        cached = self.expansions.get(id(form))
+        if cached is not None and cached[0] is form and cached[1] is macro:
+            expansion = cached[2]
+        else:
+            expansion = self.expand_macro(macro, form, env)
+            self.expansions[id(form)] = (form, macro, expansion)
+        self.depth += 1  # a macro that expands into itself must hit the depth limit
+        try:
+            if self.depth > self.max_depth:
+                raise self._depth_error()
+            return self.eval(expansion, env)
+        except SexpError as exc:
+            exc.pending = f"in the expansion of macro {macro.name.lower()}"
+            raise
+        finally:
+            self.depth -= 1
+
+    def expand_macro(self, macro: Macro, form: Cons, env: Env | None) -> Any:
+        vars: dict = {}
+        menv = Env(vars, macro.env)
+        self.depth += 1
+        try:
+            if self.depth > self.max_depth:
+                raise self._depth_error()
+            ll = macro.ll
+            if ll.whole is not None:
+                vars[ll.whole] = form
+            lambdalist.bind_destructure(self, ll, form.cdr, vars, menv, macro.name.lower())
+            if ll.whole is not None:
+                vars[ll.whole] = form  # &whole is the entire form, not the arguments
+            result: Any = NIL
+            for body_form in macro.body:
+                result = self.eval(body_form, menv)
+        except SexpError as exc:
+            exc.pending = f"while expanding macro {macro.name.lower()}"
+            raise
+        finally:
+            self.depth -= 1
+        if type(result) is MV:
+            result = result[0] if result else NIL
+        return result
+
+    def macro_of(self, head: Any, env: Env | None) -> Macro | None:
+        if type(head) is not Symbol:
+            return None
+        e = env
+        while e is not None:
+            fn = e.vars.get(head.fkey)
+            if fn is not None:
+                return fn if type(fn) is Macro else None
+            e = e.parent
+        if head in self.special_forms:
+            return None
+        macro = self.macros.get(head)
+        if macro is None and head not in self.functions:
+            target = self.modules.resolve(head)
+            if target is not None:
+                macro = self.macros.get(target)
+        return macro
+
+    def macroexpand_1(self, form: Any, env: Env | None) -> tuple[Any, bool]:
+        if type(form) is Cons:
+            macro = self.macro_of(form.car, env)
+            if macro is not None:
+                return self.expand_macro(macro, form, env), True
+            if form.car in self.special_forms and form.car not in self.macros:
+                from sexpgpu.lisp.expanders import expand_builtin
+
+                expansion = expand_builtin(form)
+                if expansion is not None:
+                    return expansion, True
+        return form, False

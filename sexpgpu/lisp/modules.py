@@ -1,0 +1,134 @@
+"""`require`: load a module once per interpreter and give its names a prefix.
+
+A module's top-level definitions (any `(defXXX name ...)`) are renamed to
+`CANONICAL:NAME` when it loads; `(require "m" :as p)` makes `p:name` resolve to them.
+Without `:as`, the definitions are also reachable unprefixed. Aliases are
+interpreter-wide. Relative names resolve against the requiring file; `sexpgpu/x`
+resolves to the package's `sexpgpu/stdlib/x.sx`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from sexpgpu.diagnostics import Note, SexpError, Span, error
+from sexpgpu.lisp.errors import E_REQUIRE
+from sexpgpu.lisp.types import Cons, Symbol, intern
+
+STDLIB = Path(__file__).resolve().parent.parent / "stdlib"
+
+
+def default_resolver(name: str, from_file: str | None) -> tuple[str, str]:
+    """(text, file) of module `name`; raises FileNotFoundError when there is none."""
+    if name.startswith("sexpgpu/"):
+        path = STDLIB / (name[len("sexpgpu/"):] + ".sx")
+    else:
+        base = Path(from_file).parent if from_file and not from_file.startswith("<") \
+            else Path.cwd()
+        path = (base / name).resolve()
+        if not path.suffix:
+            path = path.with_suffix(".sx")
+    with open(path, encoding="utf-8") as fh:
+        return fh.read(), str(path) if not name.startswith("sexpgpu/") else str(path)
+
+
+def canonical_name(name: str, file: str) -> str:
+    if name.startswith("sexpgpu/"):
+        return name.upper()
+    return os.path.splitext(os.path.basename(file))[0].upper()
+
+
+class ModuleTable:
+    def __init__(self, interp: Any):
+        self.interp = interp
+        self.loaded: dict[str, str] = {}  # file -> canonical prefix
+        self.loading: list[tuple[str, Span | None]] = []
+        self.aliases: dict[str, str] = {}  # alias -> canonical prefix
+        self._cache: dict[Symbol, Symbol | None] = {}
+
+    def resolve(self, sym: Symbol) -> Symbol | None:
+        """The module definition `prefix:name` refers to, if the prefix is an alias."""
+        name = sym.name
+        if ":" not in name or sym.is_keyword or not self.aliases:
+            return None
+        prefix, _, rest = name.partition(":")
+        canonical = self.aliases.get(prefix)
+        if canonical is None:
+            return None
+        return intern(f"{canonical}:{rest}")
+
+    def require(self, name: str, alias: str | None, span: Span | None) -> None:
+        from_file = span.file if span else None
+        try:
+            text, file = self.interp.module_resolver(name, from_file)
+        except (OSError, FileNotFoundError):
+            raise error(E_REQUIRE, f'module "{name}" not found', span,
+                        fix='check the name: "./file.sx" is relative to this file, '
+                            '"sexpgpu/nn" is the standard library') from None
+        for loading_file, _ in self.loading:
+            if loading_file == file:
+                chain = " -> ".join(os.path.basename(f) for f, _ in self.loading)
+                notes = [Note("required here", s) for _, s in self.loading if s]
+                raise error(E_REQUIRE, f'modules require each other in a cycle: {chain} -> '
+                            f'{os.path.basename(file)}', span, notes=notes,
+                            fix="move the shared definitions into a third module")
+        canonical = self.loaded.get(file)
+        if canonical is None:
+            canonical = canonical_name(name, file)
+            self._load(text, file, canonical, span)
+            self.loaded[file] = canonical
+        if alias is not None:
+            self.aliases[alias] = canonical
+        else:
+            self._import_unprefixed(canonical)
+
+    def _load(self, text: str, file: str, canonical: str, span: Span | None) -> None:
+        from sexpgpu.lisp.reader import read_all
+
+        interp = self.interp
+        interp.sources[file] = text
+        if file.startswith(str(STDLIB)):
+            interp.library_files.add(file)
+        forms = read_all(text, file)
+        renames = {}
+        for form in forms:
+            if type(form) is Cons and isinstance(form.car, Symbol) \
+                    and form.car.name.startswith("DEF") and type(form.cdr) is Cons \
+                    and type(form.cdr.car) is Symbol:
+                defined = form.cdr.car
+                renames[defined] = intern(f"{canonical}:{defined.name}")
+        forms = [_rename(f, renames) for f in forms]
+        self.loading.append((file, span))
+        try:
+            for form in forms:
+                interp.eval(form, None)
+        except SexpError as exc:
+            exc.pending = f"in module {canonical.lower()}, required here"
+            raise
+        finally:
+            self.loading.pop()
+        self.exports = getattr(self, "exports", {})
+        self.exports[canonical] = renames
+
+    def _import_unprefixed(self, canonical: str) -> None:
+        interp = self.interp
+        for plain, qualified in getattr(self, "exports", {}).get(canonical, {}).items():
+            for table in (interp.functions, interp.macros, interp.globals):
+                if qualified in table:
+                    table[plain] = table[qualified]
+            if qualified in interp.specials:
+                interp.specials.add(plain)
+
+
+def _rename(form: Any, renames: dict) -> Any:
+    if type(form) is Symbol:
+        return renames.get(form, form)
+    if type(form) is Cons:
+        car = _rename(form.car, renames)
+        cdr = _rename(form.cdr, renames)
+        if car is form.car and cdr is form.cdr:
+            return form
+        return Cons(car, cdr, form.span)
+    return form

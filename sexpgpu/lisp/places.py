@@ -1,0 +1,330 @@
+"""Generalized places: setf, incf, decf, push, pop, pushnew, rotatef, shiftf.
+
+A place resolves once to a (getter, setter) pair so its subforms run once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from sexpgpu.diagnostics import error
+from sexpgpu.lisp.errors import E_TYPE
+from sexpgpu.lisp.printer import prin1_to_string
+from sexpgpu.lisp.registry import special
+from sexpgpu.lisp.specials import args_of, set_variable, syntax_error
+from sexpgpu.lisp.types import MV, NIL, Cons, Symbol, intern, to_py
+
+Accessor = tuple[Callable[[list], Any], Callable[[list, Any], Any]]
+
+
+def _nthcdr(n: int, lst: Any) -> Any:
+    for _ in range(n):
+        lst = lst.cdr
+    return lst
+
+
+def _set_car(cell: Any, value: Any) -> Any:
+    if type(cell) is not Cons:
+        raise error(E_TYPE, f"cannot set the car of {prin1_to_string(cell)}",
+                    expected="a cons", actual=prin1_to_string(cell),
+                    fix="the list is too short or not a list")
+    cell.car = value
+    return value
+
+
+def _set_cdr(cell: Any, value: Any) -> Any:
+    if type(cell) is not Cons:
+        raise error(E_TYPE, f"cannot set the cdr of {prin1_to_string(cell)}",
+                    expected="a cons", actual=prin1_to_string(cell), fix="pass a cons")
+    cell.cdr = value
+    return value
+
+
+def _cxr_path(name: str) -> str | None:
+    if len(name) >= 3 and name[0] == "C" and name[-1] == "R" and set(name[1:-1]) <= {"A", "D"}:
+        return name[1:-1]
+    return None
+
+
+def _cxr_get(path: str, x: Any) -> Any:
+    for letter in reversed(path):
+        x = x.car if letter == "A" else x.cdr
+    return x
+
+
+def _set_elt(seq: Any, index: int, value: Any) -> Any:
+    if type(seq) is list:
+        seq[index] = value
+        return value
+    if type(seq) is Cons:
+        return _set_car(_nthcdr(index, seq), value)
+    raise error(E_TYPE, f"cannot set an element of {prin1_to_string(seq)[:80]}",
+                expected="a list or vector",
+                actual=prin1_to_string(seq)[:80],
+                fix="strings are immutable in this subset: build a new one (concatenate, subseq)")
+
+
+def _aref_set(args: list, value: Any) -> Any:
+    array, indices = args[0], args[1:]
+    if type(array).__name__ == "MDArray":
+        array.data[array.index(tuple(indices))] = value
+        return value
+    target = array
+    for i in indices[:-1]:
+        target = target[i]
+    return _set_elt(target, indices[-1], value)
+
+
+def _aref_get(args: list) -> Any:
+    from sexpgpu.lisp.arrays import aref
+
+    if type(args[0]).__name__ == "MDArray":
+        return aref(*args)
+    target = args[0]
+    for i in args[1:]:
+        target = target[i]
+    return target
+
+
+_ORDINALS = ["FIRST", "SECOND", "THIRD", "FOURTH", "FIFTH", "SIXTH", "SEVENTH", "EIGHTH",
+             "NINTH", "TENTH"]
+
+ACCESSORS: dict[str, Accessor] = {
+    "CAR": (lambda a: a[0].car if a[0] is not NIL else NIL, lambda a, v: _set_car(a[0], v)),
+    "CDR": (lambda a: a[0].cdr if a[0] is not NIL else NIL, lambda a, v: _set_cdr(a[0], v)),
+    "REST": (lambda a: a[0].cdr if a[0] is not NIL else NIL, lambda a, v: _set_cdr(a[0], v)),
+    "NTH": (lambda a: _nthcdr(a[0], a[1]).car, lambda a, v: _set_car(_nthcdr(a[0], a[1]), v)),
+    "ELT": (lambda a: _elt(a[0], a[1]), lambda a, v: _set_elt(a[0], a[1], v)),
+    "AREF": (_aref_get, _aref_set),
+    "SVREF": (_aref_get, _aref_set),
+    "CHAR": (_aref_get, _aref_set),
+    "SCHAR": (_aref_get, _aref_set),
+    "NTHCDR": (lambda a: _nthcdr(a[0], a[1]),
+               lambda a, v: _set_cdr(_nthcdr(a[0] - 1, a[1]), v)),
+}
+for _i, _name in enumerate(_ORDINALS):
+    ACCESSORS[_name] = (
+        (lambda i: lambda a: _nthcdr(i, a[0]).car if _nthcdr(i, a[0]) is not NIL else NIL)(_i),
+        (lambda i: lambda a, v: _set_car(_nthcdr(i, a[0]), v))(_i),
+    )
+
+
+def _elt(seq: Any, index: int) -> Any:
+    if type(seq) is Cons:
+        return _nthcdr(index, seq).car
+    return seq[index]
+
+
+def resolve_place(interp, place: Any, env, form: Any) -> tuple[Callable[[], Any], Callable]:
+    """(getter, setter) for `place`, evaluating its subforms now, once."""
+    if type(place) is Symbol:
+        if place.is_keyword or place is NIL:
+            raise syntax_error(form, f"cannot assign to {prin1_to_string(place)}",
+                               "assign to a variable or a place like (car x)")
+        return (lambda: interp.lookup(place, env),
+                lambda v: set_variable(interp, place, v, env, form))
+    if type(place) is not Cons or type(place.car) is not Symbol:
+        raise syntax_error(form, f"{prin1_to_string(place)} is not a place",
+                           "setf a variable, (car x), (aref v i), (gethash k h), ...")
+    head = place.car
+    name = head.name
+    if name == "GETHASH":
+        items = [interp.eval1(f, env) for f in to_py(place.cdr)]
+        key, table = items[0], items[1]
+        default = items[2] if len(items) > 2 else NIL
+        return (lambda: table.get(key, default)[0], lambda v: table.put(key, v))
+    if name == "GETF":
+        from sexpgpu.lisp.lists import getf, putf
+
+        plist_get, plist_set = resolve_place(interp, place.cdr.car, env, form)
+        rest = [interp.eval1(f, env) for f in to_py(place.cdr.cdr)]
+        key = rest[0]
+        default = rest[1] if len(rest) > 1 else NIL
+        return (lambda: getf(plist_get(), key, default),
+                lambda v: plist_set(putf(plist_get(), key, v)))
+    if name == "SYMBOL-VALUE":
+        sym = interp.eval1(place.cdr.car, env)
+        return (lambda: interp.lookup(sym, None),
+                lambda v: interp.globals.__setitem__(sym, v))
+    if head in interp.setf_functions:
+        fn = interp.setf_functions[head]
+        args = [interp.eval1(f, env) for f in to_py(place.cdr)]
+        return (lambda: interp.call1(interp.function_of(head, env), *args),
+                lambda v: interp.call1(fn, v, *args))
+    accessor = ACCESSORS.get(name)
+    path = _cxr_path(name)
+    if accessor is None and path is None:
+        macro = interp.macro_of(head, env)
+        if macro is not None:
+            return resolve_place(interp, interp.expand_macro(macro, place, env), env, form)
+        struct_setter = interp.struct_setters.get(head) if hasattr(interp, "struct_setters") \
+            else None
+        if struct_setter is not None:
+            obj = interp.eval1(place.cdr.car, env)
+            return (lambda: struct_setter(obj, None, False), lambda v: struct_setter(obj, v, True))
+        raise syntax_error(form, f"({name.lower()} ...) is not a place setf knows",
+                           "define (defun (setf name) (new-value ...) ...) to make it one")
+    args = [interp.eval1(f, env) for f in to_py(place.cdr)]
+    if path is not None:
+        def get_cxr():
+            return _cxr_get(path, args[0])
+
+        def set_cxr(v):
+            cell = _cxr_get(path[1:], args[0])
+            return _set_car(cell, v) if path[0] == "A" else _set_cdr(cell, v)
+
+        return get_cxr, set_cxr
+    getter, setter = accessor
+
+    def get():
+        try:
+            return getter(args)
+        except (AttributeError, IndexError, TypeError):
+            raise error(E_TYPE, f"cannot read place ({name.lower()} ...)",
+                        actual=" ".join(prin1_to_string(a)[:60] for a in args),
+                        fix="check the object has that element") from None
+
+    def set_(v):
+        try:
+            return setter(args, v)
+        except (AttributeError, IndexError, TypeError):
+            raise error(E_TYPE, f"cannot set place ({name.lower()} ...)",
+                        actual=" ".join(prin1_to_string(a)[:60] for a in args),
+                        fix="check the object has that element") from None
+
+    return get, set_
+
+
+@special("SETF")
+def sf_setf(interp, form, env):
+    """(setf place value [place value]...)"""
+    items = to_py(form.cdr)
+    if len(items) % 2:
+        raise syntax_error(form, "setf needs an even number of operands",
+                           "write (setf place value ...)")
+    result = NIL
+    for i in range(0, len(items), 2):
+        place = items[i]
+        if type(place) is Cons and place.car is intern("VALUES"):
+            places = [resolve_place(interp, p, env, form)[1] for p in to_py(place.cdr)]
+            value = interp.eval(items[i + 1], env)
+            values = list(value) if type(value) is MV else [value]
+            for j, setter in enumerate(places):
+                setter(values[j] if j < len(values) else NIL)
+            result = value
+            continue
+        if type(place) is Symbol:
+            result = interp.eval1(items[i + 1], env)
+            set_variable(interp, place, result, env, form)
+            continue
+        _, setter = resolve_place(interp, place, env, form)
+        result = interp.eval1(items[i + 1], env)
+        setter(result)
+    return result
+
+
+_OPS = {"+": intern("+"), "-": intern("-")}
+
+
+def _arith(interp, op: str, a: Any, b: Any) -> Any:
+    if type(a) is int and type(b) is int:  # the common case, without a call
+        return a + b if op == "+" else a - b
+    return interp.apply(interp.functions[_OPS[op]], [a, b])
+
+
+def _modify(interp, form, env, op: str):
+    rest = form.cdr
+    place = rest.car if type(rest) is Cons else None
+    if type(place) is Symbol and not place.is_keyword and place is not NIL:
+        # a variable: no getter/setter closures
+        delta_form = rest.cdr.car if type(rest.cdr) is Cons else None
+        if type(rest.cdr) is Cons and rest.cdr.cdr is not NIL:
+            args_of(form, 1, 2, f"({form.car.name.lower()} place [delta])")
+        delta = interp.eval1(delta_form, env) if delta_form is not None else 1
+        value = _arith(interp, op, interp.lookup(place, env), delta)
+        set_variable(interp, place, value, env, form)
+        return value
+    items = args_of(form, 1, 2, f"({form.car.name.lower()} place [delta])")
+    get, set_ = resolve_place(interp, items[0], env, form)
+    delta = interp.eval1(items[1], env) if len(items) > 1 else 1
+    value = _arith(interp, op, get(), delta)
+    set_(value)
+    return value
+
+
+@special("INCF")
+def sf_incf(interp, form, env):
+    """(incf place [delta])"""
+    return _modify(interp, form, env, "+")
+
+
+@special("DECF")
+def sf_decf(interp, form, env):
+    """(decf place [delta])"""
+    return _modify(interp, form, env, "-")
+
+
+@special("PUSH")
+def sf_push(interp, form, env):
+    """(push item place)"""
+    items = args_of(form, 2, 2, "(push item place)")
+    item = interp.eval1(items[0], env)
+    get, set_ = resolve_place(interp, items[1], env, form)
+    value = Cons(item, get())
+    set_(value)
+    return value
+
+
+@special("POP")
+def sf_pop(interp, form, env):
+    """(pop place)"""
+    items = args_of(form, 1, 1, "(pop place)")
+    get, set_ = resolve_place(interp, items[0], env, form)
+    value = get()
+    if value is NIL:
+        return NIL
+    if type(value) is not Cons:
+        raise error(E_TYPE, "pop needs a list", form.span, actual=prin1_to_string(value),
+                    fix="pop from a variable holding a list")
+    set_(value.cdr)
+    return value.car
+
+
+@special("PUSHNEW")
+def sf_pushnew(interp, form, env):
+    """(pushnew item place [:test fn] [:key fn])"""
+    items = args_of(form, 2, None, "(pushnew item place [:test fn] [:key fn])")
+    item = interp.eval1(items[0], env)
+    get, set_ = resolve_place(interp, items[1], env, form)
+    options = [interp.eval1(f, env) for f in items[2:]]
+    from sexpgpu.lisp.sequences import member_of
+
+    current = get()
+    if member_of(interp, item, current, options) is not NIL:
+        return current
+    value = Cons(item, current)
+    set_(value)
+    return value
+
+
+@special("ROTATEF")
+def sf_rotatef(interp, form, env):
+    """(rotatef place...)"""
+    places = [resolve_place(interp, p, env, form) for p in to_py(form.cdr)]
+    values = [get() for get, _ in places]
+    for (_, set_), value in zip(places, values[1:] + values[:1]):
+        set_(value)
+    return NIL
+
+
+@special("SHIFTF")
+def sf_shiftf(interp, form, env):
+    """(shiftf place... new-value)"""
+    items = args_of(form, 2, None, "(shiftf place... value)")
+    places = [resolve_place(interp, p, env, form) for p in items[:-1]]
+    values = [get() for get, _ in places]
+    new = interp.eval1(items[-1], env)
+    for (_, set_), value in zip(places, values[1:] + [new]):
+        set_(value)
+    return values[0]

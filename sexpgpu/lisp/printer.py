@@ -1,0 +1,197 @@
+"""The printer: Lisp objects to text exactly as SBCL prints them (prin1 and princ).
+
+Floats follow SBCL: the shortest digits that read back, positional between 1e-3 and
+1e7, exponent form outside; doubles end in `d0` (or use `d` as the exponent marker).
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+from typing import Any
+
+from sexpgpu.lisp.types import Char, Cons, Single, Symbol, to_single
+
+CHAR_PRINT_NAMES = {
+    "\n": "Newline", "\t": "Tab", "\r": "Return", "\b": "Backspace", "\f": "Page",
+    "\x7f": "Rubout", "\x00": "Nul", "\x1b": "Esc", "\x07": "Bel",
+}
+_PREFIX_PRINT = {"QUOTE": "'", "FUNCTION": "#'", "QUASIQUOTE": "`", "UNQUOTE": ",",
+                 "UNQUOTE-SPLICING": ",@"}
+_NEEDS_BARS = re.compile(r"[a-z\s()'\"`,;|\\#]|^$")
+_LOOKS_NUMERIC = re.compile(r"[+-]?(\d+\.?|\d+/\d+|\d*\.\d+([eEdD][+-]?\d+)?|\d+[eEdD][+-]?\d+)$")
+
+
+def _digits(x: float, single: bool) -> tuple[str, int]:
+    """Shortest round-trip significant digits of |x| and the exponent of the first digit."""
+    x = abs(x)
+    if single:
+        for precision in range(0, 10):
+            text = f"{x:.{precision}e}"
+            if to_single(float(text)) == x:
+                break
+    else:
+        text = f"{x:e}" if False else repr(x)
+        text = f"{float(text):.17e}"
+        for precision in range(0, 18):
+            candidate = f"{x:.{precision}e}"
+            if float(candidate) == x:
+                text = candidate
+                break
+    mantissa, exp = text.split("e")
+    digits = mantissa.replace(".", "").rstrip("0") or "0"
+    return digits, int(exp)
+
+
+def format_float(x: float, single: bool) -> str:
+    """SBCL's printed form of a single or double float."""
+    if x != x:
+        return "#<NaN>"
+    if x in (float("inf"), float("-inf")):
+        kind = "SINGLE" if single else "DOUBLE"
+        sign = "POSITIVE" if x > 0 else "NEGATIVE"
+        return f"#.SB-EXT:{kind}-FLOAT-{sign}-INFINITY"
+    sign = "-" if x < 0 or (x == 0 and str(x).startswith("-")) else ""
+    marker = "e" if single else "d"
+    if x == 0:
+        return sign + ("0.0" if single else "0.0d0")
+    digits, exp = _digits(x, single)
+    if -3 <= exp < 7:
+        if exp >= 0:
+            whole = digits[: exp + 1].ljust(exp + 1, "0")
+            frac = digits[exp + 1 :] or "0"
+        else:
+            whole = "0"
+            frac = "0" * (-exp - 1) + digits
+        text = f"{whole}.{frac}"
+        return sign + (text if single else text + "d0")
+    return f"{sign}{digits[0]}.{digits[1:] or '0'}{marker}{exp}"
+
+
+def _symbol(sym: Symbol, escape: bool) -> str:
+    name = sym.name
+    if escape and (_NEEDS_BARS.search(name) or _LOOKS_NUMERIC.match(name)):
+        name = "|" + name.replace("\\", "\\\\").replace("|", "\\|") + "|"
+    if sym.is_keyword:
+        return ":" + name if escape else name
+    if escape and not sym.interned:
+        return "#:" + name
+    return name
+
+
+def _string(s: str, escape: bool) -> str:
+    if not escape:
+        return s
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _char(c: Char, escape: bool) -> str:
+    if not escape:
+        return c.ch
+    name = CHAR_PRINT_NAMES.get(c.ch)
+    if name is None and ord(c.ch) > 127:
+        import unicodedata
+
+        # SBCL names non-ASCII characters by their Unicode name
+        name = unicodedata.name(c.ch, c.ch).replace(" ", "_")
+    return "#\\" + (name or c.ch)
+
+
+MAX_PRINTED_PARTS = 2_000_000  # shared structure can make a small object print forever
+
+
+def _too_long() -> Exception:
+    from sexpgpu.lisp.errors import limit_error
+
+    return limit_error("printed text would be too long",
+                       "print a smaller object (or a summary of it)")
+
+
+def write(obj: Any, escape: bool, out: list[str]) -> None:
+    """Append the printed representation of `obj` to `out`."""
+    t = type(obj)
+    if t is Symbol:
+        out.append(_symbol(obj, escape))
+    elif t is int:
+        out.append(str(obj))
+    elif t is str:
+        out.append(_string(obj, escape))
+    elif t is Cons:
+        _cons(obj, escape, out)
+    elif t is Single:
+        out.append(format_float(obj, True))
+    elif t is float:
+        out.append(format_float(obj, False))
+    elif t is Fraction:
+        out.append(f"{obj.numerator}/{obj.denominator}")
+    elif t is Char:
+        out.append(_char(obj, escape))
+    elif t is list:
+        out.append("#(")
+        for i, item in enumerate(obj):
+            if i:
+                out.append(" ")
+            write(item, escape, out)
+            if len(out) > MAX_PRINTED_PARTS:
+                raise _too_long()
+        out.append(")")
+    elif isinstance(obj, Symbol):
+        out.append(_symbol(obj, escape))
+    elif hasattr(obj, "lisp_repr"):
+        out.append(obj.lisp_repr(escape))
+    elif t is bool:  # a host leaked a Python bool: print it as the Lisp value it means
+        out.append("T" if obj else "NIL")
+    else:
+        out.append(f"#<{type(obj).__name__} {obj!r}>")
+
+
+def _cons(obj: Cons, escape: bool, out: list[str]) -> None:
+    head = obj.car
+    if type(head) is Symbol and head.name in _PREFIX_PRINT and type(obj.cdr) is Cons \
+            and obj.cdr.cdr is _nil():
+        out.append(_PREFIX_PRINT[head.name])
+        write(obj.cdr.car, escape, out)
+        return
+    out.append("(")
+    write(head, escape, out)
+    node = obj.cdr
+    count = 0
+    while type(node) is Cons:
+        out.append(" ")
+        write(node.car, escape, out)
+        node = node.cdr
+        count += 1
+        if len(out) > MAX_PRINTED_PARTS:
+            raise _too_long()
+        if count == 1 << 16:
+            from sexpgpu.lisp.types import is_circular
+
+            if is_circular(obj):
+                raise ValueError("lisp: cannot print a circular list")
+    if node is not _nil():
+        out.append(" . ")
+        write(node, escape, out)
+    out.append(")")
+
+
+_NIL_CACHE: list = []
+
+
+def _nil():
+    if not _NIL_CACHE:
+        from sexpgpu.lisp.types import NIL
+
+        _NIL_CACHE.append(NIL)
+    return _NIL_CACHE[0]
+
+
+def prin1_to_string(obj: Any) -> str:
+    out: list[str] = []
+    write(obj, True, out)
+    return "".join(out)
+
+
+def princ_to_string(obj: Any) -> str:
+    out: list[str] = []
+    write(obj, False, out)
+    return "".join(out)

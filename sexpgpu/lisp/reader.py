@@ -1,0 +1,436 @@
+"""The reader: source text to forms, every list keeping its file:line:col.
+
+Positions live in `Cons.span` (the span of the opening paren or prefix); each cons
+cell built from a list also knows nothing else, so the evaluator reports errors at
+the innermost list that has a span. Symbols are interned and carry no position.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from fractions import Fraction
+from typing import Any
+
+from sexpgpu.diagnostics import Span, define_code, error
+from sexpgpu.lisp.types import NIL, Char, Cons, FormList, Single, Uninterned, intern, keyword
+
+E_READ_UNCLOSED = define_code(
+    "E-READ-UNCLOSED", "unclosed list",
+    "A `(` was opened and the file ended before its `)`. The diagnostic points at the `(`.",
+)
+E_READ_STRAY = define_code(
+    "E-READ-STRAY", "unexpected `)`",
+    "A `)` appears with no matching `(` before it.",
+)
+E_READ_STRING = define_code(
+    "E-READ-STRING", "unterminated string", "A string literal has no closing `\"`.",
+)
+E_READ_COMMENT = define_code(
+    "E-READ-COMMENT", "unterminated block comment", "A `#|` comment has no matching `|#`.",
+)
+E_READ_NUMBER = define_code(
+    "E-READ-NUMBER", "malformed number",
+    "A token that starts like a number is not one (for example `1/0`, `1.5e99999`, `12..3`).",
+)
+E_READ_CHAR = define_code(
+    "E-READ-CHAR", "unknown character name",
+    "`#\\` must be followed by one character or a name such as Space, Newline or Tab.",
+)
+E_READ_SYNTAX = define_code(
+    "E-READ-SYNTAX", "malformed syntax",
+    "Text the reader cannot turn into a form: a misplaced dot, a `'` with nothing after it, "
+    "an unsupported `#` dispatch, an unterminated `|symbol|`.",
+)
+
+QUOTE = intern("QUOTE")
+FUNCTION = intern("FUNCTION")
+QUASIQUOTE = intern("QUASIQUOTE")
+UNQUOTE = intern("UNQUOTE")
+UNQUOTE_SPLICING = intern("UNQUOTE-SPLICING")
+
+CHAR_NAMES = {
+    "SPACE": " ", "NEWLINE": "\n", "TAB": "\t", "RETURN": "\r", "LINEFEED": "\n",
+    "BACKSPACE": "\b", "PAGE": "\f", "RUBOUT": "\x7f", "NUL": "\x00", "NULL": "\x00",
+    "ESCAPE": "\x1b", "ESC": "\x1b", "BELL": "\x07",
+}
+
+_TOKEN = re.compile(
+    r"""
+    (?P<ws>[\s]+)
+  | (?P<comment>;[^\n]*)
+  | (?P<open>\()
+  | (?P<close>\))
+  | (?P<string>"(?:[^"\\]|\\.)*")
+  | (?P<badstring>")
+  | (?P<quote>')
+  | (?P<qq>`)
+  | (?P<splice>,@)
+  | (?P<unquote>,)
+  | (?P<block>\#\|)
+  | (?P<char>\#\\(?:.[^\s()'"`,;]*|\n))
+  | (?P<fquote>\#')
+  | (?P<vector>\#\()
+  | (?P<uninterned>\#:)
+  | (?P<radix>\#[xXbBoO][^\s()'"`,;]*)
+  | (?P<feature>\#[+-])
+  | (?P<array>\#\d+[aA])
+  | (?P<hash>\#.?)
+  | (?P<atom>(?:[^\s()'"`,;|\\]|\\.|\|[^|]*\|)+)
+  | (?P<badatom>[|\\])
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+
+_INT = re.compile(r"[+-]?\d+\.?\Z")
+_RATIO = re.compile(r"[+-]?\d+/\d+\Z")
+_FLOAT = re.compile(r"[+-]?(?:\d*\.\d+|\d+\.?\d*(?=[eEdDfFsSlL]))(?:([eEdDfFsSlL])([+-]?\d+))?\Z")
+_NUMBERISH = re.compile(r"[+-]?\.?\d[\d.eEdDfFsSlL/+-]*\Z")
+
+_PREFIXES = {"quote": QUOTE, "qq": QUASIQUOTE, "splice": UNQUOTE_SPLICING,
+             "unquote": UNQUOTE, "fquote": FUNCTION}
+
+
+class _Frame:
+    """A list (or prefix, or #( vector) being read."""
+
+    __slots__ = ("kind", "items", "span", "tail", "dot", "prefix")
+
+    def __init__(self, kind: str, span: Span, prefix: Any = None):
+        self.kind = kind
+        self.items: list = []
+        self.span = span
+        self.tail: Any = NIL
+        self.dot = 0  # 0 no dot seen, 1 dot seen awaiting tail, 2 tail read
+        self.prefix = prefix
+
+
+class Reader:
+    def __init__(self, text: str, file: str):
+        self.text = text
+        self.file = file
+        self._line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+
+    def span(self, pos: int, width: int = 1) -> Span:
+        line = bisect.bisect_right(self._line_starts, pos) - 1
+        return Span(self.file, line + 1, pos - self._line_starts[line] + 1, width)
+
+    def read_all(self, start: int = 0, max_forms: int | None = None) -> list:
+        """Read forms from `start`; with `max_forms`, stop after that many and leave
+        the position after them (and one following whitespace) in `self.end`."""
+        forms = FormList()
+        stack: list[_Frame] = []
+        form_start = 0
+        self.end = len(self.text)
+        text = self.text
+        pos = start
+        n = len(text)
+        skip_next = 0  # #+/#- feature expressions pending: forms to drop
+        while pos < n:
+            m = _TOKEN.match(text, pos)
+            kind = m.lastgroup
+            tok = m.group()
+            start = pos
+            pos = m.end()
+            if kind == "ws" or kind == "comment":
+                continue
+            if not stack:
+                form_start = start
+            if kind == "block":
+                pos = self._skip_block(start)
+                continue
+            if kind == "open":
+                stack.append(_Frame("list", self.span(start)))
+                continue
+            if kind == "vector":
+                stack.append(_Frame("vector", self.span(start)))
+                continue
+            if kind in _PREFIXES:
+                stack.append(_Frame("prefix", self.span(start, len(tok)), _PREFIXES[kind]))
+                continue
+            if kind == "feature":
+                stack.append(_Frame("feature", self.span(start, 2), tok[1]))
+                continue
+            if kind == "array":
+                stack.append(_Frame("array", self.span(start, len(tok)), int(tok[1:-1])))
+                continue
+            if kind == "uninterned":
+                m2 = _TOKEN.match(text, pos)
+                if m2 is None or m2.lastgroup != "atom":
+                    raise error(E_READ_SYNTAX, "`#:` must be followed by a symbol name",
+                                self.span(start, 2), fix="write #:name")
+                pos = m2.end()
+                obj: Any = Uninterned(_symbol_name(m2.group()))
+            elif kind == "close":
+                if not stack or stack[-1].kind not in ("list", "vector"):
+                    if stack and stack[-1].kind in ("prefix", "feature", "array"):
+                        raise error(E_READ_SYNTAX, "a prefix has no form after it",
+                                    stack[-1].span, fix="put a form after the prefix")
+                    raise error(E_READ_STRAY, "unexpected `)`", self.span(start),
+                                fix="remove this `)` or add the `(` it closes")
+                frame = stack.pop()
+                if frame.dot == 1:
+                    raise error(E_READ_SYNTAX, "nothing after the dot of a dotted list",
+                                frame.span, fix="write (a . b) with one form after the dot")
+                if frame.kind == "vector":
+                    obj = list(frame.items)
+                else:
+                    obj = frame.tail
+                    items = frame.items
+                    for i in range(len(items) - 1, -1, -1):
+                        obj = Cons(items[i], obj)
+                    if type(obj) is Cons:
+                        obj.span = frame.span
+            elif kind == "string":
+                obj = _unescape(tok[1:-1])
+            elif kind == "badstring":
+                raise error(E_READ_STRING, "unterminated string", self.span(start),
+                            fix='close the string with `"`')
+            elif kind == "char":
+                obj = self._char(tok, start)
+            elif kind == "radix":
+                obj = self._radix(tok, start)
+            elif kind == "atom":
+                if tok == ".":
+                    if not stack or stack[-1].kind != "list" or not stack[-1].items \
+                            or stack[-1].dot:
+                        raise error(E_READ_SYNTAX, "misplaced dot", self.span(start),
+                                    fix="a dot only goes between the last two forms of a list")
+                    stack[-1].dot = 1
+                    continue
+                obj = self._atom(tok, start)
+            elif kind == "badatom":
+                raise error(E_READ_SYNTAX, f"unterminated `{tok}` in a symbol",
+                            self.span(start), fix="close `|` or remove the backslash")
+            else:  # a # dispatch we do not support
+                raise error(E_READ_SYNTAX, f"unsupported reader syntax `{tok}`",
+                            self.span(start, len(tok)),
+                            fix="this subset has no reader macros beyond #' #( #\\ #| #: #x #+")
+            # a complete object: feed it to the enclosing frames
+            while True:
+                if not stack:
+                    if skip_next:
+                        skip_next -= 1
+                    else:
+                        forms.append(obj)
+                        forms.spans.append(self.span(form_start))
+                        if max_forms is not None and len(forms) >= max_forms:
+                            if pos < n and text[pos].isspace():
+                                pos += 1
+                            self.end = pos
+                            return forms
+                    break
+                top = stack[-1]
+                if top.kind == "prefix":
+                    stack.pop()
+                    obj = Cons(top.prefix, Cons(obj, NIL), top.span)
+                    continue
+                if top.kind == "array":
+                    stack.pop()
+                    obj = _md_array(obj, top.prefix, top.span)
+                    continue
+                if top.kind == "feature":
+                    stack.pop()
+                    keep = _feature_true(obj) == (top.prefix == "+")
+                    if not keep:
+                        top.kind = "skip"
+                        stack.append(top)  # the next complete form is dropped
+                    break
+                if top.kind == "skip":
+                    stack.pop()
+                    break
+                if top.dot == 1:
+                    top.tail = obj
+                    top.dot = 2
+                elif top.dot == 2:
+                    raise error(E_READ_SYNTAX, "more than one form after the dot",
+                                top.span, fix="write (a . b) with one form after the dot")
+                else:
+                    top.items.append(obj)
+                break
+        if stack:
+            opens = [f for f in stack if f.kind in ("list", "vector")]
+            if not opens:
+                raise error(E_READ_SYNTAX, "a prefix has no form after it", stack[-1].span,
+                            fix="put a form after the prefix")
+            first = opens[0]
+            from sexpgpu.diagnostics import Note
+
+            notes = [Note("also unclosed", f.span) for f in opens[1:4]]
+            raise error(E_READ_UNCLOSED, "this `(` is never closed", first.span,
+                        fix=f"add {len(opens)} `)` where the form should end", notes=notes)
+        return forms
+
+    def _skip_block(self, start: int) -> int:
+        depth = 0
+        pos = start
+        text = self.text
+        while True:
+            i = text.find("|#", pos)
+            j = text.find("#|", pos)
+            if j != -1 and (i == -1 or j < i):
+                depth += 1
+                pos = j + 2
+                continue
+            if i == -1:
+                raise error(E_READ_COMMENT, "unterminated block comment", self.span(start, 2),
+                            fix="close the comment with |#")
+            depth -= 1
+            pos = i + 2
+            if depth == 0:
+                return pos
+
+    def _char(self, tok: str, start: int) -> Char:
+        body = tok[2:]
+        if len(body) == 1:
+            return Char(body)
+        name = body.upper()
+        if name in CHAR_NAMES:
+            return Char(CHAR_NAMES[name])
+        if name.startswith("U+") or (name.startswith("U") and len(name) > 1):
+            try:
+                return Char(chr(int(name.lstrip("U+"), 16)))
+            except ValueError:
+                pass
+        raise error(E_READ_CHAR, f"unknown character name `#\\{body}`",
+                    self.span(start, len(tok)),
+                    fix="use one character (#\\a) or a name: Space, Newline, Tab, Return")
+
+    def _radix(self, tok: str, start: int) -> int:
+        base = {"x": 16, "b": 2, "o": 8}[tok[1].lower()]
+        try:
+            return int(tok[2:], base)
+        except ValueError:
+            raise error(E_READ_NUMBER, f"malformed number `{tok}`", self.span(start, len(tok)),
+                        fix=f"digits in base {base} only") from None
+
+    def _atom(self, tok: str, start: int) -> Any:
+        c = tok[0]
+        if c.isdigit() or c in "+-." and len(tok) > 1:
+            number = self._number(tok, start)
+            if number is not None:
+                return number
+        if c == ":" and "|" not in tok and "\\" not in tok:
+            return keyword(tok[1:].upper())
+        name = _symbol_name(tok)
+        if name.startswith(":"):
+            return keyword(name[1:])
+        return intern(name)
+
+    def _number(self, tok: str, start: int) -> Any:
+        if _INT.match(tok):
+            return int(tok.rstrip("."))
+        if _RATIO.match(tok):
+            num, den = tok.split("/")
+            if int(den) == 0:
+                raise error(E_READ_NUMBER, f"ratio `{tok}` divides by zero",
+                            self.span(start, len(tok)), fix="use a nonzero denominator")
+            value = Fraction(int(num), int(den))
+            return value.numerator if value.denominator == 1 else value
+        m = _FLOAT.match(tok)
+        if m:
+            marker = (m.group(1) or "e").lower()
+            mantissa = tok if m.group(1) is None else tok[: m.start(1)]
+            exponent = int(m.group(2) or 0)
+            if abs(exponent) > 400:
+                raise error(E_READ_NUMBER, f"float `{tok}` is out of range",
+                            self.span(start, len(tok)), fix="use a smaller exponent")
+            value = float(f"{mantissa}e{exponent}")
+            if marker in "dl":
+                if value in (float("inf"), float("-inf")):
+                    raise error(E_READ_NUMBER, f"float `{tok}` is out of range",
+                                self.span(start, len(tok)), fix="use a smaller exponent")
+                return value
+            single = Single(value)
+            if single in (float("inf"), float("-inf")):
+                raise error(E_READ_NUMBER, f"single-float `{tok}` is out of range",
+                            self.span(start, len(tok)),
+                            fix="write it as a double (…d0) or use a smaller exponent")
+            return single
+        if _NUMBERISH.match(tok) and tok[-1] not in "+-" and any(ch.isdigit() for ch in tok) \
+                and not tok.startswith("."):
+            raise error(E_READ_NUMBER, f"malformed number `{tok}`", self.span(start, len(tok)),
+                        fix="write an integer (12), a ratio (1/2) or a float (1.5, 1e-3, 2.5d0)")
+        return None
+
+
+def _md_array(contents: Any, rank: int, span: Span) -> Any:
+    """#nA(...): an array of rank n from nested lists."""
+    from sexpgpu.lisp.arrays import MDArray
+
+    dims: list[int] = []
+    level = contents
+    for _ in range(rank):
+        items = list(level) if type(level) is Cons else (level if type(level) is list else [])
+        dims.append(len(items))
+        level = items[0] if items else NIL
+    data: list = []
+
+    def flatten(x: Any, depth: int) -> None:
+        if depth == rank:
+            data.append(x)
+            return
+        items = list(x) if type(x) is Cons else (x if type(x) is list else [])
+        if len(items) != dims[depth]:
+            raise error(E_READ_SYNTAX, f"#{rank}A contents are not rectangular", span,
+                        fix="give every row the same length")
+        for item in items:
+            flatten(item, depth + 1)
+
+    flatten(contents, 0)
+    if rank == 1:
+        return data
+    return MDArray(dims, data)
+
+
+def _symbol_name(tok: str) -> str:
+    """Upcase a symbol token except inside |...| and after a backslash."""
+    if "|" not in tok and "\\" not in tok:
+        return tok.upper()
+    out = []
+    i = 0
+    while i < len(tok):
+        ch = tok[i]
+        if ch == "\\" and i + 1 < len(tok):
+            out.append(tok[i + 1])
+            i += 2
+        elif ch == "|":
+            j = tok.index("|", i + 1)
+            out.append(tok[i + 1 : j])
+            i = j + 1
+        else:
+            out.append(ch.upper())
+            i += 1
+    return "".join(out)
+
+
+def _unescape(body: str) -> str:
+    if "\\" not in body:
+        return body
+    return re.sub(r"\\(.)", r"\1", body, flags=re.DOTALL)
+
+
+_FEATURES = {"SBCL", "SEXPGPU", "COMMON-LISP", "ANSI-CL"}
+
+
+def _feature_true(expr: Any) -> bool:
+    if type(expr) is Cons:
+        op = expr.car.name if hasattr(expr.car, "name") else ""
+        args = []
+        node = expr.cdr
+        while type(node) is Cons:
+            args.append(node.car)
+            node = node.cdr
+        if op == "AND":
+            return all(_feature_true(a) for a in args)
+        if op == "OR":
+            return any(_feature_true(a) for a in args)
+        if op == "NOT":
+            return not any(_feature_true(a) for a in args)
+        return False
+    return getattr(expr, "name", "") in _FEATURES
+
+
+def read_all(text: str, file: str = "<string>") -> list:
+    """Read every form in `text`; raises SexpError (E-READ-*) on malformed input."""
+    return Reader(text, file).read_all()

@@ -1,0 +1,180 @@
+"""How evaluation reports trouble: limits, type and arity errors, and the trail of
+spans an error collects on its way out (innermost user form, calls, macro expansions).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from sexpgpu.diagnostics import Note, SexpError, error
+from sexpgpu.lisp.errors import (
+    E_ARITY,
+    E_TYPE,
+    E_UNBOUND,
+    LimitError,
+    limit_error,
+)
+from sexpgpu.lisp.printer import prin1_to_string
+from sexpgpu.lisp.registry import Builtin
+from sexpgpu.lisp.types import Cons, Symbol
+
+_CHECK_EVERY = 8192  # steps between CPU-time checks
+
+
+def _default_generic_op(name: str, args: list, span: Any) -> Any:
+    from sexpgpu.lisp.errors import Condition
+    from sexpgpu.lisp.numbers import is_number
+
+    shown = " ".join(prin1_to_string(a) for a in args)
+    exc = error(E_TYPE, f"{name.lower()}: arguments must be numbers", span,
+                expected="numbers", actual=f"({name.lower()} {shown})",
+                fix="pass numbers (tensor arithmetic only works while tracing a model)")
+    bad = next((a for a in args if not is_number(a)), None)
+    exc.condition = Condition("TYPE-ERROR", _sbcl_type_message(bad, name, args, "NUMBER"))
+    raise exc
+
+
+def _sbcl_type_message(value: Any, name: str, args: list, expected: str) -> str:
+    """SBCL's wording of a type error, which `(format t "~a" condition)` prints."""
+    call = "(" + " ".join([name.upper()] + [prin1_to_string(a) for a in args]) + ")"
+    shown = prin1_to_string(value)
+    return f"Value of {shown} in {call} is {shown}, not a {expected}."
+
+
+# the argument type SBCL names when these builtins get a wrong first argument
+_EXPECTED_TYPES = {name: "LIST" for name in (
+    "CAR", "CDR", "FIRST", "REST", "SECOND", "THIRD", "CADR", "CDDR", "CAAR", "CDAR", "NTH",
+    "ENDP", "MAPCAR", "DOLIST")}
+_EXPECTED_TYPES.update({"SYMBOL-NAME": "SYMBOL", "CHAR-CODE": "CHARACTER",
+                        "STRING-UPCASE": "STRING", "LENGTH": "SEQUENCE"})
+
+
+
+
+class Reporting:
+    """Error and limit methods of the Interpreter (a mixin: it owns no state)."""
+
+
+    def check_limits(self) -> None:
+        """Called every few thousand steps: the step limit and the CPU-time backstop."""
+        if self.steps > self.max_steps:
+            raise limit_error(f"evaluation took more than {self.max_steps} steps",
+                              "look for a loop or recursion that never ends")
+        now = time.process_time()  # CPU time: a loaded machine must not fail a program
+        if self.started is None:
+            self.started = now
+        elif now - self.started > self.max_seconds:
+            raise limit_error(f"evaluation took more than {self.max_seconds} s of CPU time",
+                              "look for a loop or recursion that never ends")
+        self.checkpoint = min(self.max_steps, self.steps + _CHECK_EVERY)
+
+    def note_alloc(self, n: int) -> None:
+        """Count `n` allocated elements; E-EVAL-LIMIT past the allocation limit."""
+        if n > self.max_alloc or self.allocated + n > self.max_alloc * 10:
+            raise limit_error(f"allocation of {n} elements exceeds the limit of {self.max_alloc}",
+                              "allocate smaller lists, strings or arrays")
+        self.allocated += n
+
+    def _depth_error(self) -> LimitError:
+        return limit_error(f"recursion deeper than {self.max_depth} calls",
+                           "check the recursion has a base case that is reached")
+
+    def _unbound(self, sym: Symbol, env: Any) -> SexpError:
+        from sexpgpu.lisp.suggest import did_you_mean
+
+        names = set(s.name for s in self.globals if isinstance(s, Symbol))
+        e = env
+        while e is not None:
+            names.update(k.name for k in e.vars if type(k) is Symbol)
+            e = e.parent
+        hint = did_you_mean(sym.name, names)
+        return error(E_UNBOUND, f"unbound variable {sym.name.lower()}",
+                     fix=f"did you mean {hint.lower()}?" if hint
+                     else "bind it with let, or define it with defvar/defparameter")
+
+    def _builtin_arity(self, fn: Builtin, n: int) -> SexpError:
+
+        want = f"{fn.min}" if fn.max == fn.min else (
+            f"at least {fn.min}" if fn.max is None else f"{fn.min} to {fn.max}")
+        return error(E_ARITY, f"{fn.name.lower()} called with {n} argument{'s' if n != 1 else ''}",
+                     expected=f"{want} argument(s)", actual=str(n),
+                     fix=f"call {fn.name.lower()} with {want} argument(s)")
+
+    def _builtin_type_error(self, fn: Builtin, args: list, exc: Exception) -> SexpError:
+        from sexpgpu.lisp.errors import Condition
+
+        try:
+            shown = " ".join(prin1_to_string(a) for a in args)
+        except Exception:  # noqa: BLE001 - a broken argument must not hide the error
+            shown = " ".join(type(a).__name__ for a in args)
+        if len(shown) > 200:
+            shown = shown[:200] + "..."
+        detail = str(exc) if isinstance(exc, ValueError) and str(exc).startswith("lisp:") else ""
+        result = error(E_TYPE, f"{fn.name.lower()}: wrong type of argument"
+                       + (f" ({detail[5:].strip()})" if detail else ""),
+                       actual=f"({fn.name.lower()} {shown})",
+                       fix=f"check the types of the arguments to {fn.name.lower()}")
+        expected = _EXPECTED_TYPES.get(fn.name)
+        if expected is not None and args:
+            result.condition = Condition(
+                "TYPE-ERROR", _sbcl_type_message(args[0], fn.name, args, expected))
+        return result
+
+    def _trail(self, exc: SexpError, form: Cons) -> None:
+        span = form.span
+        if span is None:
+            return
+        trail = exc.__dict__.get("trail")
+        if trail is None:
+            exc.trail = [(span, None)]
+            exc.pending = None
+            return
+        pending = exc.__dict__.get("pending")
+        if pending:
+            trail.append((span, pending))
+            exc.pending = None
+
+    def finish_error(self, exc: SexpError) -> SexpError:
+        """Give the diagnostic its span (the innermost user form) and its notes."""
+        if exc.__dict__.get("finished"):
+            return exc
+        exc.finished = True
+        diag = exc.diagnostic
+        trail = exc.__dict__.get("trail") or []
+        primary = None
+        for i, (span, _) in enumerate(trail):
+            if span.file not in self.library_files:
+                primary = i
+                break
+        if primary is None and trail:
+            primary = 0
+        notes: list[Note] = []
+        if primary is not None:
+            user_span = trail[primary][0]
+            original = diag.span
+            if original is None or (original.file in self.library_files
+                                    and user_span.file not in self.library_files):
+                # report at the user's line; the library position becomes a note
+                diag.span = user_span
+                if original is not None:
+                    notes.append(Note("in library code", original))
+            for span, _ in trail[:primary]:
+                if span != diag.span and span != original:
+                    notes.append(Note("in library code", span))
+            repeats = 0
+            for span, message in trail[primary + 1:]:
+                if not message:
+                    continue
+                if notes and notes[-1].message.startswith(message):
+                    repeats += 1  # a recursion: say how often instead of repeating it
+                    continue
+                if repeats:
+                    notes[-1].message += f" ({repeats + 1} nested calls)"
+                    repeats = 0
+                if len(notes) < 8:
+                    notes.append(Note(message, span))
+            if repeats and notes:
+                notes[-1].message += f" ({repeats + 1} nested calls)"
+        diag.notes.extend(notes)
+        return exc

@@ -1,0 +1,216 @@
+"""The Lisp data model: symbols, conses, characters, single floats, multiple values.
+
+Integers are Python ints, ratios `fractions.Fraction`, doubles Python floats, strings
+Python str, vectors Python lists. Reader conses carry their source `Span` in `span`.
+"""
+
+from __future__ import annotations
+
+import struct
+import sys
+from typing import Any
+
+from sexpgpu.diagnostics import Span
+
+# Lisp integers are bignums that print in full (SBCL prints any size); lift Python's cap.
+if hasattr(sys, "set_int_max_str_digits"):
+    sys.set_int_max_str_digits(0)
+
+
+class FormList(list):
+    """Top-level forms as read; `spans[i]` is where form i starts (atoms have no Cons)."""
+
+    __slots__ = ("spans",)
+
+    def __init__(self, forms=(), spans=None):
+        super().__init__(forms)
+        self.spans = list(spans or [])
+
+
+class Symbol:
+    """An interned symbol; keywords are symbols whose name starts with no package."""
+
+    __slots__ = ("name", "is_keyword", "interned", "fkey", "bkey", "__weakref__")
+
+    def __init__(self, name: str, is_keyword: bool = False, interned: bool = True):
+        self.name = name
+        self.is_keyword = is_keyword
+        self.interned = interned
+        # Distinct keys for the function and block namespaces of lexical environments.
+        self.fkey = _NamespaceKey(self, "function")
+        self.bkey = _NamespaceKey(self, "block")
+
+    def __repr__(self) -> str:
+        return (":" if self.is_keyword else "") + self.name
+
+    def __reduce__(self):
+        if not self.interned:
+            return (Uninterned, (self.name,))
+        return (keyword if self.is_keyword else intern, (self.name,))
+
+
+class _NamespaceKey:
+    __slots__ = ("symbol", "kind")
+
+    def __init__(self, symbol: Symbol, kind: str):
+        self.symbol = symbol
+        self.kind = kind
+
+
+_SYMBOLS: dict[str, Symbol] = {}
+_KEYWORDS: dict[str, Symbol] = {}
+
+
+def intern(name: str) -> Symbol:
+    sym = _SYMBOLS.get(name)
+    if sym is None:
+        sym = _SYMBOLS[name] = Symbol(name)
+    return sym
+
+
+def keyword(name: str) -> Symbol:
+    sym = _KEYWORDS.get(name)
+    if sym is None:
+        sym = _KEYWORDS[name] = Symbol(name, True)
+    return sym
+
+
+def Uninterned(name: str) -> Symbol:  # noqa: N802 - reads like the class it makes
+    """A symbol made by gensym / make-symbol / #: — equal only to itself."""
+    return Symbol(name, False, False)
+
+
+NIL = intern("NIL")
+T = intern("T")
+
+
+class Cons:
+    """A cons cell; `span` is where the reader saw it (None for built conses)."""
+
+    __slots__ = ("car", "cdr", "span")
+
+    def __init__(self, car: Any, cdr: Any, span: Span | None = None):
+        self.car = car
+        self.cdr = cdr
+        self.span = span
+
+    def __iter__(self):
+        """Iterate the elements of a proper (or the proper part of a dotted) list."""
+        node = self
+        while type(node) is Cons:
+            yield node.car
+            node = node.cdr
+
+    def __reduce__(self):
+        return (Cons, (self.car, self.cdr, self.span))
+
+    def __repr__(self) -> str:
+        from sexpgpu.lisp.printer import prin1_to_string
+
+        return prin1_to_string(self)
+
+
+class Char:
+    """A character, distinct from a one-letter string."""
+
+    __slots__ = ("ch",)
+
+    def __init__(self, ch: str):
+        self.ch = ch
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Char and other.ch == self.ch
+
+    def __hash__(self) -> int:
+        return hash(("char", self.ch))
+
+    def __reduce__(self):
+        return (Char, (self.ch,))
+
+    def __repr__(self) -> str:
+        return f"#\\{self.ch}"
+
+
+_PACK = struct.Struct("f")
+
+
+def to_single(x: float) -> float:
+    """Round a Python float to the nearest float32 value."""
+    try:
+        return _PACK.unpack(_PACK.pack(x))[0]
+    except OverflowError:
+        return float("inf") if x > 0 else float("-inf")
+
+
+class Single(float):
+    """A single-float: a float32 value carried in a Python float (prints without d0)."""
+
+    __slots__ = ()
+
+    def __new__(cls, value: float):
+        return float.__new__(cls, to_single(float(value)))
+
+
+class MV(tuple):
+    """Multiple values in flight; consumers that want one value take the first."""
+
+    __slots__ = ()
+
+
+def primary(value: Any) -> Any:
+    """The first of possibly-multiple values (NIL for zero values)."""
+    if type(value) is MV:
+        return value[0] if value else NIL
+    return value
+
+
+def lisp_list(items, tail: Any = NIL) -> Any:
+    """Build a Lisp list from a Python iterable."""
+    result = tail
+    for item in reversed(list(items)):
+        result = Cons(item, result)
+    return result
+
+
+_LONG_LIST = 1 << 20  # past this many cells, check once whether the list is circular
+
+
+def is_circular(lst: Any) -> bool:
+    """Floyd's check: whether following cdrs from `lst` loops forever."""
+    slow = fast = lst
+    while type(fast) is Cons and type(fast.cdr) is Cons:
+        slow = slow.cdr
+        fast = fast.cdr.cdr
+        if slow is fast:
+            return True
+    return False
+
+
+def to_py(lst: Any) -> list:
+    """The elements of a proper Lisp list as a Python list."""
+    out = []
+    start = lst
+    while type(lst) is Cons:
+        out.append(lst.car)
+        lst = lst.cdr
+        if len(out) == _LONG_LIST and is_circular(start):
+            raise ValueError("lisp: circular list")
+    return out
+
+
+def truthy(x: Any) -> bool:
+    return x is not NIL
+
+
+def boolean(flag: bool) -> Symbol:
+    return T if flag else NIL
+
+
+def is_list(x: Any) -> bool:
+    return x is NIL or type(x) is Cons
+
+
+class Foreign:
+    """Marker base for Python objects a host (tracer, contract) stores in Lisp values."""
+
+    __slots__ = ()

@@ -1,0 +1,150 @@
+"""Type specifiers: `typep` and `type-of` for the subset's objects."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from sexpgpu.lisp.types import NIL, Char, Cons, Single, Symbol, T, intern
+
+_FIXNUM_MAX = 4611686018427387903
+_FIXNUM_MIN = -4611686018427387904
+
+
+def _is_function(x: Any) -> bool:
+    from sexpgpu.lisp.interp import Closure
+    from sexpgpu.lisp.registry import Builtin
+
+    return type(x) in (Closure, Builtin)
+
+
+def _is_number(x: Any) -> bool:
+    return type(x) in (int, float, Single, Fraction)
+
+
+_ATOMIC = {
+    "T": lambda x: True,
+    "NIL": lambda x: False,
+    "NULL": lambda x: x is NIL,
+    "LIST": lambda x: x is NIL or type(x) is Cons,
+    "CONS": lambda x: type(x) is Cons,
+    "ATOM": lambda x: type(x) is not Cons,
+    "SYMBOL": lambda x: isinstance(x, Symbol),
+    "KEYWORD": lambda x: isinstance(x, Symbol) and x.is_keyword,
+    "BOOLEAN": lambda x: x is NIL or x is T,
+    "NUMBER": _is_number,
+    "REAL": lambda x: type(x) in (int, float, Single, Fraction),
+    "RATIONAL": lambda x: type(x) in (int, Fraction),
+    "INTEGER": lambda x: type(x) is int,
+    "FIXNUM": lambda x: type(x) is int and _FIXNUM_MIN <= x <= _FIXNUM_MAX,
+    "BIGNUM": lambda x: type(x) is int and not _FIXNUM_MIN <= x <= _FIXNUM_MAX,
+    "RATIO": lambda x: type(x) is Fraction,
+    "FLOAT": lambda x: type(x) in (float, Single),
+    "SINGLE-FLOAT": lambda x: type(x) is Single,
+    "SHORT-FLOAT": lambda x: type(x) is Single,
+    "DOUBLE-FLOAT": lambda x: type(x) is float,
+    "LONG-FLOAT": lambda x: type(x) is float,
+    "STRING": lambda x: type(x) is str,
+    "SIMPLE-STRING": lambda x: type(x) is str,
+    "BASE-STRING": lambda x: type(x) is str,
+    "CHARACTER": lambda x: type(x) is Char,
+    "BASE-CHAR": lambda x: type(x) is Char,
+    "STANDARD-CHAR": lambda x: type(x) is Char,
+    "VECTOR": lambda x: type(x) in (list, str),
+    "SIMPLE-VECTOR": lambda x: type(x) is list,
+    "ARRAY": lambda x: type(x) in (list, str) or type(x).__name__ == "MDArray",
+    "SIMPLE-ARRAY": lambda x: type(x) in (list, str) or type(x).__name__ == "MDArray",
+    "SEQUENCE": lambda x: x is NIL or type(x) in (Cons, list, str),
+    "FUNCTION": _is_function,
+    "COMPILED-FUNCTION": _is_function,
+    "HASH-TABLE": lambda x: type(x).__name__ == "HashTable",
+}
+
+
+def typep(interp: Any, x: Any, spec: Any) -> bool:
+    """Whether `x` is of type `spec` (a symbol or a compound specifier)."""
+    if type(spec) is Symbol:
+        check = _ATOMIC.get(spec.name)
+        if check is not None:
+            return check(x)
+        from sexpgpu.lisp.errors import Condition, is_subtype
+
+        if type(x) is Condition:
+            return is_subtype(x.type, spec.name, interp.user_condition_types)
+        struct = getattr(x, "struct", None)
+        if struct is not None:
+            return struct.is_a(spec.name)
+        return False
+    if type(spec) is Cons:
+        head = spec.car.name if isinstance(spec.car, Symbol) else ""
+        args = list(spec.cdr)
+        if head == "OR":
+            return any(typep(interp, x, a) for a in args)
+        if head == "AND":
+            return all(typep(interp, x, a) for a in args)
+        if head == "NOT":
+            return not typep(interp, x, args[0])
+        if head in ("MEMBER",):
+            from sexpgpu.lisp.equality import eql
+
+            return any(eql(x, a) for a in args)
+        if head == "EQL":
+            from sexpgpu.lisp.equality import eql
+
+            return eql(x, args[0])
+        if head == "SATISFIES":
+            return interp.call1(interp.function_of(args[0], None), x) is not NIL
+        if head in ("INTEGER", "REAL", "FLOAT", "RATIONAL", "SINGLE-FLOAT", "DOUBLE-FLOAT",
+                    "NUMBER"):
+            if not typep(interp, x, intern(head)):
+                return False
+            low = args[0] if args else intern("*")
+            high = args[1] if len(args) > 1 else intern("*")
+            return _in_bound(x, low, True) and _in_bound(x, high, False)
+        return typep(interp, x, spec.car)
+    return False
+
+
+def _in_bound(x: Any, bound: Any, lower: bool) -> bool:
+    if isinstance(bound, Symbol):
+        return True
+    if type(bound) is Cons:  # exclusive bound
+        value = bound.car
+        return x > value if lower else x < value
+    return x >= bound if lower else x <= bound
+
+
+def type_of(x: Any) -> Any:
+    from sexpgpu.lisp.types import lisp_list
+
+    t = type(x)
+    if t is int:
+        if x in (0, 1):
+            return intern("BIT")
+        if 0 <= x <= _FIXNUM_MAX:
+            return lisp_list([intern("INTEGER"), 0, _FIXNUM_MAX])
+        return intern("FIXNUM" if _FIXNUM_MIN <= x <= _FIXNUM_MAX else "BIGNUM")
+    names = {Single: "SINGLE-FLOAT", float: "DOUBLE-FLOAT", Fraction: "RATIO",
+             Char: "STANDARD-CHAR", Cons: "CONS"}
+    if t in names:
+        return intern(names[t])
+    if x is NIL:
+        return intern("NULL")
+    if x is T:
+        return intern("BOOLEAN")
+    if isinstance(x, Symbol):
+        return intern("KEYWORD" if x.is_keyword else "SYMBOL")
+    if t is str:
+        return lisp_list([intern("SIMPLE-ARRAY"), intern("CHARACTER"), lisp_list([len(x)])])
+    if t is list:
+        return lisp_list([intern("SIMPLE-VECTOR"), len(x)])
+    if _is_function(x):
+        return intern("FUNCTION")
+    if hasattr(x, "type") and type(x).__name__ == "Condition":
+        return intern(x.type)
+    struct = getattr(x, "struct", None)
+    if struct is not None:
+        return intern(struct.name)
+    if t.__name__ == "HashTable":
+        return intern("HASH-TABLE")
+    return intern(t.__name__.upper())

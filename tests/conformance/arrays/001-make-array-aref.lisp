@@ -1,0 +1,6 @@
+(let ((a (make-array 5 :initial-element 0)))
+  (print a)
+  (setf (aref a 2) 'mid)
+  (print (aref a 2))
+  (print (length a)))
+(terpri)

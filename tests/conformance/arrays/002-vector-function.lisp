@@ -1,0 +1,7 @@
+(let ((v (vector 1 "two" #\3)))
+  (print v)
+  (print (aref v 1))
+  (print (length v))
+  (print (vectorp v))
+  (print (vectorp '(1))))
+(terpri)

@@ -1,0 +1,7 @@
+(print (make-array 3 :initial-contents '(a b c)))
+(print (make-array '(2 3) :initial-contents '((1 2 3) (4 5 6))))
+(let ((m (make-array '(2 3) :initial-contents '((1 2 3) (4 5 6)))))
+  (print (aref m 1 2))
+  (print (array-dimensions m))
+  (print (array-rank m)))
+(terpri)

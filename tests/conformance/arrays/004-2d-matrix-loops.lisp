@@ -1,0 +1,8 @@
+(let ((m (make-array '(3 3) :initial-element 0)))
+  (dotimes (i 3)
+    (dotimes (j 3)
+      (setf (aref m i j) (* (1+ i) (1+ j)))))
+  (print m)
+  (print (array-dimension m 0))
+  (print (array-total-size m)))
+(terpri)

@@ -1,0 +1,8 @@
+(let ((v (vector 5 3 8 1)))
+  (print (reduce #'+ v))
+  (print (find 8 v))
+  (print (position 1 v))
+  (print (map 'vector #'1+ v))
+  (print (remove 3 v))
+  (print (coerce v 'list)))
+(terpri)

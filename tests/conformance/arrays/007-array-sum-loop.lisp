@@ -1,0 +1,5 @@
+(let ((a (make-array 10)))
+  (dotimes (i 10) (setf (aref a i) (* i i)))
+  (print (loop for x across a sum x))
+  (print (loop for i below (length a) when (evenp (aref a i)) collect i)))
+(terpri)

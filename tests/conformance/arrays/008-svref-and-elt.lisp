@@ -1,0 +1,7 @@
+(let ((v (vector 'a 'b 'c)))
+  (print (svref v 0))
+  (print (elt v 2))
+  (setf (svref v 1) 'z)
+  (print v))
+(print (aref "string" 2))
+(terpri)

@@ -1,0 +1,8 @@
+(let* ((a (vector 1 2 3))
+       (b (copy-seq a)))
+  (setf (aref b 0) 99)
+  (print a)
+  (print b)
+  (print (equalp a (vector 1 2 3)))
+  (print (equal a (vector 1 2 3))))
+(terpri)

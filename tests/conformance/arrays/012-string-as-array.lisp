@@ -1,0 +1,7 @@
+(let ((s (make-array 5 :element-type 'character :initial-element #\a)))
+  (print s)
+  (print (stringp s))
+  (print (length s))
+  (print (aref s 4))
+  (print (concatenate 'string s "z")))
+(terpri)

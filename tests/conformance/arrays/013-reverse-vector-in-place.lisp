@@ -1,0 +1,8 @@
+(defun reverse-in-place (v)
+  (let ((n (length v)))
+    (dotimes (i (floor n 2) v)
+      (rotatef (aref v i) (aref v (- n i 1))))))
+(print (reverse-in-place (vector 1 2 3 4 5)))
+(print (reverse-in-place (vector)))
+(print (nreverse (vector 'x 'y)))
+(terpri)

@@ -1,0 +1,6 @@
+(let ((m #2A((1 2 3) (4 5 6))))
+  (print (aref m 1 1))
+  (print (array-dimensions m))
+  (print (loop for i below 2 collect (loop for j below 3 sum (aref m i j))))
+  (print m))
+(terpri)

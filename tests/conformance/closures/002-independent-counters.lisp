@@ -1,0 +1,7 @@
+(defun make-counter (&optional (start 0))
+  (let ((n start))
+    (lambda () (setq n (+ n 1)))))
+(let ((a (make-counter))
+      (b (make-counter 100)))
+  (print (list (funcall a) (funcall a) (funcall b) (funcall a) (funcall b))))
+(terpri)

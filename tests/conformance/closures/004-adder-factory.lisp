@@ -1,0 +1,7 @@
+(defun make-adder (n) (lambda (x) (+ x n)))
+(let ((add5 (make-adder 5))
+      (add10 (make-adder 10)))
+  (print (funcall add5 1))
+  (print (funcall add10 1))
+  (print (mapcar add5 '(1 2 3))))
+(terpri)

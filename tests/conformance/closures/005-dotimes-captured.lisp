@@ -1,0 +1,6 @@
+(let ((fns '()))
+  (dotimes (i 3)
+    (let ((j i))
+      (push (lambda () j) fns)))
+  (print (mapcar #'funcall (reverse fns))))
+(terpri)

@@ -1,0 +1,6 @@
+(let ((fns '()))
+  (dolist (x '(a b c))
+    (let ((y x))
+      (push (lambda () y) fns)))
+  (print (mapcar #'funcall fns)))
+(terpri)

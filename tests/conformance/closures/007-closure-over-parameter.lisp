@@ -1,0 +1,6 @@
+(defun compose (f g)
+  (lambda (x) (funcall f (funcall g x))))
+(let ((inc-then-double (compose (lambda (x) (* 2 x)) #'1+)))
+  (print (funcall inc-then-double 5)))
+(print (funcall (compose #'car #'cdr) '(1 2 3)))
+(terpri)

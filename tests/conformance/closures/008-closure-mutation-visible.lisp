@@ -1,0 +1,8 @@
+(let* ((x 1)
+       (get (lambda () x))
+       (set (lambda (v) (setq x v))))
+  (print (funcall get))
+  (funcall set 42)
+  (print (funcall get))
+  (print x))
+(terpri)

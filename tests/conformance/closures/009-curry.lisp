@@ -1,0 +1,6 @@
+(defun curry (f &rest args)
+  (lambda (&rest more) (apply f (append args more))))
+(print (funcall (curry #'+ 1 2) 3 4))
+(print (funcall (curry #'list 'a) 'b 'c))
+(print (mapcar (curry #'* 10) '(1 2 3)))
+(terpri)

@@ -1,0 +1,13 @@
+(defun memoize (fn)
+  (let ((cache (make-hash-table :test #'equal))
+        (calls 0))
+    (values (lambda (x)
+              (multiple-value-bind (v found) (gethash x cache)
+                (if found v
+                    (progn (incf calls)
+                           (setf (gethash x cache) (funcall fn x))))))
+            (lambda () calls))))
+(multiple-value-bind (sq count) (memoize (lambda (x) (* x x)))
+  (print (list (funcall sq 3) (funcall sq 3) (funcall sq 4)))
+  (print (funcall count)))
+(terpri)

@@ -1,0 +1,10 @@
+(defun count-matching (pred list)
+  (let ((n 0))
+    (labels ((walk (l)
+               (when l
+                 (when (funcall pred (car l)) (incf n))
+                 (walk (cdr l)))))
+      (walk list))
+    n))
+(print (count-matching #'evenp '(1 2 3 4 6)))
+(terpri)

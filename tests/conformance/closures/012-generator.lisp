@@ -1,0 +1,11 @@
+(defun make-gen (list)
+  (lambda ()
+    (if list
+        (pop list)
+        :done)))
+(let ((g (make-gen '(x y))))
+  (print (funcall g))
+  (print (funcall g))
+  (print (funcall g))
+  (print (funcall g)))
+(terpri)

@@ -1,0 +1,6 @@
+(let ((base 100))
+  (flet ((offset (x) (+ base x)))
+    (print (offset 1))
+    (setq base 200)
+    (print (offset 1))))
+(terpri)

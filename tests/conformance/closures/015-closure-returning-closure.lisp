@@ -1,0 +1,7 @@
+(defun make-multiplier-factory (a)
+  (lambda (b)
+    (lambda (c) (* a b c))))
+(print (funcall (funcall (make-multiplier-factory 2) 3) 4))
+(let ((f (funcall (make-multiplier-factory 1) 5)))
+  (print (list (funcall f 1) (funcall f 2))))
+(terpri)

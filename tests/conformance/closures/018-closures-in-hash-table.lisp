@@ -1,0 +1,7 @@
+(let ((ops (make-hash-table)))
+  (setf (gethash :add ops) #'+)
+  (setf (gethash :scale ops) (let ((k 10)) (lambda (x) (* k x))))
+  (print (funcall (gethash :add ops) 1 2 3))
+  (print (funcall (gethash :scale ops) 4))
+  (print (mapcar (gethash :scale ops) '(1 2))))
+(terpri)

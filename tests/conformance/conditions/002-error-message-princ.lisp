@@ -1,0 +1,6 @@
+(handler-case (error "value ~a is bad: ~s" 42 "str")
+  (error (c)
+    (princ (princ-to-string c))
+    (terpri)))
+(handler-case (error "plain message")
+  (error (c) (format t "got: ~a~%" c)))

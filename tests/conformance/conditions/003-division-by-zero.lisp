@@ -1,0 +1,7 @@
+(print (handler-case (/ 1 0)
+         (division-by-zero () 'div-zero)))
+(print (handler-case (floor 10 0)
+         (division-by-zero () 'floor-zero)))
+(print (handler-case (mod 5 0)
+         (arithmetic-error () 'arith)))
+(terpri)

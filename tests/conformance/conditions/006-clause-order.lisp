@@ -1,0 +1,7 @@
+(print (handler-case (/ 5 0)
+         (arithmetic-error () 'arithmetic-first)
+         (division-by-zero () 'division-second)))
+(print (handler-case (/ 5 0)
+         (division-by-zero () 'division-first)
+         (error () 'error-second)))
+(terpri)

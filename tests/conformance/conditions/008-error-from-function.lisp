@@ -1,0 +1,8 @@
+(defun checked-sqrt (x)
+  (if (< x 0)
+      (error "negative input: ~a" x)
+      (isqrt x)))
+(dolist (x '(16 -4 25))
+  (print (handler-case (checked-sqrt x)
+           (error (c) (format nil "error: ~a" c)))))
+(terpri)

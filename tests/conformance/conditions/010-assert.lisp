@@ -1,0 +1,7 @@
+(defun must-be-positive (n)
+  (assert (> n 0))
+  n)
+(print (must-be-positive 3))
+(print (handler-case (must-be-positive -1)
+         (error () 'assert-failed)))
+(terpri)

@@ -1,0 +1,5 @@
+(print (ignore-errors (/ 10 2)))
+(print (ignore-errors (error "x")))
+(print (multiple-value-list (ignore-errors 1 2 'last)))
+(print (null (nth-value 1 (ignore-errors (error "y")))))
+(terpri)

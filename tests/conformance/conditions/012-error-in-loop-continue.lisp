@@ -1,0 +1,7 @@
+(let ((results '()))
+  (dolist (d '(1 0 2 0 5))
+    (push (handler-case (/ 10 d)
+            (division-by-zero () :inf))
+          results))
+  (print (nreverse results)))
+(terpri)

@@ -1,0 +1,6 @@
+(handler-case (error "~d item~:p left, list ~s" 3 '(a "b"))
+  (error (c) (princ c) (terpri)))
+(handler-case (error "~a + ~a = ~a" 1 2 (+ 1 2))
+  (error (c) (write-string (princ-to-string c)) (terpri)))
+(handler-case (error "~{~a~^, ~}" '(x y z))
+  (simple-error (c) (format t "[~a]~%" c)))

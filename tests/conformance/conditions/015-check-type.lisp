@@ -1,0 +1,7 @@
+(defun needs-integer (x)
+  (check-type x integer)
+  (* x 2))
+(print (needs-integer 4))
+(print (handler-case (needs-integer "no")
+         (type-error () 'check-type-failed)))
+(terpri)

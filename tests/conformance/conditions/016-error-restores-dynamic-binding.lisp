@@ -1,0 +1,6 @@
+(defvar *state* 'outer)
+(print (handler-case (let ((*state* 'inner))
+                       (error "oops"))
+         (error () *state*)))
+(print *state*)
+(terpri)

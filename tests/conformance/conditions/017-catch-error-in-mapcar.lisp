@@ -1,0 +1,6 @@
+(defun safe-div (a b)
+  (handler-case (/ a b)
+    (division-by-zero () nil)))
+(print (mapcar #'safe-div '(10 20 30) '(2 0 5)))
+(print (remove nil (mapcar #'safe-div '(1 2) '(0 0))))
+(terpri)

@@ -1,0 +1,7 @@
+(print (handler-case (values 1 2)
+         (error () 'failed)
+         (:no-error (a b) (list 'ok a b))))
+(print (handler-case (error "x")
+         (error () 'failed)
+         (:no-error (&rest vals) vals)))
+(terpri)

@@ -1,0 +1,5 @@
+(print (handler-case (error 'type-error :datum 5 :expected-type 'string)
+         (type-error (c) (list (type-error-datum c) (type-error-expected-type c)))))
+(print (handler-case (error 'simple-error :format-control "~a!" :format-arguments '(hi))
+         (simple-error (c) (princ-to-string c))))
+(terpri)

@@ -1,0 +1,11 @@
+(defun kind (x)
+  (case x
+    (1 'one)
+    ((2 3) 'two-or-three)
+    ((a b) 'letter)
+    (otherwise 'other)))
+(print (mapcar #'kind '(1 2 3 a b z 9)))
+(print (case 'q (q 'found)))
+(print (case 'q (r 'found)))
+(print (case nil ((nil) 'nil-key) (t 'default)))
+(terpri)

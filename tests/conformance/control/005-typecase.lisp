@@ -1,0 +1,11 @@
+(defun describe-it (x)
+  (typecase x
+    (integer 'integer)
+    (float 'float)
+    (ratio 'ratio)
+    (string 'string)
+    (symbol 'symbol)
+    (cons 'cons)
+    (t 'something-else)))
+(print (mapcar #'describe-it (list 1 1.5 1/2 "s" 'x '(1) #\c nil)))
+(terpri)

@@ -1,0 +1,8 @@
+(print (when t 1 2 3))
+(print (when nil 1 2 3))
+(print (unless nil 'ran))
+(print (unless t 'ran))
+(let ((x 5))
+  (when (> x 3) (print 'big))
+  (unless (> x 3) (print 'small)))
+(terpri)

@@ -1,0 +1,7 @@
+(print (do ((i 0 (+ i 1))
+            (acc '() (cons i acc)))
+           ((= i 5) acc)))
+(do ((i 0 (1+ i)))
+    ((>= i 3))
+  (print i))
+(terpri)

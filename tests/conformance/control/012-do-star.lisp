@@ -1,0 +1,7 @@
+(print (do* ((i 0 (+ i 1))
+             (sq (* i i) (* i i)))
+            ((> i 4) sq)))
+(print (do ((i 0 (+ i 1))
+            (sq 0 (* i i)))
+           ((> i 4) sq)))
+(terpri)

@@ -1,0 +1,7 @@
+(defun fib (n)
+  (do ((i 0 (1+ i))
+       (a 0 b)
+       (b 1 (+ a b)))
+      ((= i n) a)))
+(print (mapcar #'fib '(0 1 2 3 10 20 50)))
+(terpri)

@@ -1,0 +1,6 @@
+(let ((i 0))
+  (print (loop (incf i)
+               (when (> i 5) (return (* i 10))))))
+(print (loop (return)))
+(print (loop (return (values 'a 'b))))
+(terpri)

@@ -1,0 +1,6 @@
+(print (prog1 1 2 3))
+(print (prog2 1 2 3))
+(let ((x 10))
+  (print (prog1 x (setq x 20)))
+  (print x))
+(terpri)

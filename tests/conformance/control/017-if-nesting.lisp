@@ -1,0 +1,6 @@
+(defun classify (n)
+  (if (evenp n)
+      (if (> n 10) 'big-even 'small-even)
+      (if (> n 10) 'big-odd 'small-odd)))
+(print (mapcar #'classify '(2 3 12 13)))
+(terpri)

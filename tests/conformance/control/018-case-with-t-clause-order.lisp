@@ -1,0 +1,7 @@
+(defun grade (score)
+  (cond ((>= score 90) "A")
+        ((>= score 80) "B")
+        ((>= score 70) "C")
+        (t "F")))
+(dolist (s '(95 85 75 10))
+  (format t "~a -> ~a~%" s (grade s)))

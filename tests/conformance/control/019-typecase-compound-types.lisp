@@ -1,0 +1,10 @@
+(defun kind (x)
+  (typecase x
+    ((member :a :b) 'a-or-b)
+    ((or string character) 'text)
+    ((integer 0 9) 'digit)
+    (integer 'other-integer)
+    (otherwise 'unknown)))
+(print (mapcar #'kind (list :a "s" #\c 5 42 -1 'z :c)))
+(print (cond ((member 2 '(1 2 3))) (t 'no)))
+(terpri)

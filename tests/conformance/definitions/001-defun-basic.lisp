@@ -1,0 +1,7 @@
+(defun square (x) (* x x))
+(print (square 9))
+(print (defun cube (x) (* x x x)))
+(print (cube 3))
+(defun no-args () 'none)
+(print (no-args))
+(terpri)

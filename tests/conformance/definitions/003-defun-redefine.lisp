@@ -1,0 +1,8 @@
+(defun version () 1)
+(print (version))
+(defun version () 2)
+(print (version))
+(defun caller () (version))
+(defun version () 3)
+(print (caller))
+(terpri)

@@ -1,0 +1,8 @@
+(defvar *counter* 10)
+(print *counter*)
+(defvar *counter* 99)
+(print *counter*)
+(setq *counter* 5)
+(print *counter*)
+(print (defvar *other* 1))
+(terpri)

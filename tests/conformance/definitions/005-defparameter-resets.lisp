@@ -1,0 +1,7 @@
+(defparameter *p* 10)
+(print *p*)
+(defparameter *p* 20)
+(print *p*)
+(print (defparameter *q* 'x))
+(print *q*)
+(terpri)

@@ -1,0 +1,7 @@
+(defconstant +answer+ 42)
+(print +answer+)
+(print (* 2 +answer+))
+(defconstant +name+ 'sym)
+(print +name+)
+(print (defconstant +three+ 3))
+(terpri)

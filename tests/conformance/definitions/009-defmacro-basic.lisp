@@ -1,0 +1,7 @@
+(defmacro my-unless (test &body body)
+  `(if ,test nil (progn ,@body)))
+(print (my-unless nil 1 2 3))
+(print (my-unless t 1 2 3))
+(print (defmacro m2 () 1))
+(print (m2))
+(terpri)

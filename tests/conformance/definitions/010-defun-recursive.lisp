@@ -1,0 +1,12 @@
+(defun my-length (list)
+  (if (null list)
+      0
+      (+ 1 (my-length (cdr list)))))
+(print (my-length '(a b c d e)))
+(defun sum-tree (tree)
+  (cond ((null tree) 0)
+        ((numberp tree) tree)
+        ((consp tree) (+ (sum-tree (car tree)) (sum-tree (cdr tree))))
+        (t 0)))
+(print (sum-tree '(1 (2 3) ((4) 5) x)))
+(terpri)

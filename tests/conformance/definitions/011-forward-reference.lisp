@@ -1,0 +1,7 @@
+(defun a-calls-b (x) (b-fn (+ x 1)))
+(defun b-fn (y) (* y 10))
+(print (a-calls-b 4))
+(defun uses-later () (later-macro-free 2))
+(defun later-macro-free (n) (list n n))
+(print (uses-later))
+(terpri)

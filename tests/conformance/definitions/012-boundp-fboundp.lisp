@@ -1,0 +1,8 @@
+(defvar *bound* 1)
+(print (boundp '*bound*))
+(print (boundp '*never-bound-here*))
+(defun defined-fn () t)
+(print (not (null (fboundp 'defined-fn))))
+(print (fboundp 'undefined-fn-xyz))
+(print (not (null (fboundp 'car))))
+(terpri)

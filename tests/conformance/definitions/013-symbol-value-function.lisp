@@ -1,0 +1,8 @@
+(defvar *v* 'value)
+(print (symbol-value '*v*))
+(defun fn () 'from-fn)
+(print (funcall (symbol-function 'fn)))
+(print (funcall 'fn))
+(setf (symbol-value '*v*) 'changed)
+(print *v*)
+(terpri)

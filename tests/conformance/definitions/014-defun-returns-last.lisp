@@ -1,0 +1,8 @@
+(defun several ()
+  (print 'first)
+  (print 'second)
+  'result)
+(print (several))
+(defun empty-body ())
+(print (empty-body))
+(terpri)

@@ -1,0 +1,8 @@
+(defvar *x* 'global)
+(defun get-x () *x*)
+(defun with-x ()
+  (let ((*x* 'local))
+    (get-x)))
+(print (with-x))
+(print (get-x))
+(terpri)

@@ -1,0 +1,6 @@
+(defvar *unset*)
+(print (boundp '*unset*))
+(setq *unset* 3)
+(print (boundp '*unset*))
+(print *unset*)
+(terpri)

@@ -1,0 +1,8 @@
+(defvar *temp* 1)
+(print (boundp '*temp*))
+(makunbound '*temp*)
+(print (boundp '*temp*))
+(defun temp-fn () t)
+(fmakunbound 'temp-fn)
+(print (fboundp 'temp-fn))
+(terpri)

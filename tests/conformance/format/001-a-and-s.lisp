@@ -1,0 +1,6 @@
+(format t "~a~%" "string")
+(format t "~s~%" "string")
+(format t "~a ~s~%" 'sym 'sym)
+(format t "~a ~s~%" #\c #\c)
+(format t "~a ~s~%" '(1 "two" #\3) '(1 "two" #\3))
+(format t "~a|~a~%" nil t)

@@ -1,0 +1,7 @@
+(format t "~d~%" 42)
+(format t "[~5d]~%" 42)
+(format t "[~5,'0d]~%" 42)
+(format t "[~:d]~%" 1234567)
+(format t "[~@d]~%" 5)
+(format t "[~d]~%" -7)
+(format t "[~3d]~%" 12345)

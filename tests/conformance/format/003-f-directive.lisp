@@ -1,0 +1,7 @@
+(format t "~f~%" 3.5)
+(format t "~,2f~%" 3.14159)
+(format t "[~8,3f]~%" 2.5)
+(format t "~,1f~%" 0.05)
+(format t "~,3f~%" 1/3)
+(format t "~,2f~%" 10)
+(format t "[~6,2f]~%" -1.5)

@@ -1,0 +1,6 @@
+(format t "~e~%" 1234.5)
+(format t "~,2e~%" 1234.5)
+(format t "~,3e~%" 0.00123)
+(format t "~,1e~%" 5.0d0)
+(format t "~,2e~%" -0.5)
+(format t "[~10,2e]~%" 12.0)

@@ -1,0 +1,5 @@
+(format t "line1~%line2~%")
+(format t "~&fresh")
+(format t "~&")
+(format t "~&after~%")
+(format t "two~2%blank-above~%")

@@ -1,0 +1,5 @@
+(format t "[~10a]~%" "left")
+(format t "[~10@a]~%" "right")
+(format t "[~3a]~%" "toolong")
+(format t "[~10a]~%" 'sym)
+(format t "[~5s]~%" "s")

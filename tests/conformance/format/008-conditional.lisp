@@ -1,0 +1,7 @@
+(format t "~[zero~;one~;two~]~%" 1)
+(format t "~[zero~;one~;two~]~%" 0)
+(format t "~[zero~;one~:;many~]~%" 7)
+(format t "~:[false~;true~]~%" nil)
+(format t "~:[false~;true~]~%" 5)
+(format t "~@[value: ~a~]~%" 10)
+(format t "~@[value: ~a~]~%" nil)

@@ -1,0 +1,5 @@
+(format t "~a ~*~a~%" 1 2 3)
+(format t "~a ~:*~a~%" 'again)
+(format t "~{~a~*~^ ~}~%" '(a 1 b 2 c 3))
+(format t "~2*~a~%" 'x 'y 'z)
+(terpri)

@@ -1,0 +1,6 @@
+(format t "~d item~:p~%" 1)
+(format t "~d item~:p~%" 3)
+(format t "~(~a~)~%" "LOWER ME")
+(format t "~:@(~a~)~%" "upper me")
+(format t "~@(~a~)~%" "capitalize first")
+(format t "~:(~a~)~%" "each word here")

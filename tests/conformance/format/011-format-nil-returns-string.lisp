@@ -1,0 +1,7 @@
+(let ((s (format nil "~a + ~a = ~a" 2 3 (+ 2 3))))
+  (print s)
+  (print (length s)))
+(print (format nil "~{~a~^ ~}" '(a b c)))
+(print (format nil "~5,'*d" 3))
+(print (format nil ""))
+(terpri)

@@ -1,0 +1,7 @@
+(format t "~b~%" 5)
+(format t "~o~%" 8)
+(format t "~x~%" 255)
+(format t "~8,'0b~%" 5)
+(format t "~x~%" 3054)
+(format t "[~6x]~%" 255)
+(format t "~b~%" 0)

@@ -1,0 +1,5 @@
+(format t "100~~ sure~%")
+(format t "tab~cchar~%" #\Tab)
+(format t "~c~c~%" #\a #\b)
+(format t "~:c~%" #\Space)
+(format t "no directives~%")

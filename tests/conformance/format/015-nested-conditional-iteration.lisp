@@ -1,0 +1,7 @@
+(defun describe-list (l)
+  (format nil "~:[empty~;~{~a~^, ~}~]" l l))
+(print (describe-list '(1 2)))
+(print (describe-list '()))
+(defun items (n) (format nil "~d ~:[items~;item~]" n (= n 1)))
+(print (list (items 1) (items 2)))
+(terpri)

@@ -1,0 +1,5 @@
+(print (with-output-to-string (s)
+         (format s "~a=~a" 'x 1)
+         (format s ";~a=~a" 'y 2)))
+(let ((lines (list (format nil "~a" 1) (format nil "~a" 2))))
+  (format t "~{~a~^~%~}~%" lines))

@@ -1,0 +1,5 @@
+(format t "~$~%" 3.14159)
+(format t "~,3$~%" 2.5)
+(format t "~$~%" 100)
+(format t "~5$~%" 1.5)
+(format t "~d%~%" 50)

@@ -1,0 +1,5 @@
+(print (format nil "~v,'0d" 5 42))
+(print (format nil "[~va]" 6 "ab"))
+(print (format nil "~v@a|" 4 'x))
+(print (format nil "~,vf" 2 3.14159))
+(terpri)

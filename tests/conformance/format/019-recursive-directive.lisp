@@ -1,0 +1,5 @@
+(print (format nil "~? done" "~a+~a" '(1 2)))
+(print (format nil "<~@?>" "~a-~a" 'x 'y))
+(terpri)
+(format t "~a~%" (format nil "~?" "~{~a~^ ~}" '((p q r))))
+(format t "~?~%" "~d/~d" '(3 4))

@@ -1,0 +1,7 @@
+(defun english (items)
+  (format nil "~{~a~#[~;, and ~:;, ~]~}" items))
+(print (english '(a)))
+(print (english '(a b)))
+(print (english '(a b c d)))
+(print (format nil "~{~a~#[~; and ~:;, ~]~}" '(x y)))
+(terpri)

@@ -1,0 +1,5 @@
+(format t "~a ~s~%" '() '())
+(format t "~a~%" '(nil (nil)))
+(format t "~:a ~:s~%" nil nil)
+(format t "[~5a]~%" nil)
+(format t "~a~%" (list 1.5 2/3 "s" #\c))

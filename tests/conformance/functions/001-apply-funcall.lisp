@@ -1,0 +1,7 @@
+(print (apply #'+ '(1 2 3)))
+(print (apply #'+ 1 2 '(3 4)))
+(print (apply #'max 5 '()))
+(print (funcall #'list 'a 'b))
+(print (funcall (lambda (&rest r) (reverse r)) 1 2 3))
+(print (apply #'list '()))
+(terpri)

@@ -1,0 +1,10 @@
+(defun sum-to (n &optional (acc 0))
+  (if (= n 0)
+      acc
+      (sum-to (- n 1) (+ acc n))))
+(print (sum-to 100))
+(print (sum-to 1000))
+(defun rev (l &optional acc)
+  (if (null l) acc (rev (cdr l) (cons (car l) acc))))
+(print (rev '(1 2 3 4 5)))
+(terpri)

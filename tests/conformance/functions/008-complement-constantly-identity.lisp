@@ -1,0 +1,6 @@
+(print (remove-if (complement #'evenp) '(1 2 3 4)))
+(print (mapcar (constantly 'k) '(1 2 3)))
+(print (funcall (constantly 5)))
+(print (identity '(a b)))
+(print (funcall (complement #'zerop) 0))
+(terpri)

@@ -1,0 +1,10 @@
+(defun qsort (l)
+  (if (null l)
+      nil
+      (let ((p (car l)) (rest (cdr l)))
+        (append (qsort (remove-if-not (lambda (x) (< x p)) rest))
+                (list p)
+                (qsort (remove-if-not (lambda (x) (>= x p)) rest))))))
+(print (qsort '(3 1 4 1 5 9 2 6 5 3 5)))
+(print (qsort '()))
+(terpri)

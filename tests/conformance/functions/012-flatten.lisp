@@ -1,0 +1,8 @@
+(defun flatten (tree)
+  (cond ((null tree) nil)
+        ((atom tree) (list tree))
+        (t (append (flatten (car tree)) (flatten (cdr tree))))))
+(print (flatten '(1 (2 (3 4)) ((5)) 6)))
+(print (flatten '()))
+(print (flatten 'atom))
+(terpri)

@@ -1,0 +1,6 @@
+(defun my-evenp (n) (if (= n 0) t (my-oddp (- n 1))))
+(defun my-oddp (n) (if (= n 0) nil (my-evenp (- n 1))))
+(print (my-evenp 100))
+(print (my-oddp 7))
+(print (mapcar #'my-evenp '(0 1 2 3)))
+(terpri)

@@ -1,0 +1,6 @@
+(defun make-rect (&key (w 1) (h 1)) (* w h))
+(print (funcall #'make-rect :w 3 :h 4))
+(print (apply #'make-rect '(:h 5)))
+(print (apply #'make-rect :w 2 '(:h 7)))
+(print (mapcar (lambda (w) (make-rect :w w :h 2)) '(1 2 3)))
+(terpri)

@@ -1,0 +1,6 @@
+(defun by-length-then-alpha (a b)
+  (or (< (length a) (length b))
+      (and (= (length a) (length b)) (string< a b))))
+(print (sort (list "bb" "a" "ccc" "ab" "b") #'by-length-then-alpha))
+(print (sort (list 5 -3 2 -8) (lambda (a b) (< (abs a) (abs b)))))
+(terpri)

@@ -1,0 +1,8 @@
+(defun power-set (s)
+  (if (null s)
+      (list nil)
+      (let ((rest (power-set (cdr s))))
+        (append rest (mapcar (lambda (x) (cons (car s) x)) rest)))))
+(print (power-set '(a b c)))
+(print (length (power-set '(1 2 3 4 5 6))))
+(terpri)

@@ -1,0 +1,7 @@
+(defun my-gcd (a b) (if (= b 0) a (my-gcd b (mod a b))))
+(defun primep (n)
+  (and (> n 1)
+       (loop for d from 2 to (isqrt n) never (= 0 (mod n d)))))
+(print (my-gcd 1071 462))
+(print (remove-if-not #'primep (loop for i from 1 to 50 collect i)))
+(terpri)

@@ -1,0 +1,6 @@
+(defun transpose (rows) (apply #'mapcar #'list rows))
+(print (transpose '((1 2 3) (4 5 6))))
+(print (reduce #'append '((1) (2 3) (4))))
+(print (funcall #'apply #'+ 1 '(2 3)))
+(print (apply #'funcall (list #'list 'a 'b)))
+(terpri)

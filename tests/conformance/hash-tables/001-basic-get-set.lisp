@@ -1,0 +1,8 @@
+(let ((h (make-hash-table)))
+  (setf (gethash 'a h) 1)
+  (setf (gethash 'b h) 2)
+  (print (gethash 'a h))
+  (print (gethash 'b h))
+  (print (gethash 'c h))
+  (print (hash-table-count h)))
+(terpri)

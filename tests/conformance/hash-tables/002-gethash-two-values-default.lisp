@@ -1,0 +1,7 @@
+(let ((h (make-hash-table)))
+  (setf (gethash 1 h) nil)
+  (print (multiple-value-list (gethash 1 h)))
+  (print (multiple-value-list (gethash 2 h)))
+  (print (gethash 2 h 'default))
+  (print (multiple-value-list (gethash 2 h 'default))))
+(terpri)

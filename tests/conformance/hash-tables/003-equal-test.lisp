@@ -1,0 +1,7 @@
+(let ((h (make-hash-table :test #'equal)))
+  (setf (gethash "key" h) 'string-key)
+  (setf (gethash '(1 2) h) 'list-key)
+  (print (gethash "key" h))
+  (print (gethash (list 1 2) h))
+  (print (gethash (copy-seq "key") h)))
+(terpri)

@@ -1,0 +1,8 @@
+(let ((h (make-hash-table))
+      (k "key"))
+  (setf (gethash k h) 'found)
+  (print (gethash k h))
+  (print (gethash (copy-seq "key") h))
+  (setf (gethash 1.0 h) 'float-key)
+  (print (gethash 1.0 h)))
+(terpri)

@@ -1,0 +1,7 @@
+(let ((h (make-hash-table)))
+  (setf (gethash 'x h) 1 (gethash 'y h) 2)
+  (print (remhash 'x h))
+  (print (remhash 'x h))
+  (print (gethash 'x h))
+  (print (hash-table-count h)))
+(terpri)

@@ -1,0 +1,7 @@
+(let ((h (make-hash-table))
+      (pairs '()))
+  (dolist (k '(3 1 4 5 9 2))
+    (setf (gethash k h) (* k k)))
+  (maphash (lambda (k v) (push (cons k v) pairs)) h)
+  (print (sort pairs #'< :key #'car)))
+(terpri)

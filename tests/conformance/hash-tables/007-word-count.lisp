@@ -1,0 +1,8 @@
+(let ((counts (make-hash-table :test #'equal))
+      (words '("a" "b" "a" "c" "b" "a")))
+  (dolist (w words)
+    (incf (gethash w counts 0)))
+  (let ((result '()))
+    (maphash (lambda (k v) (push (list k v) result)) counts)
+    (print (sort result #'string< :key #'first))))
+(terpri)

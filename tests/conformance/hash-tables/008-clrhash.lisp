@@ -1,0 +1,7 @@
+(let ((h (make-hash-table)))
+  (dotimes (i 10) (setf (gethash i h) i))
+  (print (hash-table-count h))
+  (clrhash h)
+  (print (hash-table-count h))
+  (print (gethash 5 h)))
+(terpri)

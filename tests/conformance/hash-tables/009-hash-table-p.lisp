@@ -1,0 +1,6 @@
+(let ((h (make-hash-table)))
+  (print (hash-table-p h))
+  (print (hash-table-p '(1 2)))
+  (print (hash-table-p nil))
+  (print (hash-table-count (make-hash-table :test 'eq))))
+(terpri)

@@ -1,0 +1,7 @@
+(let ((h (make-hash-table :test #'equal)))
+  (setf (gethash 1 h) 'int)
+  (setf (gethash 1.0 h) 'float)
+  (print (gethash 1 h))
+  (print (gethash 1.0 h))
+  (print (hash-table-count h)))
+(terpri)

@@ -1,0 +1,6 @@
+(let ((h (make-hash-table :test 'equal)))
+  (setf (gethash "x" h) 10 (gethash "y" h) 20 (gethash "z" h) 30)
+  (let ((total 0))
+    (maphash (lambda (k v) (declare (ignore k)) (incf total v)) h)
+    (print total)))
+(terpri)

@@ -1,0 +1,8 @@
+(let ((h (make-hash-table)))
+  (loop for i from 1 to 5 do (setf (gethash i h) (* i 10)))
+  (print (sort (loop for k being the hash-keys of h collect k) #'<))
+  (print (sort (loop for v being the hash-values of h collect v) #'<))
+  (print (sort (loop for k being the hash-keys of h using (hash-value v)
+                     collect (+ k v))
+               #'<)))
+(terpri)

@@ -1,0 +1,8 @@
+(defvar *memo* (make-hash-table))
+(defun mfib (n)
+  (or (gethash n *memo*)
+      (setf (gethash n *memo*)
+            (if (< n 2) n (+ (mfib (- n 1)) (mfib (- n 2)))))))
+(print (mfib 80))
+(print (hash-table-count *memo*))
+(terpri)

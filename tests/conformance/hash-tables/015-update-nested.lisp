@@ -1,0 +1,8 @@
+(let ((h (make-hash-table)))
+  (setf (gethash :list h) (list 1 2))
+  (push 0 (gethash :list h))
+  (setf (gethash :n h) 0)
+  (incf (gethash :n h) 5)
+  (print (gethash :list h))
+  (print (gethash :n h)))
+(terpri)

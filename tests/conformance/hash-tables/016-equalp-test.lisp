@@ -1,0 +1,7 @@
+(let ((h (make-hash-table :test 'equalp)))
+  (setf (gethash "Hello" h) 1)
+  (print (gethash "HELLO" h))
+  (setf (gethash '(1 "a") h) 2)
+  (print (gethash '(1 "A") h))
+  (print (hash-table-count h)))
+(terpri)

@@ -1,0 +1,6 @@
+(defun f (a &optional b (c 10))
+  (list a b c))
+(print (f 1))
+(print (f 1 2))
+(print (f 1 2 3))
+(terpri)

@@ -1,0 +1,6 @@
+(defun g (&optional (x 5 x-p))
+  (list x x-p))
+(print (g))
+(print (g 5))
+(print (g nil))
+(terpri)

@@ -1,0 +1,6 @@
+(defun h (a &optional (b (* a 2)) (c (+ a b)))
+  (list a b c))
+(print (h 1))
+(print (h 1 5))
+(print (h 1 5 0))
+(terpri)

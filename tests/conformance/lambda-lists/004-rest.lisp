@@ -1,0 +1,8 @@
+(defun r (a &rest more)
+  (list a more))
+(print (r 1))
+(print (r 1 2 3))
+(defun count-args (&rest args) (length args))
+(print (count-args))
+(print (count-args 'a 'b 'c 'd))
+(terpri)

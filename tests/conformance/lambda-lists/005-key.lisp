@@ -1,0 +1,7 @@
+(defun k (&key a (b 2) (c 3 c-p))
+  (list a b c c-p))
+(print (k))
+(print (k :a 1))
+(print (k :c 30 :a 10))
+(print (k :b nil :c 3))
+(terpri)

@@ -1,0 +1,5 @@
+(defun kn (&key ((:external internal) 'default))
+  internal)
+(print (kn))
+(print (kn :external 'given))
+(terpri)

@@ -1,0 +1,6 @@
+(defun rk (&rest all &key x y)
+  (list all x y))
+(print (rk))
+(print (rk :x 1))
+(print (rk :y 2 :x 1))
+(terpri)

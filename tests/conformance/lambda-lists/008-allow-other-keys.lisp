@@ -1,0 +1,6 @@
+(defun ak (&key a &allow-other-keys)
+  a)
+(print (ak :a 1 :b 2 :c 3))
+(defun strict (&key a) a)
+(print (strict :a 5 :zzz 1 :allow-other-keys t))
+(terpri)

@@ -1,0 +1,6 @@
+(defun dup (&key a) a)
+(print (dup :a 1 :a 2))
+(print (apply #'dup '(:a first :a second)))
+(defun dup2 (&key a b) (list a b))
+(print (dup2 :b 1 :a 2 :b 3))
+(terpri)

@@ -1,0 +1,8 @@
+(defun aux-fn (x &aux (y (* x x)) z)
+  (list x y z))
+(print (aux-fn 3))
+(defun aux2 (a &optional (b 1) &aux (sum (+ a b)))
+  sum)
+(print (aux2 10))
+(print (aux2 10 5))
+(terpri)

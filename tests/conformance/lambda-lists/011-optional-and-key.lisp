@@ -1,0 +1,6 @@
+(defun ok (a &optional (b 'b-default) &key (c 'c-default))
+  (list a b c))
+(print (ok 1))
+(print (ok 1 2))
+(print (ok 1 2 :c 3))
+(terpri)

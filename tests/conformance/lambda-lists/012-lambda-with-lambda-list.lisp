@@ -1,0 +1,5 @@
+(print (funcall (lambda (&optional (x 1) &rest r) (list x r))))
+(print (funcall (lambda (&optional (x 1) &rest r) (list x r)) 5 6 7))
+(print (mapcar (lambda (x &optional (y 100)) (+ x y)) '(1 2 3)))
+(print (funcall (lambda (&key (n 0)) (* n n)) :n 9))
+(terpri)

@@ -1,0 +1,5 @@
+(defmacro with-twice ((var val) &body body)
+  `(let ((,var (* 2 ,val)))
+     ,@body))
+(print (with-twice (x 5) (print x) (+ x 1)))
+(terpri)

@@ -1,0 +1,8 @@
+(defmacro dbind-test ((a (b c)) &rest d)
+  `(list ',a ',b ',c ',d))
+(print (dbind-test (1 (2 3)) 4 5))
+(defmacro opt-macro (x &optional (y 'default-y))
+  `(list ',x ',y))
+(print (opt-macro 1))
+(print (opt-macro 1 2))
+(terpri)

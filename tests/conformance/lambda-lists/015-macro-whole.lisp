@@ -1,0 +1,5 @@
+(defmacro show-whole (&whole form a b)
+  `(list ',form ,a ,b))
+(print (show-whole 1 2))
+(print (show-whole (+ 1 1) 3))
+(terpri)

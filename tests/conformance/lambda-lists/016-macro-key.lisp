@@ -1,0 +1,6 @@
+(defmacro make-point (&key (x 0) (y 0))
+  `(list :x ,x :y ,y))
+(print (make-point))
+(print (make-point :y 5))
+(print (make-point :y 1 :x 2))
+(terpri)

@@ -1,0 +1,5 @@
+(defmacro dotted (a . rest)
+  `(list ',a ',rest))
+(print (dotted 1 2 3))
+(print (dotted x))
+(terpri)

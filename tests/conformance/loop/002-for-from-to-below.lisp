@@ -1,0 +1,6 @@
+(print (loop for i from 0 below 5 collect i))
+(print (loop for i from 1 to 5 collect i))
+(print (loop for i from 10 downto 7 collect i))
+(print (loop for i from 0 to 10 by 3 collect i))
+(print (loop for i below 3 collect i))
+(terpri)

@@ -1,0 +1,6 @@
+(print (loop for tail on '(1 2 3) collect tail))
+(print (loop for (a b) on '(1 2 3 4) by #'cddr collect (list a b)))
+(print (loop for (x . rest) on '(a b c)
+             collect (length rest)))
+(print (loop for l on '(1 2 3 4 5) by #'cddr collect (car l)))
+(terpri)

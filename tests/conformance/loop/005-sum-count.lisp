@@ -1,0 +1,5 @@
+(print (loop for x in '(1 2 3 4 5) sum x))
+(print (loop for x in '(1 2 3 4 5) count (evenp x)))
+(print (loop for x in '(1.5 2.5) sum x))
+(print (loop repeat 4 sum 2))
+(terpri)

@@ -1,0 +1,7 @@
+(print (loop for x in '(3 1 4 1 5 9 2 6) maximize x))
+(print (loop for x in '(3 1 4 1 5 9 2 6) minimize x))
+(print (loop for s in '("a" "abc" "ab") maximize (length s)))
+(print (loop for x in '(-2 5 -7 3)
+             maximize (abs x)))
+(print (loop for x in '(4 2 8) minimize (* x x)))
+(terpri)

@@ -1,0 +1,5 @@
+(print (loop for x from 1 to 10 when (evenp x) collect x))
+(print (loop for x from 1 to 10 unless (evenp x) collect x))
+(print (loop for x from 1 to 6 if (evenp x) collect x else collect (- x)))
+(print (loop for x in '(1 2 3 4) when (> x 2) sum x))
+(terpri)

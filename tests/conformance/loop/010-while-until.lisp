@@ -1,0 +1,5 @@
+(print (loop for i from 0 while (< i 4) collect i))
+(print (loop for i from 0 until (= i 3) collect i))
+(let ((n 100))
+  (print (loop while (> n 10) do (setq n (floor n 2)) finally (return n))))
+(terpri)

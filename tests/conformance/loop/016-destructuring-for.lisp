@@ -1,0 +1,6 @@
+(print (loop for (k . v) in '((a . 1) (b . 2)) collect (list v k)))
+(print (loop for (a b c) in '((1 2 3) (4 5 6)) sum (* a b c)))
+(print (loop for (a (b c)) in '((1 (2 3)) (4 (5 6)))
+             collect (+ a b c)))
+(print (loop for (a nil c) in '((1 2 3)) collect (list a c)))
+(terpri)

@@ -1,0 +1,5 @@
+(let ((h (make-hash-table)))
+  (setf (gethash 1 h) 'one (gethash 2 h) 'two (gethash 3 h) 'three)
+  (print (sort (loop for k being the hash-keys of h collect k) #'<))
+  (print (loop for v being the hash-values of h count v)))
+(terpri)

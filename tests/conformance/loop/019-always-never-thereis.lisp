@@ -1,0 +1,5 @@
+(print (loop for x in '(2 4 6) always (evenp x)))
+(print (loop for x in '(2 4 5) always (evenp x)))
+(print (loop for x in '(1 3 5) never (evenp x)))
+(print (loop for x in '(1 4 5) thereis (and (evenp x) (* x 10))))
+(terpri)

@@ -1,0 +1,5 @@
+(print (loop for i downfrom 10 to 0 by 3 collect i))
+(print (loop for i from 10 above 5 collect i))
+(print (loop for i from 0 to 1 by 1/4 collect i))
+(print (loop for i downfrom 3 collect i while (> i 0)))
+(terpri)

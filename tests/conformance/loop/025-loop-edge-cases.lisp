@@ -1,0 +1,7 @@
+(print (loop for i from 5 to 1 collect i))
+(print (loop for x in nil sum x))
+(print (loop for x in '(2) maximize x))
+(print (loop repeat 0 collect 1))
+(print (loop for i from 1 to 3 collect i into l finally (return (reverse l))))
+(print (loop for x in '(1 2 3) collect x until (= x 2)))
+(terpri)

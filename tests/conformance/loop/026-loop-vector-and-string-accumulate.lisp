@@ -1,0 +1,5 @@
+(print (loop for c across "a1b2c3" when (digit-char-p c) collect it))
+(print (loop for x in '(1 nil 3 nil) when x collect it))
+(print (loop for i below 5 collect (if (evenp i) :even :odd)))
+(print (loop for (a . b) in '((1 . 2) (3 . 4)) sum (* a b)))
+(terpri)

@@ -1,0 +1,7 @@
+(defmacro square (x)
+  (let ((g (gensym)))
+    `(let ((,g ,x)) (* ,g ,g))))
+(let ((n 0))
+  (print (square (incf n 3)))
+  (print n))
+(terpri)

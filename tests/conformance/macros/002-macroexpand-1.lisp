@@ -1,0 +1,5 @@
+(defmacro my-inc (place) `(setq ,place (+ ,place 1)))
+(print (macroexpand-1 '(my-inc x)))
+(print (multiple-value-list (macroexpand-1 '(my-inc y))))
+(print (multiple-value-list (macroexpand-1 '(not-a-macro 1))))
+(terpri)

@@ -1,0 +1,7 @@
+(defmacro m1 (x) `(m2 ,x ,x))
+(defmacro m2 (a b) `(list ,a ,b))
+(print (macroexpand-1 '(m1 5)))
+(print (macroexpand '(m1 5)))
+(print (m1 5))
+(print (macroexpand '(list 1 2)))
+(terpri)

@@ -1,0 +1,6 @@
+(let ((g (gensym)) (h (gensym "PREFIX")))
+  (print (symbolp g))
+  (print (eq g h))
+  (print (symbol-package g))
+  (print (string= (symbol-name g) (symbol-name g))))
+(terpri)

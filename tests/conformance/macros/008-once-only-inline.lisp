@@ -1,0 +1,8 @@
+(defmacro safe-double (expr)
+  (let ((v (gensym "V")))
+    `(let ((,v ,expr))
+       (+ ,v ,v))))
+(let ((calls 0))
+  (print (safe-double (progn (incf calls) 21)))
+  (print calls))
+(terpri)

@@ -1,0 +1,8 @@
+(defmacro defgetter (name key)
+  `(defun ,name (plist) (getf plist ,key)))
+(defgetter get-name :name)
+(defgetter get-age :age)
+(let ((p '(:name "ann" :age 30)))
+  (print (get-name p))
+  (print (get-age p)))
+(terpri)

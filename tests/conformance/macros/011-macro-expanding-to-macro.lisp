@@ -1,0 +1,7 @@
+(defmacro my-when (test &body body) `(if ,test (progn ,@body)))
+(defmacro when-positive (x &body body) `(my-when (> ,x 0) ,@body))
+(print (when-positive 5 'pos))
+(print (when-positive -5 'pos))
+(print (equal (macroexpand '(when-positive 1 a)) '(if (> 1 0) (progn a))))
+(print (car (macroexpand '(when-positive 1 a))))
+(terpri)

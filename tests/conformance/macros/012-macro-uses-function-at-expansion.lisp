@@ -1,0 +1,6 @@
+(eval-when (:compile-toplevel :load-toplevel :execute)
+  (defun make-sym-list (n) (loop for i from 1 to n collect i)))
+(defmacro sum-to (n) `(+ ,@(make-sym-list n)))
+(print (macroexpand-1 '(sum-to 4)))
+(print (sum-to 10))
+(terpri)

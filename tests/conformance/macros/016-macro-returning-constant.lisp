@@ -1,0 +1,6 @@
+(defmacro constant-five () 5)
+(defmacro quoted-list () ''(a b c))
+(print (constant-five))
+(print (quoted-list))
+(print (+ (constant-five) (constant-five)))
+(terpri)

@@ -1,0 +1,11 @@
+(defmacro my-cond (&rest clauses)
+  (if (null clauses)
+      nil
+      (let ((c (car clauses)))
+        `(if ,(car c)
+             (progn ,@(cdr c))
+             (my-cond ,@(cdr clauses))))))
+(defun classify (n)
+  (my-cond ((< n 0) 'negative) ((= n 0) 'zero) (t 'positive)))
+(print (mapcar #'classify '(-3 0 8)))
+(terpri)

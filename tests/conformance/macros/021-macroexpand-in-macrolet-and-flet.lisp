@@ -1,0 +1,8 @@
+(flet ((helper (x) (* x 100)))
+  (macrolet ((call-helper (v) `(helper ,v)))
+    (print (call-helper 3))))
+(defmacro outer-m (x) `(inner-m ,x))
+(defmacro inner-m (x) `(* ,x ,x))
+(print (outer-m 7))
+(print (macroexpand-1 (macroexpand-1 '(outer-m 7))))
+(terpri)

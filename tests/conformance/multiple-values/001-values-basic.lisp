@@ -1,0 +1,6 @@
+(print (values 1 2 3))
+(print (multiple-value-list (values 1 2 3)))
+(print (multiple-value-list (values)))
+(print (multiple-value-list 'single))
+(print (values))
+(terpri)

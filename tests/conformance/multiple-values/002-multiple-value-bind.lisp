@@ -1,0 +1,7 @@
+(multiple-value-bind (a b c) (values 1 2)
+  (print (list a b c)))
+(multiple-value-bind (q r) (floor 17 5)
+  (print (list q r)))
+(multiple-value-bind (x) (values 'only 'extra)
+  (print x))
+(terpri)

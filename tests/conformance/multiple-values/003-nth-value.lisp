@@ -1,0 +1,5 @@
+(print (nth-value 0 (values 'a 'b 'c)))
+(print (nth-value 1 (values 'a 'b 'c)))
+(print (nth-value 5 (values 'a 'b 'c)))
+(print (nth-value 1 (truncate 10 3)))
+(terpri)

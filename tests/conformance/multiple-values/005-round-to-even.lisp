@@ -1,0 +1,7 @@
+(print (multiple-value-list (round 5 2)))
+(print (multiple-value-list (round 3 2)))
+(print (multiple-value-list (round 1 2)))
+(print (multiple-value-list (round -1 2)))
+(print (multiple-value-list (round 2.5)))
+(print (multiple-value-list (round 3.5)))
+(terpri)

@@ -1,0 +1,5 @@
+(print (multiple-value-list (floor 5)))
+(print (multiple-value-list (floor 7/2)))
+(print (multiple-value-list (ceiling 7/2)))
+(print (multiple-value-list (truncate -7/2)))
+(terpri)

@@ -1,0 +1,7 @@
+(defun divmod (a b)
+  (values (floor a b) (mod a b)))
+(multiple-value-bind (d m) (divmod 23 7)
+  (print (list d m)))
+(print (divmod 23 7))
+(print (+ (divmod 10 3) 100))
+(terpri)

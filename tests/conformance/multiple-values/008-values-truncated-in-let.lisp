@@ -1,0 +1,6 @@
+(let ((x (values 1 2 3)))
+  (print x))
+(print (list (floor 9 4)))
+(print (multiple-value-list (progn (values 1 2))))
+(print (multiple-value-list (if t (values 'a 'b) 'c)))
+(terpri)

@@ -1,0 +1,5 @@
+(print (multiple-value-list (let () (values 1 2))))
+(print (multiple-value-list (block b (return-from b (values 3 4)))))
+(print (multiple-value-list (funcall (lambda () (values 5 6)))))
+(print (multiple-value-list (unwind-protect (values 7 8) 'cleanup)))
+(terpri)

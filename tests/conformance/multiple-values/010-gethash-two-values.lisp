@@ -1,0 +1,6 @@
+(let ((h (make-hash-table)))
+  (setf (gethash 'a h) nil)
+  (print (multiple-value-list (gethash 'a h)))
+  (print (multiple-value-list (gethash 'b h)))
+  (print (multiple-value-list (gethash 'b h 'dflt))))
+(terpri)

@@ -1,0 +1,5 @@
+(print (multiple-value-list (values-list '(1 2 3))))
+(multiple-value-bind (a b) (values-list '(x y z))
+  (print (list a b)))
+(print (values-list nil))
+(terpri)

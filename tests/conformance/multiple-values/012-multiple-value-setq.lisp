@@ -1,0 +1,6 @@
+(let (a b)
+  (multiple-value-setq (a b) (floor 11 4))
+  (print (list a b))
+  (print (multiple-value-setq (a b) (values 'p 'q)))
+  (print (list a b)))
+(terpri)

@@ -1,0 +1,5 @@
+(print (multiple-value-list (or nil (values 1 2))))
+(print (multiple-value-list (and t (values 3 4))))
+(print (multiple-value-list (cond (t (values 5 6)))))
+(print (multiple-value-list (when t (values 7 8))))
+(terpri)

@@ -1,0 +1,6 @@
+(print (multiple-value-list (floor 7.5)))
+(print (multiple-value-list (ffloor 7.5)))
+(print (multiple-value-list (truncate -2.5)))
+(print (multiple-value-list (floor 10 4.0)))
+(print (multiple-value-list (round 0.5)))
+(terpri)

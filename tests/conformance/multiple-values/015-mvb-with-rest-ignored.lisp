@@ -1,0 +1,5 @@
+(multiple-value-bind (a b &rest) (values 1 2 3)
+  (print (list a b)))
+(multiple-value-bind () (values 1 2)
+  (print 'no-vars))
+(terpri)

@@ -1,0 +1,7 @@
+(defun two-values (x) (values x (* x x)))
+(labels ((pass-through (x) (two-values x)))
+  (print (multiple-value-list (pass-through 4))))
+(print (multiple-value-call #'list (values) (floor 9 2) (two-values 3)))
+(print (nth-value 1 (two-values 5)))
+(print (multiple-value-list (apply #'two-values '(6))))
+(terpri)

@@ -1,0 +1,6 @@
+(print (expt 2 100))
+(print (* (expt 10 20) (expt 10 20)))
+(print (- (expt 2 64) 1))
+(print (floor (expt 10 30) 7))
+(print (mod (expt 3 50) 1000007))
+(terpri)

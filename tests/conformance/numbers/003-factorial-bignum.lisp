@@ -1,0 +1,5 @@
+(defun fact (n) (if (< n 2) 1 (* n (fact (- n 1)))))
+(print (fact 30))
+(print (fact 50))
+(print (length (princ-to-string (fact 100))))
+(terpri)

@@ -1,0 +1,8 @@
+(print (/ 1 3))
+(print (+ 1/3 1/3))
+(print (* 2/3 3/2))
+(print (- 1/2 1/3))
+(print (/ 3 -6))
+(print (numerator 6/8))
+(print (denominator 6/8))
+(terpri)

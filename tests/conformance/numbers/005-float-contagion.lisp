@@ -1,0 +1,7 @@
+(print (+ 1 2.0))
+(print (* 1/2 4.0))
+(print (+ 1.0 1.0d0))
+(print (+ 1/2 0.5d0))
+(print (float 1/4))
+(print (float 3 1.0d0))
+(terpri)

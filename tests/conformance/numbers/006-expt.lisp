@@ -1,0 +1,8 @@
+(print (expt 2 10))
+(print (expt 2 -2))
+(print (expt 2.0 3))
+(print (expt 4 1/2))
+(print (expt 1/2 3))
+(print (expt 0 0))
+(print (expt 10 0))
+(terpri)

@@ -1,0 +1,7 @@
+(print (sqrt 16))
+(print (sqrt 2.0d0))
+(print (sqrt 0.25))
+(print (isqrt 17))
+(print (isqrt 1000000))
+(print (sqrt 9.0))
+(terpri)

@@ -1,0 +1,6 @@
+(print (list (mod 7 3) (rem 7 3)))
+(print (list (mod -7 3) (rem -7 3)))
+(print (list (mod 7 -3) (rem 7 -3)))
+(print (list (mod -7 -3) (rem -7 -3)))
+(print (mod 5.5 2))
+(terpri)

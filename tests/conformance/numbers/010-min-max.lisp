@@ -1,0 +1,7 @@
+(print (min 3 1 2))
+(print (max 3 1 2))
+(print (max -1 -5))
+(print (min 1/2 1/3))
+(print (max 1 2.0))
+(print (min 4))
+(terpri)

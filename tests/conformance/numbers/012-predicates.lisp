@@ -1,0 +1,5 @@
+(print (list (zerop 0) (zerop 1) (plusp 5) (minusp -5)))
+(print (list (evenp 4) (oddp 4) (evenp -3) (oddp -3)))
+(print (list (integerp 1) (integerp 1.0) (floatp 1.0) (rationalp 1/2)))
+(print (list (numberp 'a) (numberp 1/2) (realp 1.5)))
+(terpri)

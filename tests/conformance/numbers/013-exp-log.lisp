@@ -1,0 +1,7 @@
+(print (exp 0))
+(print (log 1))
+(print (exp 1.0d0))
+(print (log 100 10))
+(print (log 8.0d0 2))
+(print (log (exp 2.0d0)))
+(terpri)

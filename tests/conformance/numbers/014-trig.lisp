@@ -1,0 +1,7 @@
+(print (sin 0))
+(print (cos 0))
+(print (sin 0.0d0))
+(print (atan 1.0d0 1.0d0))
+(print (* 4 (atan 1.0d0)))
+(print (tan 0.0d0))
+(terpri)

@@ -1,0 +1,6 @@
+(print (multiple-value-list (floor 5.5)))
+(print (multiple-value-list (ceiling 5.5)))
+(print (multiple-value-list (truncate -5.5)))
+(print (multiple-value-list (round 5.5)))
+(print (multiple-value-list (floor 5.25d0 0.5d0)))
+(terpri)

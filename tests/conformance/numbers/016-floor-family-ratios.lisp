@@ -1,0 +1,6 @@
+(print (multiple-value-list (floor 10/3)))
+(print (multiple-value-list (ceiling 10/3)))
+(print (multiple-value-list (round 10/3)))
+(print (multiple-value-list (floor 1/2 1/3)))
+(print (multiple-value-list (truncate -10/3)))
+(terpri)

@@ -1,0 +1,7 @@
+(print (+ 0.5 0.25))
+(print (* 1.5 2))
+(print (- 10.0 0.5))
+(print (/ 1.0 8))
+(print (* 1.0d0 0.125))
+(print (/ 9.0d0 2))
+(terpri)

@@ -1,0 +1,8 @@
+(print (truncate 3.7))
+(print (round 3.7))
+(print (floor -3.7))
+(print (ceiling 3.2))
+(print (coerce 3 'float))
+(print (rational 0.5))
+(print (float 7))
+(terpri)

@@ -1,0 +1,8 @@
+(print (signum -5))
+(print (signum 0))
+(print (signum 3.5))
+(print (max 0 (min 10 15)))
+(print (1+ 1/2))
+(print (- 1/2 1/2))
+(print (* 1.0 0))
+(terpri)

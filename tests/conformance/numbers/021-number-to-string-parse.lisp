@@ -1,0 +1,7 @@
+(print (parse-integer "123"))
+(print (parse-integer "-45"))
+(print (parse-integer "ff" :radix 16))
+(print (multiple-value-list (parse-integer "12abc" :junk-allowed t)))
+(print (write-to-string 255 :base 16))
+(print (format nil "~b" 10))
+(terpri)

@@ -1,0 +1,7 @@
+(print (+ 0.1 0.2))
+(print (+ 0.1d0 0.2d0))
+(print (/ 10 4.0))
+(print (* 3 0.5))
+(print (sqrt 2.0))
+(print (/ 1 3.0d0))
+(terpri)

@@ -1,0 +1,7 @@
+(let ((a (expt 7 40)) (b (expt 3 30)))
+  (print (multiple-value-list (floor a b)))
+  (print (gcd (* a 6) (* b 4)))
+  (print (isqrt a))
+  (print (/ a (expt 7 38)))
+  (print (/ (expt 2 70) (expt 6 5))))
+(terpri)

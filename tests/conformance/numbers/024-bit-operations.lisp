@@ -1,0 +1,8 @@
+(print (ash 1 10))
+(print (ash 1024 -3))
+(print (ash 1 100))
+(print (list (logand 12 10) (logior 12 10) (logxor 12 10)))
+(print (lognot 5))
+(print (integer-length 255))
+(print (list (logbitp 0 5) (logbitp 1 5)))
+(terpri)

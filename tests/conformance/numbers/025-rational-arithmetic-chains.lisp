@@ -1,0 +1,7 @@
+(print (reduce #'+ (loop for i from 1 to 10 collect (/ 1 i))))
+(print (* 1/3 3))
+(print (expt 2/3 4))
+(print (floor 22/7))
+(print (float 22/7 1d0))
+(print (rationalize 0.75))
+(terpri)

@@ -1,0 +1,7 @@
+(print "hello")
+(prin1 "hello")
+(terpri)
+(princ "hello")
+(terpri)
+(write-string "written")
+(terpri)

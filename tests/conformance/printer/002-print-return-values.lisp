@@ -1,0 +1,8 @@
+(let ((v (prin1 '(1 2))))
+  (terpri)
+  (prin1 v))
+(terpri)
+(let ((s (princ "abc")))
+  (terpri)
+  (prin1 s))
+(terpri)

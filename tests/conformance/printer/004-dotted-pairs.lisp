@@ -1,0 +1,6 @@
+(print (cons 1 2))
+(print (cons 1 (cons 2 3)))
+(print (cons (cons 1 2) (cons 3 4)))
+(print (cons 'a nil))
+(print (list* 1 2 3))
+(terpri)

@@ -1,0 +1,5 @@
+(print '(1 (2 (3 (4 (5))))))
+(print (list (list) (list nil) (list (list))))
+(print (list "s" #\c 1.5 'sym :kw))
+(princ (list "s" #\c 1.5 'sym :kw))
+(terpri)

@@ -1,0 +1,8 @@
+(print 1.0e6)
+(print 1234567.0)
+(print 0.001)
+(print 12.5)
+(print 2.0d0)
+(print 0.25d0)
+(print 1.0d-5)
+(terpri)

@@ -1,0 +1,7 @@
+(print 3/4)
+(princ -5/6)
+(terpri)
+(print (/ 6 4))
+(print (/ 8 4))
+(print (list 1/2 1/3 1/4))
+(terpri)

@@ -1,0 +1,7 @@
+(print (list "a" "b"))
+(princ (list "a" "b"))
+(terpri)
+(prin1 (list "x\"y"))
+(terpri)
+(princ (list "x\"y"))
+(terpri)

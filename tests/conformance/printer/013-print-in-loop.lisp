@@ -1,0 +1,5 @@
+(dolist (x '(1 "two" #\3 four 5.0))
+  (prin1 x)
+  (write-string " | ")
+  (princ x)
+  (terpri))

@@ -1,0 +1,6 @@
+(print ''a)
+(print '(quote a b))
+(print '(function f))
+(print '(a 'b c))
+(print (list 'quote 'x))
+(terpri)

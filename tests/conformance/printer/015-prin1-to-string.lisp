@@ -1,0 +1,6 @@
+(print (prin1-to-string '(1 "a" #\b)))
+(print (princ-to-string '(1 "a" #\b)))
+(print (prin1-to-string 3/4))
+(print (princ-to-string :kw))
+(print (length (prin1-to-string "abc")))
+(terpri)

@@ -1,0 +1,8 @@
+(print "")
+(prin1 "")
+(terpri)
+(princ "")
+(print " ")
+(print (string #\a))
+(print (make-string 3 :initial-element #\z))
+(terpri)

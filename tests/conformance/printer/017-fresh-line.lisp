@@ -1,0 +1,8 @@
+(princ "abc")
+(fresh-line)
+(fresh-line)
+(princ "def")
+(terpri)
+(fresh-line)
+(princ "ghi")
+(terpri)

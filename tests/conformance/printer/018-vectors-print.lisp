@@ -1,0 +1,6 @@
+(print (vector 1 2 3))
+(print #(a b c))
+(print (vector))
+(print (vector "s" #\c))
+(print "a string is a vector")
+(terpri)

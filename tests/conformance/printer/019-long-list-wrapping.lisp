@@ -1,0 +1,5 @@
+(print (loop for i from 0 below 40 collect i))
+(print (loop for i from 0 below 12 collect (list i (* i i))))
+(print (loop for i from 0 below 26 collect (* i 1000)))
+(print (list (loop for i below 30 collect i)))
+(terpri)

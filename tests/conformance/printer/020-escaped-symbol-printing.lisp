@@ -1,0 +1,7 @@
+(let ((syms (list (intern "lower") '|Foo Bar| '|abc| (intern "MIXED") :|k w|)))
+  (print syms)
+  (terpri)
+  (princ syms)
+  (terpri)
+  (prin1 (intern "a(b")))
+(terpri)

@@ -1,0 +1,6 @@
+(print (make-list 30 :initial-element "str"))
+(print (make-list 3 :initial-element "short"))
+(print (loop for i below 20 collect (format nil "item-~d" i)))
+(terpri)
+(princ (loop for i below 20 collect (format nil "item-~d" i)))
+(terpri)

@@ -1,0 +1,6 @@
+(print ''(1 2))
+(print '(a 'b #'c))
+(print (list 'quote '(x y)))
+(print (list 'function 'car))
+(print '(quote))
+(terpri)

@@ -1,0 +1,5 @@
+(print (make-array 40 :initial-element 7))
+(print (coerce (loop for i below 30 collect (* i 1000)) 'vector))
+(print (vector (loop for i below 30 collect i)))
+(print (loop for i below 9 collect (make-array 3 :initial-element i)))
+(terpri)

@@ -1,0 +1,5 @@
+(print (list (vector 1 (list 2 3)) (cons 'a (vector)) "x"))
+(print (list 1.0 1.0d0 1/2 -0.5 1e10 1d-10))
+(print (list #\a #\Space #\Newline "a b"))
+(print (cons (cons (cons 1 2) 3) 4))
+(terpri)

@@ -1,0 +1,7 @@
+(print 0)
+(print 42)
+(print -17)
+(print +5)
+(print 007)
+(print (+ 1 2 3))
+(terpri)

@@ -1,0 +1,8 @@
+(print 1.0)
+(print 0.5)
+(print -2.25)
+(print 1e-3)
+(print 1.5e10)
+(print 100.0)
+(print .5)
+(terpri)

@@ -1,0 +1,7 @@
+(print 2.5d0)
+(print 1.5d0)
+(print -0.125d0)
+(print 1d3)
+(print 3.0d0)
+(print (+ 1.0d0 1.0d0))
+(terpri)

@@ -1,0 +1,7 @@
+(print 1/2)
+(print 2/4)
+(print -3/9)
+(print 10/5)
+(print 7/3)
+(print (+ 1/3 1/6))
+(terpri)

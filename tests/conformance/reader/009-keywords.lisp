@@ -1,0 +1,7 @@
+(print :key)
+(print :Key)
+(print ':already)
+(print (eq :a :A))
+(print (keywordp :test))
+(print (keywordp 'test))
+(terpri)

@@ -1,0 +1,7 @@
+(print 'x)
+(print ''x)
+(print '(quote x))
+(print '(1 2 (3 4)))
+(print (quote (a . b)))
+(print (car ''y))
+(terpri)

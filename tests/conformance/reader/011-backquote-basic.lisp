@@ -1,0 +1,8 @@
+(let ((x 1) (y '(2 3)))
+  (print `(a b c))
+  (print `(x ,x))
+  (print `(y ,y))
+  (print `(y ,@y end))
+  (print `(,x ,@y ,x))
+  (print `(nested (inner ,x) ,@y)))
+(terpri)

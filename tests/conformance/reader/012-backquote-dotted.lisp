@@ -1,0 +1,7 @@
+(let ((x 1) (rest '(4 5)))
+  (print `(a . ,x))
+  (print `(a ,x . tail))
+  (print `(1 ,@rest . 6))
+  (print `(,@rest))
+  (print `(head ,@rest)))
+(terpri)

@@ -1,0 +1,6 @@
+(print (funcall #'+ 1 2))
+(print (mapcar #'car '((1 2) (3 4))))
+(print (equal '#'car '(function car)))
+(print (car '#'foo))
+(print (funcall #'(lambda (x) (* x x)) 7))
+(terpri)

@@ -1,0 +1,7 @@
+(print '(a . b))
+(print '(a b . c))
+(print '(a . (b . (c . nil))))
+(print '((a . 1) (b . 2)))
+(print (cdr '(1 . 2)))
+(print '(1 . (2 3)))
+(terpri)

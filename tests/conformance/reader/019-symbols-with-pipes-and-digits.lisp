@@ -1,0 +1,7 @@
+(print 'x1)
+(print 'a-1-b)
+(print '*special*)
+(print '<=)
+(print '%internal)
+(print 'a/b)
+(terpri)

@@ -1,0 +1,7 @@
+(print '())
+(print ())
+(print nil)
+(print (eq '() nil))
+(print '(nil))
+(print '(() ()))
+(terpri)

@@ -1,0 +1,7 @@
+(print #x1F)
+(print #b101)
+(print #o17)
+(print #xff)
+(print #x-10)
+(print (+ #b11 #o10 #x10))
+(terpri)

@@ -1,0 +1,6 @@
+(print '|Foo|)
+(print (symbol-name '|MiXed Case|))
+(print (eq '|ABC| 'abc))
+(print (symbol-name 'a\b))
+(print (length (symbol-name '|a b c|)))
+(terpri)

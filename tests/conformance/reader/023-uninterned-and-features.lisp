@@ -1,0 +1,6 @@
+(print (symbol-name '#:temp))
+(print (eq '#:temp '#:temp))
+#+sbcl (print 'on-sbcl)
+#-sbcl (print 'not-sbcl)
+(print '(a #+sbcl b #-sbcl c d))
+(terpri)

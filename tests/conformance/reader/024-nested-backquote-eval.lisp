@@ -1,0 +1,7 @@
+(defparameter *y* 5)
+(let ((x '*y*))
+  (print (eval ``(list ,,x)))
+  (print (eval ``(list ',,x))))
+(let ((name 'foo) (args '(1 2)))
+  (print `(call ,name ,@args (nested ,@(mapcar #'1+ args)))))
+(terpri)

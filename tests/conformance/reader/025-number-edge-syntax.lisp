@@ -1,0 +1,8 @@
+(print -0)
+(print 1.)
+(print +.5)
+(print -1/2)
+(print 1e0)
+(print 123.0d0)
+(print '(1 1. 1.0))
+(terpri)

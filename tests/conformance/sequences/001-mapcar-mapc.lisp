@@ -1,0 +1,5 @@
+(print (mapcar #'1+ '(1 2 3)))
+(print (mapcar #'+ '(1 2 3) '(10 20 30 40)))
+(print (mapcar #'list '(a b) '(1 2) '(x y)))
+(print (mapc #'print '(1 2)))
+(terpri)

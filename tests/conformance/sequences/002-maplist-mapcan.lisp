@@ -1,0 +1,5 @@
+(print (maplist #'identity '(1 2 3)))
+(print (maplist #'length '(a b c d)))
+(print (mapcan (lambda (x) (if (evenp x) (list x x) nil)) '(1 2 3 4)))
+(print (mapcan #'list '(1 2) '(a b)))
+(terpri)

@@ -1,0 +1,8 @@
+(print (reduce #'+ '(1 2 3 4 5)))
+(print (reduce #'+ '()))
+(print (reduce #'max '(3 9 2)))
+(print (reduce #'list '(1 2 3 4)))
+(print (reduce #'list '(1 2 3 4) :from-end t))
+(print (reduce #'+ '(1 2 3) :initial-value 100))
+(print (reduce #'+ '((1) (2) (3)) :key #'car))
+(terpri)

@@ -1,0 +1,8 @@
+(print (remove 3 '(1 3 2 3 4)))
+(print (remove 3 '(1 3 2 3 4) :count 1))
+(print (remove 3 '(1 3 2 3 4) :count 1 :from-end t))
+(print (remove-if #'evenp '(1 2 3 4 5 6)))
+(print (remove-if-not #'evenp '(1 2 3 4 5 6)))
+(print (remove "b" '("a" "b" "c") :test #'string=))
+(print (remove-duplicates '(1 2 1 3 2 4)))
+(terpri)

@@ -1,0 +1,8 @@
+(print (count 1 '(1 2 1 3 1)))
+(print (count-if #'evenp '(1 2 4 5)))
+(print (member 3 '(1 2 3 4)))
+(print (member 9 '(1 2 3)))
+(print (member "b" '("a" "b" "c") :test #'equal))
+(print (member-if #'minusp '(1 -2 3)))
+(print (count #\a "banana"))
+(terpri)

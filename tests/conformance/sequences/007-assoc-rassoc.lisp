@@ -1,0 +1,8 @@
+(let ((al '((a . 1) (b . 2) (c . 3))))
+  (print (assoc 'b al))
+  (print (assoc 'z al))
+  (print (rassoc 3 al))
+  (print (cdr (assoc 'c al)))
+  (print (assoc "k" '(("k" . v)) :test #'string=))
+  (print (assoc-if #'evenp '((1 . a) (2 . b)))))
+(terpri)

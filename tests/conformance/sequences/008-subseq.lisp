@@ -1,0 +1,6 @@
+(print (subseq '(a b c d e) 2))
+(print (subseq '(a b c d e) 1 3))
+(print (subseq "hello world" 6))
+(print (subseq "hello" 0 0))
+(print (subseq #(1 2 3 4) 1 3))
+(terpri)

@@ -1,0 +1,7 @@
+(print (reverse '(1 2 3)))
+(print (reverse "abc"))
+(print (reverse #(1 2 3)))
+(let ((l (list 1 2 3 4)))
+  (print (nreverse l)))
+(print (reverse nil))
+(terpri)

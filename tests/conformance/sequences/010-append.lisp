@@ -1,0 +1,8 @@
+(print (append '(1 2) '(3) '() '(4 5)))
+(print (append))
+(print (append '(1) 2))
+(print (append nil nil))
+(let* ((a (list 1 2)) (b (append a '(3))))
+  (setf (car b) 'changed)
+  (print a))
+(terpri)

@@ -1,0 +1,6 @@
+(print (sort (list 3 1 4 1 5 9 2 6) #'<))
+(print (sort (list 3 1 4 1 5 9 2 6) #'>))
+(print (sort (list "pear" "apple" "fig") #'string<))
+(print (sort (list '(b 2) '(a 1) '(c 3)) #'< :key #'second))
+(print (sort (vector 5 2 8) #'<))
+(terpri)

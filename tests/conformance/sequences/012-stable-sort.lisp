@@ -1,0 +1,5 @@
+(print (stable-sort (list '(a 2) '(b 1) '(c 2) '(d 1)) #'< :key #'second))
+(print (stable-sort (list "bb" "a" "cc" "d" "eee") #'< :key #'length))
+(print (stable-sort (vector 3 1 2) #'<))
+(print (stable-sort (list 1 2 3) #'>))
+(terpri)

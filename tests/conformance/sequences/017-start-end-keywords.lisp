@@ -1,0 +1,6 @@
+(print (find #\o "hello world" :start 5))
+(print (position 1 '(1 2 1 2 1) :start 1))
+(print (count 1 '(1 2 1 2 1) :end 3))
+(print (remove 1 '(1 2 1 2 1) :start 1 :end 4))
+(print (search "lo" "hello hello" :start2 4))
+(terpri)

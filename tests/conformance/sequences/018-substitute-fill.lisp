@@ -1,0 +1,6 @@
+(print (substitute 'x 'b '(a b c b)))
+(print (substitute-if 0 #'minusp '(1 -2 3 -4)))
+(print (fill (list 1 2 3 4) 'z :start 1 :end 3))
+(print (fill (vector 1 2 3) 0))
+(print (replace (list 1 2 3 4) '(a b) :start1 1))
+(terpri)

@@ -1,0 +1,6 @@
+(print (map 'list #'char-upcase "abc"))
+(print (map 'vector #'* '(1 2 3) '(4 5 6)))
+(print (map 'string #'char-downcase "XYZ"))
+(print (concatenate 'list '(1 2) #(3 4)))
+(print (concatenate 'vector '(a) '(b)))
+(terpri)

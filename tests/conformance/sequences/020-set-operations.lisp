@@ -1,0 +1,7 @@
+(print (sort (union '(1 2 3) '(2 3 4)) #'<))
+(print (sort (intersection '(1 2 3) '(2 3 4)) #'<))
+(print (sort (set-difference '(1 2 3 4) '(2 4)) #'<))
+(print (subsetp '(1 2) '(3 2 1)))
+(print (adjoin 1 '(1 2)))
+(print (adjoin 0 '(1 2)))
+(terpri)

@@ -1,0 +1,6 @@
+(print (mismatch '(1 2 3) '(1 2 4)))
+(print (mismatch "abc" "abc"))
+(print (subst 'new 'old '(a old (b old))))
+(print (copy-tree '((1 2) (3 (4)))))
+(print (tree-equal '(1 (2)) '(1 (2))))
+(terpri)

@@ -1,0 +1,6 @@
+(print (remove-duplicates '("a" "b" "A" "a") :test #'equal))
+(print (remove-duplicates '(1 2 1 3 2) :from-end t))
+(print (delete 2 (list 1 2 3 2)))
+(print (delete-if #'oddp (list 1 2 3 4 5)))
+(print (remove-duplicates '((a 1) (b 2) (a 3)) :key #'car))
+(terpri)

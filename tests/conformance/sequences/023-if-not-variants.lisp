@@ -1,0 +1,6 @@
+(print (find-if-not #'evenp '(2 4 5 6)))
+(print (position-if-not #'evenp '(2 4 5 6)))
+(print (count-if-not #'evenp '(1 2 3)))
+(print (map-into (list 0 0 0) #'+ '(1 2 3) '(10 20 30)))
+(print (some #'evenp #(1 3 5)))
+(terpri)

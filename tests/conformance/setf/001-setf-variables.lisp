@@ -1,0 +1,7 @@
+(let ((a 1) (b 2))
+  (setf a 10)
+  (print a)
+  (setf a 1 b (+ a 100))
+  (print (list a b))
+  (print (setf a 'last)))
+(terpri)

@@ -1,0 +1,7 @@
+(let ((l (list 1 2 3)))
+  (setf (car l) 'a)
+  (setf (cdr (cdr l)) '(z))
+  (print l)
+  (setf (cadr l) 'b)
+  (print l))
+(terpri)

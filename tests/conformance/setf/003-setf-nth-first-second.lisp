@@ -1,0 +1,7 @@
+(let ((l (list 1 2 3 4)))
+  (setf (nth 2 l) 'third)
+  (setf (first l) 'one)
+  (setf (second l) 'two)
+  (setf (fourth l) 'four)
+  (print l))
+(terpri)

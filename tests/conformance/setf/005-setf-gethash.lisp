@@ -1,0 +1,7 @@
+(let ((h (make-hash-table)))
+  (setf (gethash :a h) 1)
+  (setf (gethash :b h) 2)
+  (setf (gethash :a h) 100)
+  (print (gethash :a h))
+  (print (hash-table-count h)))
+(terpri)

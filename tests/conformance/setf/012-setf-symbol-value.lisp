@@ -1,0 +1,6 @@
+(defvar *x* 1)
+(setf (symbol-value '*x*) 2)
+(print *x*)
+(setf *x* 3)
+(print (symbol-value '*x*))
+(terpri)

@@ -1,0 +1,7 @@
+(let ((plist (list :a 1 :b 2)))
+  (setf (getf plist :b) 20)
+  (setf (getf plist :c) 30)
+  (print (getf plist :b))
+  (print (getf plist :c))
+  (print (getf plist :missing 'default)))
+(terpri)

@@ -1,0 +1,5 @@
+(let ((l (list 1 2)))
+  (print (setf (car l) 'new))
+  (print (setf (gethash 1 (make-hash-table)) 'hv))
+  (print (incf (cadr l) 5)))
+(terpri)

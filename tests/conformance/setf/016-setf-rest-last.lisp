@@ -1,0 +1,8 @@
+(let ((l (list 1 2 3)))
+  (setf (rest l) '(b c))
+  (print l)
+  (setf (car (last l)) 'end)
+  (print l)
+  (setf (cdr (last l)) (list 'more))
+  (print l))
+(terpri)

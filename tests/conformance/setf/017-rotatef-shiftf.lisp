@@ -1,0 +1,6 @@
+(let ((a 1) (b 2) (c 3))
+  (rotatef a b c)
+  (print (list a b c))
+  (print (shiftf a b c 'new))
+  (print (list a b c)))
+(terpri)

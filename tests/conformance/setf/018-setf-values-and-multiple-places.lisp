@@ -1,0 +1,7 @@
+(let (a b)
+  (setf (values a b) (floor 17 5))
+  (print (list a b)))
+(let ((l (list 1 2 3)))
+  (setf (first l) 'a (second l) (first l) (third l) 'c)
+  (print l))
+(terpri)

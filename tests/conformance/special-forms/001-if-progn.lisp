@@ -1,0 +1,7 @@
+(print (if t 'yes 'no))
+(print (if nil 'yes 'no))
+(print (if nil 'yes))
+(print (if 0 'zero-is-true 'no))
+(print (progn 1 2 3))
+(print (progn))
+(terpri)

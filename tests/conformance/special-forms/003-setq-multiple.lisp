@@ -1,0 +1,6 @@
+(let ((a 1) (b 2))
+  (setq a 10 b (+ a 5))
+  (print (list a b))
+  (print (setq a 7))
+  (print (setq)))
+(terpri)

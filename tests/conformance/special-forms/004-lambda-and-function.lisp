@@ -1,0 +1,7 @@
+(print ((lambda (x y) (+ x y)) 3 4))
+(let ((f (lambda (n) (* n 2))))
+  (print (funcall f 21)))
+(print (funcall (function (lambda () 'called))))
+(print (functionp #'car))
+(print (functionp 'car))
+(terpri)

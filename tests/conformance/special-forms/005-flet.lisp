@@ -1,0 +1,8 @@
+(defun twice (x) (* 2 x))
+(flet ((twice (x) (* 3 x))
+       (inc (x) (+ x 1)))
+  (print (twice (inc 1))))
+(flet ((twice (x) (twice (twice x))))
+  (print (twice 5)))
+(print (twice 5))
+(terpri)

@@ -1,0 +1,8 @@
+(labels ((ev? (n) (if (= n 0) t (od? (- n 1))))
+         (od? (n) (if (= n 0) nil (ev? (- n 1)))))
+  (print (ev? 10))
+  (print (od? 7))
+  (print (ev? 3)))
+(labels ((fact (n) (if (<= n 1) 1 (* n (fact (- n 1))))))
+  (print (fact 20)))
+(terpri)

@@ -1,0 +1,6 @@
+(macrolet ((double (x) `(* 2 ,x))
+           (swap-args (f a b) `(,f ,b ,a)))
+  (print (double 21))
+  (print (swap-args - 1 10))
+  (print (swap-args list 'first 'second)))
+(terpri)

@@ -1,0 +1,8 @@
+(defun find-first-even (list)
+  (dolist (x list)
+    (when (evenp x)
+      (return-from find-first-even x)))
+  'none)
+(print (find-first-even '(1 3 6 7 8)))
+(print (find-first-even '(1 3 5)))
+(terpri)

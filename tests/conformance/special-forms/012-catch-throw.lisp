@@ -1,0 +1,10 @@
+(defun thrower (x)
+  (when (> x 2) (throw 'found x))
+  'not-thrown)
+(print (catch 'found
+         (dolist (i '(1 2 3 4))
+           (thrower i))
+         'done))
+(print (catch 'found (thrower 1)))
+(print (catch 'a (catch 'b (throw 'a 'to-a)) 'after))
+(terpri)

@@ -1,0 +1,5 @@
+(print (multiple-value-call #'list (values 1 2) (values 3 4)))
+(print (multiple-value-call #'+ (floor 7 2) (values)))
+(print (multiple-value-call #'list 1 (values) 2))
+(print (list (values 1 2) (values 3 4)))
+(terpri)

@@ -1,0 +1,6 @@
+(eval-when (:compile-toplevel :load-toplevel :execute)
+  (defun helper (x) (* x 10)))
+(print (helper 4))
+(eval-when (:execute)
+  (print 'executed))
+(terpri)

@@ -1,0 +1,7 @@
+(let ((a '(1 2)) (b '(1 2)))
+  (print (equal a b))
+  (print (eq a a)))
+(print (quote 5))
+(print (quote "s"))
+(print (eq (quote x) 'x))
+(terpri)

@@ -1,0 +1,8 @@
+(let ((x 1) (y 2))
+  (declare (type integer x y))
+  (print (+ x y)))
+(defun g (a)
+  (declare (ignorable a))
+  'ok)
+(print (g 1))
+(terpri)

@@ -1,0 +1,7 @@
+(defun deep (n)
+  (if (= n 0)
+      (throw 'bottom 'reached)
+      (list n (deep (- n 1)))))
+(print (catch 'bottom (deep 5)))
+(print (catch 'bottom (catch 'other (deep 2))))
+(terpri)

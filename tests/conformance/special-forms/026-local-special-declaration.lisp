@@ -1,0 +1,7 @@
+(defun reader-fn () (declare (special *local-special*)) *local-special*)
+(let ((*local-special* 'dynamic))
+  (declare (special *local-special*))
+  (print (reader-fn)))
+(let ((x 'lexical))
+  (print x))
+(terpri)

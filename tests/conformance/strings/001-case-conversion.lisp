@@ -1,0 +1,7 @@
+(print (string-upcase "hello World"))
+(print (string-downcase "Hello WORLD"))
+(print (string-capitalize "hello big world"))
+(print (char-upcase #\a))
+(print (char-downcase #\Q))
+(print (string-upcase "abc" :start 1))
+(terpri)

@@ -1,0 +1,5 @@
+(print (concatenate 'string "foo" "bar"))
+(print (concatenate 'string "a" "" "b" "c"))
+(print (concatenate 'string))
+(print (concatenate 'string "x" (list #\y #\z)))
+(terpri)

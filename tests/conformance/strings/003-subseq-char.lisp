@@ -1,0 +1,7 @@
+(let ((s "abcdef"))
+  (print (subseq s 2 4))
+  (print (char s 0))
+  (print (char s 5))
+  (print (schar s 1))
+  (print (aref s 3)))
+(terpri)

@@ -1,0 +1,8 @@
+(print (string= "abc" "abc"))
+(print (string= "abc" "ABC"))
+(print (string-equal "abc" "ABC"))
+(print (equal "abc" "abc"))
+(print (eql "abc" (copy-seq "abc")))
+(print (equalp "abc" "ABC"))
+(print (string= "abc" "xabcx" :start2 1 :end2 4))
+(terpri)

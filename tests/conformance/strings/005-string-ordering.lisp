@@ -1,0 +1,8 @@
+(print (string< "apple" "banana"))
+(print (string< "abc" "abd"))
+(print (string< "abc" "abc"))
+(print (string> "b" "a"))
+(print (string<= "abc" "abc"))
+(print (string-lessp "ABC" "abd"))
+(print (string/= "abc" "abd"))
+(terpri)

@@ -1,0 +1,6 @@
+(print (search "lo" "hello"))
+(print (search "xyz" "hello"))
+(print (search "" "abc"))
+(print (search '(2 3) '(1 2 3 4)))
+(print (search "o" "foo boo" :from-end t))
+(terpri)

@@ -1,0 +1,7 @@
+(print (parse-integer "42"))
+(print (parse-integer "  -17  "))
+(print (parse-integer "101" :radix 2))
+(print (parse-integer "abc" :junk-allowed t))
+(print (multiple-value-list (parse-integer "123")))
+(print (handler-case (parse-integer "12x") (error () 'parse-failed)))
+(terpri)

@@ -1,0 +1,8 @@
+(print (char-code #\a))
+(print (code-char 65))
+(print (char-code #\Space))
+(print (code-char 48))
+(print (map 'list #'char-code "AZaz"))
+(print (char< #\a #\b #\c))
+(print (char= #\a #\a))
+(terpri)

@@ -1,0 +1,6 @@
+(print (string-trim " " "  padded  "))
+(print (string-left-trim " " "  left"))
+(print (string-right-trim " " "right  "))
+(print (string-trim "xy" "xxhixy"))
+(print (string-trim '(#\Space #\Tab) "	 tabs "))
+(terpri)

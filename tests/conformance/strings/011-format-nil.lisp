@@ -1,0 +1,7 @@
+(print (format nil "~a-~a" 1 2))
+(print (format nil "~s" "quoted"))
+(print (format nil "~d items" 5))
+(print (length (format nil "~a" 'symbol)))
+(let ((s (format nil "~a~%" "line")))
+  (print (length s)))
+(terpri)

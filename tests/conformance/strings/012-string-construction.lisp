@@ -1,0 +1,7 @@
+(print (make-string 3 :initial-element #\*))
+(print (string 'sym))
+(print (string #\c))
+(print (string "already"))
+(print (coerce '(#\a #\b) 'string))
+(print (coerce "ab" 'list))
+(terpri)

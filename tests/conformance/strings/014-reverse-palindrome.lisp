@@ -1,0 +1,7 @@
+(defun palindromep (s)
+  (let ((clean (remove-if-not #'alpha-char-p (string-downcase s))))
+    (string= clean (reverse clean))))
+(print (palindromep "A man, a plan, a canal: Panama"))
+(print (palindromep "hello"))
+(print (reverse "stressed"))
+(terpri)

@@ -1,0 +1,6 @@
+(print (map 'string (lambda (c) (if (char= c #\a) #\4 c)) "banana"))
+(print (count-if #'upper-case-p "Hello World"))
+(print (position #\space "find the space"))
+(print (string (char-upcase (char "word" 0))))
+(print (remove #\l "hello"))
+(terpri)

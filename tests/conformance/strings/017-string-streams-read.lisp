@@ -1,0 +1,5 @@
+(print (read-from-string "(1 2 3)"))
+(print (read-from-string "hello"))
+(print (multiple-value-list (read-from-string "42 rest")))
+(print (with-input-from-string (s "7 8") (+ (read s) (read s))))
+(terpri)

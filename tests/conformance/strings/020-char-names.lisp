@@ -1,0 +1,6 @@
+(print (char-name #\Space))
+(print (char-name #\Newline))
+(print (name-char "Newline"))
+(print #\Tab)
+(print (char-name (code-char 10)))
+(terpri)

@@ -1,0 +1,6 @@
+(print (symbol-name 'hello))
+(print (symbol-name :key))
+(print (symbol-name 'MixedCase))
+(print (string 'abc))
+(print (length (symbol-name 'four)))
+(terpri)

@@ -1,0 +1,8 @@
+(print (symbolp 'a))
+(print (symbolp :a))
+(print (symbolp nil))
+(print (symbolp "a"))
+(print (keywordp :a))
+(print (keywordp 'a))
+(print (keywordp nil))
+(terpri)

@@ -1,0 +1,6 @@
+(print (eq (intern "FOO") 'foo))
+(print (intern "BAR"))
+(print (eq (intern "X") 'x))
+(print (symbol-name (intern "lower")))
+(print (eq (intern "CAR") 'car))
+(terpri)

@@ -1,0 +1,7 @@
+(let ((a (gensym)) (b (gensym)))
+  (print (symbolp a))
+  (print (eq a b))
+  (print (eq a a))
+  (print (null (symbol-package a)))
+  (print (boundp a)))
+(terpri)

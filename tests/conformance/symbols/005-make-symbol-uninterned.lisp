@@ -1,0 +1,6 @@
+(let ((s (make-symbol "TEMP")))
+  (print (symbol-name s))
+  (print (eq s 'temp))
+  (print (symbolp s))
+  (print (string= s "TEMP")))
+(terpri)

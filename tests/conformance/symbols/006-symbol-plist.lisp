@@ -1,0 +1,7 @@
+(setf (get 'apple 'color) 'red)
+(setf (get 'apple 'taste) 'sweet)
+(print (get 'apple 'color))
+(print (get 'apple 'taste))
+(print (get 'apple 'size))
+(print (get 'apple 'size 'unknown))
+(terpri)

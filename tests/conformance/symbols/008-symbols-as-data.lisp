@@ -1,0 +1,6 @@
+(defun lookup (sym table) (cdr (assoc sym table)))
+(let ((colors '((red . "#f00") (green . "#0f0"))))
+  (print (lookup 'red colors))
+  (print (lookup 'blue colors))
+  (print (mapcar #'car colors)))
+(terpri)

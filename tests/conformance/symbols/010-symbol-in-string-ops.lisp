@@ -1,0 +1,5 @@
+(print (string-downcase 'hello))
+(print (string= 'abc "ABC"))
+(print (concatenate 'string (symbol-name 'foo) "-" (symbol-name 'bar)))
+(print (intern (concatenate 'string "MAKE-" (symbol-name 'point))))
+(terpri)

@@ -1,0 +1,5 @@
+(print :self)
+(print (eq :self ':self))
+(print (symbol-value :self))
+(print (list :a :b (eq :a :b)))
+(terpri)

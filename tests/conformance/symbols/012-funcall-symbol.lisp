@@ -1,0 +1,6 @@
+(defun greet (name) (format nil "hi ~a" name))
+(print (funcall 'greet "bob"))
+(print (apply 'greet '("amy")))
+(print (mapcar 'greet '("x" "y")))
+(print (funcall (intern "GREET") "z"))
+(terpri)

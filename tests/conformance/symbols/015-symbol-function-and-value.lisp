@@ -1,0 +1,7 @@
+(defvar *sv* 10)
+(defun sf () 'sf-called)
+(print (symbol-value '*sv*))
+(print (funcall (symbol-function 'sf)))
+(print (not (null (fboundp 'sf))))
+(print (boundp '*sv*))
+(terpri)

@@ -1,0 +1,6 @@
+(let ((g (gensym "FOO")))
+  (print (string= "FOO" (subseq (symbol-name g) 0 3)))
+  (print (symbolp g))
+  (print (null (symbol-package g)))
+  (print (eq g (intern (symbol-name g)))))
+(terpri)

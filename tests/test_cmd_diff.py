@@ -1,0 +1,86 @@
+"""`sexpgpu diff A B`: differences by section in the compiled plans and the contract
+forms, for run files and run directories; layout and comments are not differences."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from cmd_helpers import ROOT, SWEEP_TINY, sexpgpu, sexpgpu_json
+
+from sexpgpu.commands.fmt import format_text
+from sexpgpu.contract import compile_file
+from sexpgpu.runtime import rundir
+from sexpgpu.selection import Selection
+
+
+def _copy(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _sections(payload: dict) -> set[str]:
+    return {name for name, found in payload["sections"].items()
+            if found["plan"] or found["forms"]}
+
+
+def test_layout_and_comments_are_not_differences(tmp_path, capsys) -> None:
+    text = SWEEP_TINY.read_text(encoding="utf-8")
+    other = _copy(tmp_path, "tiny.sx", ";; a new comment\n" + format_text(text))
+    code, payload = sexpgpu_json(capsys, "diff", SWEEP_TINY, other)
+    assert code == 0 and payload["same"] is True and not _sections(payload)
+    code, out, _ = sexpgpu(capsys, "diff", SWEEP_TINY, other)
+    assert out.startswith("no differences")
+
+
+def test_a_knob_default_shows_in_knobs_and_where_it_flows(tmp_path, capsys) -> None:
+    text = SWEEP_TINY.read_text(encoding="utf-8")
+    other = _copy(tmp_path, "tiny.sx", text.replace("(defknob lr 1e-2", "(defknob lr 0.5"))
+    code, payload = sexpgpu_json(capsys, "diff", SWEEP_TINY, other)
+    assert code == 0 and payload["same"] is False
+    assert _sections(payload) == {"knobs", "optimizer"}
+    knobs = payload["sections"]["knobs"]
+    assert knobs["plan"] == [{"path": "knobs.lr", "a": 0.01, "b": 0.5}]
+    assert [f["form"] for f in knobs["forms"]] == ["defknob lr"]
+
+
+def test_model_changes_are_model_and_objective(tmp_path, capsys) -> None:
+    text = SWEEP_TINY.read_text(encoding="utf-8")
+    other = _copy(tmp_path, "tiny.sx", text.replace("(nn:linear 4 8)", "(nn:linear 4 16)")
+                  .replace("(nn:linear 8 2)", "(nn:linear 16 2)"))
+    code, payload = sexpgpu_json(capsys, "diff", SWEEP_TINY, other)
+    assert code == 0
+    assert {"model", "objective"} <= _sections(payload) <= {"model", "objective", "optimizer"}
+    paths = [c["path"] for c in payload["sections"]["model"]["plan"]]
+    assert "parameters.tensors[l1/weight].shape" in paths
+    code, out, _ = sexpgpu(capsys, "diff", SWEEP_TINY, other)
+    assert "form defmodel net" in out and "parameters.total: 58 -> 114" in out
+
+
+def test_two_run_directories_differ_by_their_selection(tmp_path, capsys) -> None:
+    dirs = []
+    for seed in ("1", "2"):
+        plan = compile_file(str(SWEEP_TINY), Selection({"seed": seed})).run_plan()
+        run_dir = tmp_path / "runs" / rundir.slug_for(plan)
+        rundir.create(run_dir, plan)  # source/ and plan.json, as `sexpgpu run` writes them
+        dirs.append(run_dir)
+    code, payload = sexpgpu_json(capsys, "diff", *dirs)
+    assert code == 0
+    assert payload["sections"]["knobs"]["plan"] == [{"path": "knobs.seed", "a": 1, "b": 2}]
+    assert payload["sections"]["run"]["plan"] == [{"path": "run.seed", "a": 1, "b": 2}]
+    assert _sections(payload) == {"knobs", "run"}
+
+
+def test_a_path_that_is_neither_is_a_diagnostic(tmp_path, capsys) -> None:
+    code, payload = sexpgpu_json(capsys, "diff", tmp_path, SWEEP_TINY)
+    assert code == 1 and payload["diagnostics"][0]["code"] == "E-DIFF-INPUT"
+    code, payload = sexpgpu_json(capsys, "diff", SWEEP_TINY, tmp_path / "nope.sx")
+    assert code == 1 and payload["diagnostics"][0]["code"] == "E-DIFF-INPUT"
+
+
+def test_diff_of_two_examples_names_every_section_that_differs(tmp_path, capsys) -> None:
+    a = shutil.copy(ROOT / "examples" / "mnist1d-logreg.sx", tmp_path / "a.sx")
+    code, payload = sexpgpu_json(capsys, "diff", a, ROOT / "examples" / "mnist1d-mlp.sx")
+    assert code == 0 and {"knobs", "model", "objective"} <= _sections(payload)
+    assert "data" not in _sections(payload)
