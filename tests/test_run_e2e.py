@@ -158,3 +158,27 @@ def test_nonfinite_stops_and_last_good_checkpoint_resumes(cache_dir: str,
     resumed = orjson.loads(again.stdout)
     assert resumed["resumed_from"] == 10
     assert resumed["error"]["message"] == "non-finite loss at step 19"  # deterministic replay
+
+
+# -- precision ------------------------------------------------------------------
+
+
+def test_bf16_training_is_refused_not_mislabelled(tmp_path: Path) -> None:
+    text = TINY.read_text().replace("(defrun :steps steps :seed 7 :microbatches micro)",
+                                    "(defrun :steps steps :seed 7 :microbatches micro\n"
+                                    "  :precision :bf16)")
+    bf16 = tmp_path / "tiny-bf16.sx"
+    bf16.write_text(text)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    checked = subprocess.run([sys.executable, "-m", "sexpgpu", "check", str(bf16)], env=env,
+                             capture_output=True, text=True, timeout=120)
+    assert checked.returncode == 0, checked.stderr
+    ran = subprocess.run([sys.executable, "-m", "sexpgpu", "run", str(bf16), "--runs",
+                          str(tmp_path / "runs"), "--json"], env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert ran.returncode == 1
+    (diag,) = orjson.loads(ran.stdout)["diagnostics"]
+    assert diag["code"] == "E-PRECISION"
+    assert (diag["span"]["line"], diag["span"]["col"]) == (text.count("\n", 0, text.index(
+        "(defrun")) + 1, 1)
+    assert not (tmp_path / "runs").exists()  # refused before anything was written

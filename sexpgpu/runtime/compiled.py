@@ -9,8 +9,17 @@ from typing import Any
 
 import numpy as np
 
+from sexpgpu.diagnostics import define_code, error
 from sexpgpu.ir.graph import Graph
 from sexpgpu.runtime.program import Batch
+
+E_PRECISION = define_code(
+    "E-PRECISION", "precision not available for training",
+    "`(defrun :precision :bf16)` is accepted by `check` and shown by `explain`, but the "
+    "lowering does not yet compute activations in bfloat16, so `run` refuses it rather "
+    "than train in f32 under a bf16 label. bf16 storage and conversion exist in the "
+    "kernels (`kernels/bf16.py`); the mixed-precision lowering is the missing piece.",
+)
 
 NP_DTYPES = {"f32": np.float32, "i32": np.int32, "i64": np.int64, "bool": np.bool_,
              "bf16": np.uint16, "f16": np.float16}
@@ -52,6 +61,7 @@ class CompiledProgram:
     def __init__(self, compiled: Any, seed: int, device: str = "cpu", diag_every: int = 0):
         import kernels
 
+        _check_precision(compiled)
         graphs = compiled.graphs
         self._params = {spec.path: init_param(spec, seed) for spec in compiled.params}
         self._state: dict[str, np.ndarray] = {}
@@ -123,6 +133,15 @@ class CompiledProgram:
             inputs[f"ctx/{name}"] = np.float32(ctx[name])
         inputs["rng/seed"] = self._seed
         return inputs
+
+
+def _check_precision(compiled: Any) -> None:
+    run = compiled.experiment.run
+    if run is not None and run.precision != "f32":
+        raise error(E_PRECISION, f"training in :{run.precision} is not implemented yet",
+                    compiled.experiment.span("defrun"), expected=":precision :f32",
+                    actual=f":precision :{run.precision}",
+                    fix="train with :precision :f32 (the default)")
 
 
 def _ctx_names(graph: Graph) -> list[str]:
