@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sexpgpu.diagnostics import Span, define_code, error
+from sexpgpu.lisp.suggest import edit_distance
 
 E_KNOB_UNKNOWN = define_code(
     "E-KNOB-UNKNOWN", "no knob by that name",
@@ -38,22 +39,12 @@ def nearest(name: str, candidates: list[str]) -> str | None:
     """The candidate closest to `name` by edit distance, if reasonably close."""
     best, best_d = None, None
     for cand in candidates:
-        d = _edit_distance(name, cand)
+        d = edit_distance(name, cand)
         if best_d is None or d < best_d:
             best, best_d = cand, d
     if best is None or best_d is None or best_d > max(2, len(name) // 2):
         return None
     return best
-
-
-def _edit_distance(a: str, b: str) -> int:
-    prev = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        cur = [i]
-        for j, cb in enumerate(b, 1):
-            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
-        prev = cur
-    return prev[-1]
 
 
 def did_you_mean(name: str, candidates: list[str]) -> str:

@@ -6,12 +6,9 @@ from typing import Any
 
 from sexpgpu.diagnostics import error
 from sexpgpu.lisp.errors import E_SYNTAX
+from sexpgpu.lisp.reader import QUASIQUOTE, QUOTE, UNQUOTE, UNQUOTE_SPLICING
 from sexpgpu.lisp.types import NIL, Cons, Symbol, intern, lisp_list
 
-QUOTE = intern("QUOTE")
-QUASIQUOTE = intern("QUASIQUOTE")
-UNQUOTE = intern("UNQUOTE")
-UNQUOTE_SPLICING = intern("UNQUOTE-SPLICING")
 # internal names so a user's flet of LIST or APPEND cannot change what ` builds
 QQ_LIST = intern("%QQ-LIST")
 QQ_APPEND = intern("%QQ-APPEND")

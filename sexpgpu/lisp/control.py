@@ -20,9 +20,11 @@ from sexpgpu.lisp.registry import special
 from sexpgpu.lisp.specials import (
     _with_dynamic,
     args_of,
+    eval_body,
     run_tagbody,
     set_variable,
     syntax_error,
+    values_list,
 )
 from sexpgpu.lisp.types import MV, NIL, Cons, Symbol, T, intern, to_py
 from sexpgpu.lisp.typespec import typep
@@ -129,13 +131,18 @@ def _case(interp, form, env, exhaustive: bool):
         wanted = []
         for clause in to_py(form.cdr.cdr):
             wanted.extend(to_py(clause.car) if type(clause.car) is Cons else [clause.car])
-        message = (f"{prin1_to_string(key)} fell through ECASE expression. "
-                   f"Wanted one of ({' '.join(prin1_to_string(w) for w in wanted)}).")
-        exc = error(E_LISP_ERROR, message, form.span,
-                    fix="add a clause for this key or use case with an otherwise clause")
-        exc.condition = Condition("TYPE-ERROR", message)
-        raise exc
+        raise _fell_through(form, key, "ECASE", wanted,
+                            "add a clause for this key or use case with an otherwise clause")
     return NIL
+
+
+def _fell_through(form: Any, value: Any, construct: str, wanted: list, fix: str) -> Exception:
+    """The TYPE-ERROR of an ecase/etypecase whose value matched no clause (SBCL's wording)."""
+    message = (f"{prin1_to_string(value)} fell through {construct} expression. "
+               f"Wanted one of ({' '.join(prin1_to_string(w) for w in wanted)}).")
+    exc = error(E_LISP_ERROR, message, form.span, fix=fix)
+    exc.condition = Condition("TYPE-ERROR", message)
+    return exc
 
 
 @special("CASE")
@@ -161,12 +168,8 @@ def _typecase(interp, form, env, exhaustive: bool):
         if (spec is OTHERWISE or spec is T) and not exhaustive or typep(interp, value, spec):
             return interp.progn(clause.cdr, env)
     if exhaustive:
-        types = " ".join(prin1_to_string(c.car) for c in to_py(form.cdr.cdr))
-        message = (f"{prin1_to_string(value)} fell through ETYPECASE expression. "
-                   f"Wanted one of ({types}).")
-        exc = error(E_LISP_ERROR, message, form.span, fix="add a clause for this type")
-        exc.condition = Condition("TYPE-ERROR", message)
-        raise exc
+        types = [c.car for c in to_py(form.cdr.cdr)]
+        raise _fell_through(form, value, "ETYPECASE", types, "add a clause for this type")
     return NIL
 
 
@@ -346,15 +349,12 @@ def sf_handler_case(interp, form, env):
                 vars = {params[0]: cond} if params else {}
                 body, _ = split_body(clause.cdr.cdr, False)
                 new_env = Env(vars, env)
-                result = NIL
-                for f in body:
-                    result = interp.eval(f, new_env)
-                return result
+                return eval_body(interp, body, new_env)
         raise
     finally:
         interp.handlers.pop()
     if no_error is not None:
-        values = list(value) if type(value) is MV else [value]
+        values = values_list(value)
         params = to_py(no_error.cdr.car)
         vars = {p: values[i] if i < len(values) else NIL for i, p in enumerate(params)}
         return interp.progn(no_error.cdr.cdr, Env(vars, env))

@@ -7,7 +7,7 @@ from typing import Any
 from sexpgpu.lisp import lambdalist
 from sexpgpu.lisp.interp import Closure, Macro, split_body
 from sexpgpu.lisp.registry import special
-from sexpgpu.lisp.specials import SETF, _as_list, _symbol_var, args_of, syntax_error
+from sexpgpu.lisp.specials import SETF, _symbol_var, args_of, block_body, syntax_error
 from sexpgpu.lisp.types import Cons, Symbol, intern, to_py
 
 
@@ -25,12 +25,11 @@ def sf_defun(interp, form, env):
     body, _ = split_body(rest.cdr, True)
     if type(name) is Cons and name.car is SETF and type(name.cdr) is Cons:
         target = name.cdr.car
-        block = Cons(intern("BLOCK"), Cons(target, _as_list(body)))
-        interp.setf_functions[target] = Closure(f"(SETF {target.name})", ll, [block], env)
+        interp.setf_functions[target] = Closure(f"(SETF {target.name})", ll,
+                                                block_body(target, body), env)
         return name
     name = _symbol_var(form, name, "a function name")
-    block = Cons(intern("BLOCK"), Cons(name, _as_list(body)))
-    interp.functions[name] = Closure(name.name, ll, [block], env)
+    interp.functions[name] = Closure(name.name, ll, block_body(name, body), env)
     interp.macros.pop(name, None)
     return name
 
@@ -42,8 +41,7 @@ def sf_defmacro(interp, form, env):
     name = _symbol_var(form, name, "a macro name")
     ll = lambdalist.parse(rest.car, form.span, destructuring=True)
     body, _ = split_body(rest.cdr, True)
-    block = Cons(intern("BLOCK"), Cons(name, _as_list(body)))
-    interp.macros[name] = Macro(name.name, ll, [block], env)
+    interp.macros[name] = Macro(name.name, ll, block_body(name, body), env)
     return name
 
 

@@ -76,17 +76,22 @@ def eql_key(x: Any) -> Any:
     return _Identity(x)
 
 
+def _cons_key(x: Cons, part_key) -> tuple:
+    """The key of a (possibly dotted) list: its elements and final tail keyed by part_key."""
+    parts = []
+    node = x
+    while type(node) is Cons:
+        parts.append(part_key(node.car))
+        node = node.cdr
+    return ("cons", tuple(parts), part_key(node))
+
+
 def equal_key(x: Any) -> Any:
     t = type(x)
     if t is str:
         return x
     if t is Cons:
-        parts = []
-        node = x
-        while type(node) is Cons:
-            parts.append(equal_key(node.car))
-            node = node.cdr
-        return ("cons", tuple(parts), equal_key(node))
+        return _cons_key(x, equal_key)
     return eql_key(x)
 
 
@@ -99,12 +104,7 @@ def equalp_key(x: Any) -> Any:
     if t is Char:
         return Char(x.ch.lower())
     if t is Cons:
-        parts = []
-        node = x
-        while type(node) is Cons:
-            parts.append(equalp_key(node.car))
-            node = node.cdr
-        return ("cons", tuple(parts), equalp_key(node))
+        return _cons_key(x, equalp_key)
     if t is list:
         return ("vec", tuple(equalp_key(i) for i in x))
     return eql_key(x)

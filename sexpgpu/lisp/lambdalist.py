@@ -64,16 +64,13 @@ def parse(form: Any, span=None, destructuring: bool = False) -> LambdaList:
             if name == "&ALLOW-OTHER-KEYS":
                 ll.allow_other = True
                 continue
-            if name == "&WHOLE":
+            if name in ("&WHOLE", "&ENVIRONMENT"):
                 if type(node) is not Cons:
-                    raise _bad("&whole needs a variable", form, span)
-                ll.whole = node.car
-                node = node.cdr
-                continue
-            if name == "&ENVIRONMENT":
-                if type(node) is not Cons:
-                    raise _bad("&environment needs a variable", form, span)
-                ll.environment = node.car
+                    raise _bad(f"{name.lower()} needs a variable", form, span)
+                if name == "&WHOLE":
+                    ll.whole = node.car
+                else:
+                    ll.environment = node.car
                 node = node.cdr
                 continue
             mode = {"&OPTIONAL": "opt", "&REST": "rest", "&BODY": "rest", "&KEY": "key",

@@ -327,30 +327,6 @@ def _lists_args(lists: tuple) -> list[list]:
     return [to_py(_list(lst)) for lst in lists]
 
 
-@builtin("MAPCAR", interp=True)
-def mapcar(interp, fn, first, *more):
-    columns = _lists_args((first, *more))
-    n = min(len(c) for c in columns)
-    call1 = interp.call1
-    return lisp_list([call1(fn, *(c[i] for c in columns)) for i in range(n)])
-
-
-@builtin("MAPC", interp=True)
-def mapc(interp, fn, first, *more):
-    columns = _lists_args((first, *more))
-    n = min(len(c) for c in columns)
-    for i in range(n):
-        interp.call1(fn, *(c[i] for c in columns))
-    return first
-
-
-@builtin("MAPCAN", interp=True)
-def mapcan(interp, fn, first, *more):
-    columns = _lists_args((first, *more))
-    n = min(len(c) for c in columns)
-    return nconc(*[interp.call1(fn, *(c[i] for c in columns)) for i in range(n)])
-
-
 def _tails(lst: Any) -> list:
     out = []
     while type(lst) is Cons:
@@ -359,24 +335,40 @@ def _tails(lst: Any) -> list:
     return out
 
 
+def _call_across(interp, fn, columns: list[list]) -> list:
+    """fn called on the i-th entry of every column, for each i the shortest column has."""
+    n = min(len(c) for c in columns)
+    call1 = interp.call1
+    return [call1(fn, *(c[i] for c in columns)) for i in range(n)]
+
+
+@builtin("MAPCAR", interp=True)
+def mapcar(interp, fn, first, *more):
+    return lisp_list(_call_across(interp, fn, _lists_args((first, *more))))
+
+
+@builtin("MAPC", interp=True)
+def mapc(interp, fn, first, *more):
+    _call_across(interp, fn, _lists_args((first, *more)))
+    return first
+
+
+@builtin("MAPCAN", interp=True)
+def mapcan(interp, fn, first, *more):
+    return nconc(*_call_across(interp, fn, _lists_args((first, *more))))
+
+
 @builtin("MAPLIST", interp=True)
 def maplist(interp, fn, first, *more):
-    columns = [_tails(lst) for lst in (first, *more)]
-    n = min(len(c) for c in columns)
-    return lisp_list([interp.call1(fn, *(c[i] for c in columns)) for i in range(n)])
+    return lisp_list(_call_across(interp, fn, [_tails(lst) for lst in (first, *more)]))
 
 
 @builtin("MAPL", interp=True)
 def mapl(interp, fn, first, *more):
-    columns = [_tails(lst) for lst in (first, *more)]
-    n = min(len(c) for c in columns)
-    for i in range(n):
-        interp.call1(fn, *(c[i] for c in columns))
+    _call_across(interp, fn, [_tails(lst) for lst in (first, *more)])
     return first
 
 
 @builtin("MAPCON", interp=True)
 def mapcon(interp, fn, first, *more):
-    columns = [_tails(lst) for lst in (first, *more)]
-    n = min(len(c) for c in columns)
-    return nconc(*[interp.call1(fn, *(c[i] for c in columns)) for i in range(n)])
+    return nconc(*_call_across(interp, fn, [_tails(lst) for lst in (first, *more)]))

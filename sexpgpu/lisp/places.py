@@ -12,8 +12,14 @@ from sexpgpu.diagnostics import error
 from sexpgpu.lisp.errors import E_TYPE
 from sexpgpu.lisp.printer import prin1_to_string
 from sexpgpu.lisp.registry import special
-from sexpgpu.lisp.specials import args_of, set_variable, syntax_error
-from sexpgpu.lisp.types import MV, NIL, Cons, Symbol, intern, to_py
+from sexpgpu.lisp.specials import (
+    args_of,
+    paired_operands,
+    set_variable,
+    syntax_error,
+    values_list,
+)
+from sexpgpu.lisp.types import NIL, Cons, Symbol, intern, to_py
 
 Accessor = tuple[Callable[[list], Any], Callable[[list, Any], Any]]
 
@@ -199,17 +205,14 @@ def resolve_place(interp, place: Any, env, form: Any) -> tuple[Callable[[], Any]
 @special("SETF")
 def sf_setf(interp, form, env):
     """(setf place value [place value]...)"""
-    items = to_py(form.cdr)
-    if len(items) % 2:
-        raise syntax_error(form, "setf needs an even number of operands",
-                           "write (setf place value ...)")
+    items = paired_operands(form, "setf", "(setf place value ...)")
     result = NIL
     for i in range(0, len(items), 2):
         place = items[i]
         if type(place) is Cons and place.car is intern("VALUES"):
             places = [resolve_place(interp, p, env, form)[1] for p in to_py(place.cdr)]
             value = interp.eval(items[i + 1], env)
-            values = list(value) if type(value) is MV else [value]
+            values = values_list(value)
             for j, setter in enumerate(places):
                 setter(values[j] if j < len(values) else NIL)
             result = value

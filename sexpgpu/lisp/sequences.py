@@ -125,13 +125,21 @@ def _find(interp, seq, opts, check):
     return NIL, NIL
 
 
+# the three variants of a sequence function: FOO (an item), FOO-IF, FOO-IF-NOT (a predicate)
+_VARIANTS = (("", "item"), ("-IF", "if"), ("-IF-NOT", "not"))
+
+
+def _mode_check(interp, opts: dict, mode: str, arg: Any):
+    """The element test of one variant: arg is the item, or the predicate (negated for -IF-NOT)."""
+    if mode == "item":
+        return _matches(interp, opts, item=arg)
+    return _matches(interp, opts, pred=arg, negate=(mode == "not"))
+
+
 def _def_search(name: str, what: str, mode: str):
     def fn(interp, arg, seq, *options):
         opts = keywords(options, _SEARCH_KEYS)
-        if mode == "item":
-            check = _matches(interp, opts, item=arg)
-        else:
-            check = _matches(interp, opts, pred=arg, negate=(mode == "not"))
+        check = _mode_check(interp, opts, mode, arg)
         if what == "count":
             items = items_of(seq)
             return sum(1 for i in _indices(items, opts) if check(items[i]))
@@ -142,18 +150,14 @@ def _def_search(name: str, what: str, mode: str):
 
 
 for _what in ("find", "position", "count"):
-    _def_search(_what.upper(), _what, "item")
-    _def_search(_what.upper() + "-IF", _what, "if")
-    _def_search(_what.upper() + "-IF-NOT", _what, "not")
+    for _suffix, _mode in _VARIANTS:
+        _def_search(_what.upper() + _suffix, _what, _mode)
 
 
 def _def_remove(name: str, mode: str):
     def fn(interp, arg, seq, *options):
         opts = keywords(options, _SEARCH_KEYS)
-        if mode == "item":
-            check = _matches(interp, opts, item=arg)
-        else:
-            check = _matches(interp, opts, pred=arg, negate=(mode == "not"))
+        check = _mode_check(interp, opts, mode, arg)
         items = items_of(seq)
         count = opts.get("COUNT", NIL)
         limit = len(items) if count is NIL else count
@@ -169,18 +173,14 @@ def _def_remove(name: str, mode: str):
 
 
 for _prefix in ("REMOVE", "DELETE"):
-    _def_remove(_prefix, "item")
-    _def_remove(_prefix + "-IF", "if")
-    _def_remove(_prefix + "-IF-NOT", "not")
+    for _suffix, _mode in _VARIANTS:
+        _def_remove(_prefix + _suffix, _mode)
 
 
 def _def_substitute(name: str, mode: str):
     def fn(interp, new, arg, seq, *options):
         opts = keywords(options, _SEARCH_KEYS)
-        if mode == "item":
-            check = _matches(interp, opts, item=arg)
-        else:
-            check = _matches(interp, opts, pred=arg, negate=(mode == "not"))
+        check = _mode_check(interp, opts, mode, arg)
         items = items_of(seq)
         for i in _indices(items, opts):
             if check(items[i]):
@@ -191,20 +191,24 @@ def _def_substitute(name: str, mode: str):
 
 
 for _prefix in ("SUBSTITUTE", "NSUBSTITUTE"):
-    _def_substitute(_prefix, "item")
-    _def_substitute(_prefix + "-IF", "if")
-    _def_substitute(_prefix + "-IF-NOT", "not")
+    for _suffix, _mode in _VARIANTS:
+        _def_substitute(_prefix + _suffix, _mode)
 
 
-def member_of(interp, item: Any, lst: Any, options: list | tuple) -> Any:
-    opts = keywords(tuple(options), ("KEY", "TEST", "TEST-NOT"))
-    check = _matches(interp, opts, item=item)
+def _first_tail(check, lst: Any) -> Any:
+    """The tail of lst whose car passes check, or NIL."""
     node = lst
     while type(node) is Cons:
         if check(node.car):
             return node
         node = node.cdr
     return NIL
+
+
+def member_of(interp, item: Any, lst: Any, options: list | tuple) -> Any:
+    opts = keywords(tuple(options), ("KEY", "TEST", "TEST-NOT"))
+    check = _matches(interp, opts, item=item)
+    return _first_tail(check, lst)
 
 
 @builtin("MEMBER", interp=True)
@@ -215,23 +219,13 @@ def member(interp, item, lst, *options):
 @builtin("MEMBER-IF", interp=True)
 def member_if(interp, pred, lst, *options):
     check = _matches(interp, keywords(options, ("KEY",)), pred=pred)
-    node = lst
-    while type(node) is Cons:
-        if check(node.car):
-            return node
-        node = node.cdr
-    return NIL
+    return _first_tail(check, lst)
 
 
 @builtin("MEMBER-IF-NOT", interp=True)
 def member_if_not(interp, pred, lst, *options):
     check = _matches(interp, keywords(options, ("KEY",)), pred=pred, negate=True)
-    node = lst
-    while type(node) is Cons:
-        if check(node.car):
-            return node
-        node = node.cdr
-    return NIL
+    return _first_tail(check, lst)
 
 
 def _assoc(interp, check, alist, cdr: bool):

@@ -13,7 +13,7 @@ from sexpgpu.lisp.errors import (
     GoExit,
     ThrowExit,
 )
-from sexpgpu.lisp.interp import _MISSING, Closure, Env, Macro, split_body
+from sexpgpu.lisp.interp import _MISSING, BLOCK, Closure, Env, Macro, split_body
 from sexpgpu.lisp.printer import prin1_to_string
 from sexpgpu.lisp.registry import special
 from sexpgpu.lisp.types import MV, NIL, Cons, Symbol, T, intern, to_py
@@ -100,10 +100,7 @@ def sf_progn(interp, form, env):
 def sf_locally(interp, form, env):
     """(locally (declare ...)... form...)"""
     body, _ = split_body(form.cdr, False)
-    result = NIL
-    for f in body:
-        result = interp.eval(f, env)
-    return result
+    return eval_body(interp, body, env)
 
 
 @special("EVAL-WHEN")
@@ -160,6 +157,15 @@ def _binding_pairs(form: Any, bindings: Any) -> list:
     return pairs
 
 
+def _restore_globals(interp, saved: list) -> None:
+    """Undo dynamic bindings: saved holds (var, old value or _MISSING), innermost last."""
+    for var, old in reversed(saved):
+        if old is _MISSING:
+            interp.globals.pop(var, None)
+        else:
+            interp.globals[var] = old
+
+
 def _with_dynamic(interp, dynamic: list, body, env):
     """Run body() with special variables rebound (shallow binding, restored on exit)."""
     if not dynamic:
@@ -171,21 +177,19 @@ def _with_dynamic(interp, dynamic: list, body, env):
     try:
         return body()
     finally:
-        for var, old in reversed(saved):
-            if old is _MISSING:
-                interp.globals.pop(var, None)
-            else:
-                interp.globals[var] = old
+        _restore_globals(interp, saved)
+
+
+def eval_body(interp, forms: list, env) -> Any:
+    """Evaluate a body (a Python list of forms) in order; the last value, or NIL."""
+    result = NIL
+    for f in forms:
+        result = interp.eval(f, env)
+    return result
 
 
 def _body_runner(interp, forms: list, env):
-    def run():
-        result = NIL
-        for f in forms:
-            result = interp.eval(f, env)
-        return result
-
-    return run
+    return lambda: eval_body(interp, forms, env)
 
 
 @special("LET")
@@ -209,10 +213,7 @@ def sf_let(interp, form, env):
     body, _ = split_body(form.cdr.cdr, False)
     new_env = Env(vars, env)
     if not dynamic:
-        result = NIL
-        for f in body:
-            result = interp.eval(f, new_env)
-        return result
+        return eval_body(interp, body, new_env)
     return _with_dynamic(interp, dynamic, _body_runner(interp, body, new_env), env)
 
 
@@ -241,16 +242,9 @@ def sf_let_star(interp, form, env):
             else:
                 vars[var] = value
         body, _ = split_body(form.cdr.cdr, False)
-        result = NIL
-        for f in body:
-            result = interp.eval(f, new_env)
-        return result
+        return eval_body(interp, body, new_env)
     finally:
-        for var, old in reversed(saved):
-            if old is _MISSING:
-                interp.globals.pop(var, None)
-            else:
-                interp.globals[var] = old
+        _restore_globals(interp, saved)
 
 
 def set_variable(interp, sym: Symbol, value: Any, env, form: Any) -> None:
@@ -269,13 +263,18 @@ def set_variable(interp, sym: Symbol, value: Any, env, form: Any) -> None:
     interp.globals[sym] = value
 
 
+def paired_operands(form: Any, name: str, usage: str) -> list:
+    """The operands of a setq-like form, checked to come in (place value) pairs."""
+    items = to_py(form.cdr)
+    if len(items) % 2:
+        raise syntax_error(form, f"{name} needs an even number of operands", f"write {usage}")
+    return items
+
+
 @special("SETQ")
 def sf_setq(interp, form, env):
     """(setq var value [var value]...)"""
-    items = to_py(form.cdr)
-    if len(items) % 2:
-        raise syntax_error(form, "setq needs an even number of operands",
-                           "write (setq var value ...)")
+    items = paired_operands(form, "setq", "(setq var value ...)")
     result = NIL
     for i in range(0, len(items), 2):
         var = _symbol_var(form, items[i], "assigned")
@@ -287,10 +286,7 @@ def sf_setq(interp, form, env):
 @special("PSETQ")
 def sf_psetq(interp, form, env):
     """(psetq var value [var value]...) — all values computed before any assignment"""
-    items = to_py(form.cdr)
-    if len(items) % 2:
-        raise syntax_error(form, "psetq needs an even number of operands",
-                           "write (psetq var value ...)")
+    items = paired_operands(form, "psetq", "(psetq var value ...)")
     values = [interp.eval1(items[i + 1], env) for i in range(0, len(items), 2)]
     for i, value in zip(range(0, len(items), 2), values):
         set_variable(interp, _symbol_var(form, items[i], "assigned"), value, env, form)
@@ -331,13 +327,9 @@ def _function_bindings(interp, form, env, recursive: bool, macro: bool):
         else:
             ll = lambdalist.parse(item.cdr.car, form.span)
             body, _ = split_body(item.cdr.cdr, True)
-            block = Cons(intern("BLOCK"), Cons(name, _as_list(body)))
-            vars[name.fkey] = Closure(name.name, ll, [block], definition_env)
+            vars[name.fkey] = Closure(name.name, ll, block_body(name, body), definition_env)
     body, _ = split_body(form.cdr.cdr, False)
-    result = NIL
-    for f in body:
-        result = interp.eval(f, new_env)
-    return result
+    return eval_body(interp, body, new_env)
 
 
 def _as_list(items: list) -> Any:
@@ -345,6 +337,11 @@ def _as_list(items: list) -> Any:
     for item in reversed(items):
         result = Cons(item, result)
     return result
+
+
+def block_body(name: Any, body: list) -> list:
+    """A function's body forms wrapped in (block name ...), so that return-from name leaves it."""
+    return [Cons(BLOCK, Cons(name, _as_list(body)))]
 
 
 @special("FLET")
@@ -380,14 +377,21 @@ def sf_block(interp, form, env):
         raise
 
 
-def return_from(interp, name: Symbol, value: Any, env, form) -> None:
-    key = name.bkey
+def _visible_marker(env, key: Any) -> Any:
+    """The innermost lexical binding of a block or tagbody-tag key, or None."""
     e = env
     while e is not None:
-        tag = e.vars.get(key)
-        if tag is not None:
-            raise BlockExit(tag, value)
+        marker = e.vars.get(key)
+        if marker is not None:
+            return marker
         e = e.parent
+    return None
+
+
+def return_from(interp, name: Symbol, value: Any, env, form) -> None:
+    tag = _visible_marker(env, name.bkey)
+    if tag is not None:
+        raise BlockExit(tag, value)
     raise syntax_error(form, f"return-from: no block named {name.name.lower()} is visible",
                        "return only from an enclosing block (or a loop/dolist for NIL)")
 
@@ -447,13 +451,9 @@ def run_tagbody(interp, items: list, env) -> None:
 def sf_go(interp, form, env):
     """(go tag)"""
     tag = args_of(form, 1, 1, "(go tag)")[0]
-    key = ("tag", tag)
-    e = env
-    while e is not None:
-        owner = e.vars.get(key)
-        if owner is not None:
-            raise GoExit(owner, tag)
-        e = e.parent
+    owner = _visible_marker(env, ("tag", tag))
+    if owner is not None:
+        raise GoExit(owner, tag)
     raise syntax_error(form, f"go: no tag {prin1_to_string(tag)} is visible",
                        "go only to a tag of an enclosing tagbody")
 
@@ -506,35 +506,36 @@ def sf_multiple_value_call(interp, form, env):
     return interp.apply(fn, args)
 
 
+def _prog_keeping(interp, items: list, env, keep: int, all_values: bool) -> Any:
+    """Evaluate items in order and return what items[keep] gave (all its values or the first)."""
+    result = NIL
+    for i, item in enumerate(items):
+        if i == keep:
+            result = interp.eval(item, env) if all_values else interp.eval1(item, env)
+        else:
+            interp.eval(item, env)
+    return result
+
+
 @special("MULTIPLE-VALUE-PROG1")
 def sf_multiple_value_prog1(interp, form, env):
     """(multiple-value-prog1 first form...)"""
     items = args_of(form, 1, None, "(multiple-value-prog1 form...)")
-    result = interp.eval(items[0], env)
-    for item in items[1:]:
-        interp.eval(item, env)
-    return result
+    return _prog_keeping(interp, items, env, 0, True)
 
 
 @special("PROG1")
 def sf_prog1(interp, form, env):
     """(prog1 first form...)"""
     items = args_of(form, 1, None, "(prog1 form...)")
-    result = interp.eval1(items[0], env)
-    for item in items[1:]:
-        interp.eval(item, env)
-    return result
+    return _prog_keeping(interp, items, env, 0, False)
 
 
 @special("PROG2")
 def sf_prog2(interp, form, env):
     """(prog2 first second form...)"""
     items = args_of(form, 2, None, "(prog2 form form...)")
-    interp.eval(items[0], env)
-    result = interp.eval1(items[1], env)
-    for item in items[2:]:
-        interp.eval(item, env)
-    return result
+    return _prog_keeping(interp, items, env, 1, False)
 
 
 def values_list(value: Any) -> list:
@@ -552,10 +553,7 @@ def sf_multiple_value_bind(interp, form, env):
     vars = {name: values[i] if i < len(values) else NIL for i, name in enumerate(names)}
     body, _ = split_body(form.cdr.cdr.cdr, False)
     new_env = Env(vars, env)
-    result = NIL
-    for f in body:
-        result = interp.eval(f, new_env)
-    return result
+    return eval_body(interp, body, new_env)
 
 
 @special("MULTIPLE-VALUE-SETQ")
@@ -594,7 +592,4 @@ def sf_destructuring_bind(interp, form, env):
     new_env = Env(vars, env)
     lambdalist.bind_destructure(interp, ll, value, vars, new_env, "destructuring-bind")
     body, _ = split_body(form.cdr.cdr.cdr, False)
-    result = NIL
-    for f in body:
-        result = interp.eval(f, new_env)
-    return result
+    return eval_body(interp, body, new_env)
