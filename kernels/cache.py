@@ -25,10 +25,14 @@ def source_key(source: str) -> str:
     return hashlib.sha256(f"{numba.__version__}\n{source}".encode()).hexdigest()[:24]
 
 
+def module_name(source: str) -> str:
+    """The stable module name `source` is imported under."""
+    return f"sexpgpu_kernels_{source_key(source)}"
+
+
 def load_module(source: str) -> ModuleType:
     """Write `source` to the cache (once, atomically) and import it."""
-    key = source_key(source)
-    name = f"sexpgpu_kernels_{key}"
+    name = module_name(source)
     if name in sys.modules:
         return sys.modules[name]
     directory = kernel_dir()

@@ -1,8 +1,8 @@
-"""Code generation: one Python module per (graph, device) holding every kernel
-and a `step` function that runs them all in order. The CPU module wraps each
-body in `numba.njit` loops (prange where it pays) and `step` is itself njit, so
-a whole training step is one call; the CUDA module launches the same bodies
-one thread per outer point."""
+"""Code generation: one Python module per (graph, device) with a `step` function
+that runs every kernel in order. On the CPU each distinct kernel text is an
+`numba.njit` loop nest (prange where it pays) in its own module, shared by all
+graphs, and `step` is plain Python calling them; the CUDA module launches the
+same bodies one thread per outer point."""
 
 from __future__ import annotations
 
@@ -10,11 +10,12 @@ import hashlib
 import inspect
 import re
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from kernels import bf16, rng
+from kernels.cache import module_name
 from kernels.lower import Program
 from kernels.memplan import MemoryPlan
 from kernels.render import Names, render
@@ -24,8 +25,6 @@ from kernels.source import KernelCode
 # (a parallel kernel costs ~0.3 s to compile cold, so small ones stay serial)
 PARALLEL_WORK = 1 << 20
 CUDA_THREADS = 128
-# lines of inlined kernels per CPU segment function (see _cpu_step)
-SEGMENT_LINES = 200
 
 
 @dataclass
@@ -34,6 +33,9 @@ class Generated:
     params: list[str]          # step's parameters: buffer names, inputs first
     codes: list[KernelCode]
     graph_hash: str
+    # CPU: one module per distinct kernel function, loaded before `source` (which
+    # imports them by module name); shared by every graph that has the same text
+    kernel_sources: list[str] = field(default_factory=list)
 
 
 def graph_hash(program: Program, names: Names) -> str:
@@ -98,21 +100,11 @@ def _cpu_loops(code: KernelCode, parallel: bool) -> list[str]:
     return lines + _indent(code.body, len(code.outer))
 
 
-_LOCAL = re.compile(r"^\s*(?:for\s+)?([A-Za-z_]\w*)\s*(?:=[^=]|in\b)")
-
-
-def _private(lines: list[str], suffix: str) -> list[str]:
-    """Rename a kernel's local variables with `suffix`, so kernels inlined into
-    one function never share a variable (numba types each name once)."""
-    names = {m.group(1) for line in lines if (m := _LOCAL.match(line))}
-    if not names:
-        return lines
-    pattern = re.compile(r"\b(" + "|".join(sorted(names, key=len, reverse=True)) + r")\b")
-    return [pattern.sub(lambda m: m.group(1) + suffix, line) for line in lines]
-
-
 def _positional(code: KernelCode) -> list[str]:
     return [f"p{i}" for i in range(len(code.params))]
+
+
+_NAME = re.compile(r"\b[bv]\d+\b")
 
 
 def _renamed(lines: list[str], code: KernelCode) -> list[str]:
@@ -120,95 +112,94 @@ def _renamed(lines: list[str], code: KernelCode) -> list[str]:
     its value variables by first appearance (t0, t1, ...): the same loop over
     other values then has the same text."""
     mapping = dict(zip(code.params, _positional(code)))
-    for line in lines:
-        for var in re.findall(r"\bv\d+\b", line):
-            mapping.setdefault(var, f"t{len(mapping) - len(code.params)}")
-    if not mapping:
-        return lines
-    pattern = re.compile(r"\b(" + "|".join(mapping) + r")\b")
-    return [pattern.sub(lambda m: mapping[m.group(1)], line) for line in lines]
+    first_var = len(mapping)
+
+    def sub(m: re.Match) -> str:
+        name = m.group(0)
+        if name not in mapping and name[0] == "v":
+            mapping[name] = f"t{len(mapping) - first_var}"
+        return mapping.get(name, name)
+
+    return [_NAME.sub(sub, line) for line in lines]
 
 
-def _shared_kernels(codes: list[KernelCode]) -> dict[str, tuple[str, int]]:
-    """Serial kernels whose text, buffers renamed, occurs more than once:
-    kernel name -> (shared function name, line count)."""
-    by_text: dict[str, list[KernelCode]] = {}
-    for code in codes:
-        if not _parallel(code):
-            text = "\n".join(_renamed(_cpu_loops(code, False), code))
-            by_text.setdefault(text, []).append(code)
-    shared: dict[str, tuple[str, int]] = {}
-    for text, group in by_text.items():
-        if len(group) > 1:
-            fname = f"f{group[0].name[1:]}"
-            for code in group:
-                shared[code.name] = (fname, text.count("\n") + 3)
-    return shared
+# an integer literal: not part of a name, a float (1.5, 1e-05) or an exponent (** 3)
+_INT = re.compile(r"(?<![\w.])(?<!e-)(?<!e\+)(?<!\*\* )(?<!\*\*)\d+(?![\w.])")
+# literals kept in the text: loop trip counts and strides (`* 18`) let LLVM unroll
+# and vectorise (the GRU step ran 2x slower with them as arguments); 0 and 1 fold
+# away; huge ones would overflow an int64 argument. Offsets become arguments.
+_KEPT_AFTER = re.compile(r"(?:range\((?:\d+, )?|\* )$")
+_KEPT_INTS = ("0", "1")
+_MAX_PARAM_INT = 1 << 62
+
+
+def _parametrized(lines: list[str], sizes: bool = False) -> tuple[list[str], list[str]]:
+    """The lines with their integer offsets (and, with `sizes`, their trip counts
+    and strides too) replaced by arguments n0, n1, ... and those literals'
+    values: loops that differ only there (an unrolled RNN's time steps, a
+    transformer's layers) then have the same text and share one function."""
+    values: list[str] = []
+
+    def sub(m: re.Match) -> str:
+        text = m.group(0)
+        if text in _KEPT_INTS or int(text) >= _MAX_PARAM_INT \
+                or (not sizes and _KEPT_AFTER.search(m.string, 0, m.start())):
+            return text
+        values.append(text)
+        return f"n{len(values) - 1}"
+
+    return [_INT.sub(sub, line) for line in lines], values
+
+
+_HELPER_NAMES = re.compile(r"\b(?:rng_\w+|f32_to_bf16|bf16_to_f32)\(")
+
+
+def _kernel_module(decorator: str, args: list[str], body: list[str], ops: str) -> str:
+    """The source of one kernel function's own module: nothing in it names a graph,
+    so every graph (a run's step and eval graphs, tests, sweeps) with this kernel
+    text imports the same module and numba's cache compiles it once."""
+    lines = [f'"""SexpGPU kernel ({ops}); generated by kernels.codegen, do not edit."""',
+             "", "import math", "", "import numpy as np", "import numba",
+             "from numba import prange", ""]
+    if any(_HELPER_NAMES.search(line) for line in body):
+        lines += _helpers("@numba.njit(cache=True)")
+    lines += ["", "", decorator, f"def kernel({', '.join(args)}):"] + _indent(body, 1)
+    return "\n".join(lines) + "\n"
 
 
 def _cpu_step(codes: list[KernelCode], params: list[str],
-              copies: list[tuple[str, str]]) -> list[str]:
-    """Parallel kernels as their own njit functions; runs of serial kernels
-    inlined, locals renamed, into segment functions of about SEGMENT_LINES lines;
-    `step` calls them in order. (One function per kernel costs ~35% more to
-    compile cold; one function for a whole big step makes LLVM superlinear.)"""
-    lines: list[str] = []
+              copies: list[tuple[str, str]]) -> tuple[list[str], list[str]]:
+    """One njit function per distinct kernel text (buffers by position, integer
+    offsets as arguments), each in its own cached module, and a plain Python
+    `step` calling them in order: (the step module's lines, the kernel modules).
+
+    Why: numba links every callee into its caller and re-optimises the whole
+    module, so an njit `step` over all kernels made LLVM's cost superlinear in the
+    graph (the GRU step took ~190 s CPU to compile); compile cost is per distinct
+    function, and parametrising offsets cuts the GRU's 2081 kernels to ~60
+    functions. A call from Python costs under a microsecond of dispatch."""
+    imports: list[str] = []
     calls: list[str] = []
-    segment: list[KernelCode] = []
-    segment_body: list[str] = []
-    used = [0]  # lines the segment's kernels would take inlined
-
-    def flush() -> None:
-        if not segment:
-            return
-        name = f"s{segment[0].name[1:]}"
-        args = list(dict.fromkeys(p for code in segment for p in code.params))
-        lines.extend(["", "", "@numba.njit(cache=True)", f"def {name}({', '.join(args)}):"])
-        lines.extend(_indent(segment_body, 1))
-        calls.append(f"{name}({', '.join(args)})")
-        segment.clear()
-        segment_body.clear()
-        used[0] = 0
-
-    shared = _shared_kernels(codes)
-    defined: set[str] = set()
+    modules: list[str] = []
+    functions: dict[str, str] = {}  # kernel module source -> local function name
     for code in codes:
-        canonical = shared.get(code.name)
-        if canonical is not None:
-            # the same loop over other buffers (an unrolled RNN's steps): one
-            # function, compiled once, called with each kernel's buffers
-            fname, size = canonical
-            if fname not in defined:
-                defined.add(fname)
-                lines.extend(["", "", "@numba.njit(cache=True)",
-                              f"def {fname}({', '.join(_positional(code))}):"])
-                lines.extend(_indent(_renamed(_cpu_loops(code, False), code), 1))
-            if segment and used[0] + size > SEGMENT_LINES:
-                flush()
-            segment.append(code)
-            segment_body.extend([f"# {code.name}: " + "; ".join(code.comment),
-                                 f"{fname}({', '.join(code.params)})"])
-            used[0] += size
-            continue
-        if _parallel(code):
-            flush()
-            lines.extend(["", "", "@numba.njit(cache=True, parallel=True)",
-                          f"def {code.name}({', '.join(code.params)}):"])
-            lines.extend(["    # " + "; ".join(code.comment)])
-            lines.extend(_indent(_cpu_loops(code, True), 1))
-            calls.append(f"{code.name}({', '.join(code.params)})")
-            continue
-        body = [f"# {code.name}: " + "; ".join(code.comment)]
-        body += _private(_cpu_loops(code, False), f"_{code.name}")
-        if segment and used[0] + len(body) > SEGMENT_LINES:
-            flush()
-        segment.append(code)
-        segment_body.extend(body)
-        used[0] += len(body)
-    flush()
+        parallel = _parallel(code)
+        body, ints = _parametrized(_renamed(_cpu_loops(code, parallel), code),
+                                   code.sizes_as_args)
+        decorator = "@numba.njit(cache=True, parallel=True)" if parallel \
+            else "@numba.njit(cache=True)"
+        args = _positional(code) + [f"n{i}" for i in range(len(ints))]
+        ops = ", ".join(dict.fromkeys(c.split(" at ")[0] for c in code.comment))
+        source = _kernel_module(decorator, args, body, ops)
+        fname = functions.get(source)
+        if fname is None:
+            fname = functions[source] = f"f{code.name[1:]}"
+            modules.append(source)
+            imports.append(f"from {module_name(source)} import kernel as {fname}  # {ops}")
+        calls.append(f"{fname}({', '.join(code.params + ints)})")
     calls += [f"{t}[:] = {v}" for t, v in copies]
-    lines += ["", "", "@numba.njit(cache=True)", f"def step({', '.join(params)}):"]
-    return lines + _indent(calls or ["pass"], 1)
+    lines = imports + ["", "", f"def step({', '.join(params)}):"]
+    return lines + _indent(calls or ["pass"], 1), modules
 
 
 def _cuda_kernel(code: KernelCode) -> list[str]:
@@ -237,13 +228,12 @@ def generate(program: Program, plan: MemoryPlan, device: str) -> Generated:
     params = inputs + stored
     copies = [(names.buf(t), names.buf(v)) for t, v in program.graph.updates.items()
               if names.buf(t) != names.buf(v)]
-    lines = _header(program, codes, digest, device) + ["", "import math", "", "import numpy as np"]
+    lines = _header(program, codes, digest, device)
     if device == "cpu":
-        lines += ["import numba", "from numba import prange", ""]
-        lines += _helpers("@numba.njit(cache=True)")
-        lines += _cpu_step(codes, params, copies)
+        step, modules = _cpu_step(codes, params, copies)
+        return Generated("\n".join(lines + [""] + step) + "\n", params, codes, digest, modules)
     else:
-        lines += ["from numba import cuda", ""]
+        lines += ["", "import math", "", "import numpy as np", "from numba import cuda", ""]
         lines += _helpers("@cuda.jit(device=True)")
         for code in codes:
             lines += ["", ""] + _cuda_kernel(code)

@@ -148,5 +148,7 @@ def compile(graph: Graph, outputs: list[str] | None = None, device: str = "cpu")
     program = lower(graph, outputs)
     plan = plan_memory(program)
     generated = generate(program, plan, device)
+    for source in generated.kernel_sources:
+        load_module(source)  # registered in sys.modules: the step module imports them
     module = load_module(generated.source)
     return Compiled(program, plan, generated, module, device)

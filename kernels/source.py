@@ -103,6 +103,9 @@ class KernelCode:
     cpu: list[str] | None = None
     work: int = 0                       # element operations, to decide on prange
     comment: list[str] = field(default_factory=list)
+    # every integer of the CPU text may become an argument: a BLAS call's speed
+    # does not depend on literal sizes, so all matmuls of a dtype/layout share one
+    sizes_as_args: bool = False
 
     @property
     def size(self) -> int:

@@ -334,4 +334,5 @@ def _matmul(node, names, name, params):
         for i, d in reversed(list(zip(bidx, out.shape[:-2]))):
             lines = [f"for {i} in range({d}):"] + ["    " + line for line in lines]
         code.cpu = lines
+        code.sizes_as_args = True
     return code

@@ -91,8 +91,24 @@ def test_updates_in_place_and_outputs_are_fresh() -> None:
     compiled.run({"p": params, "g": ones})
     np.testing.assert_allclose(params, 0.8, rtol=1e-6)
     np.testing.assert_allclose(first["norm"], 15 * 0.81, rtol=1e-6)
-    # the whole step is one call into one generated njit function
-    assert type(compiled.module.step).__name__ == "CPUDispatcher"
+    # step is plain Python calling the njit kernels (an njit step re-optimises
+    # every kernel linked into it: superlinear compile time on big graphs)
+    assert type(compiled.module.step).__name__ == "function"
+    assert type(compiled.module.f0).__name__ == "CPUDispatcher"
+
+
+def test_graphs_share_kernel_modules() -> None:
+    # a run's eval graph repeats its step graph's loops: one module, compiled once
+    def graph(name: str, scale: float) -> Graph:
+        g = Graph(name)
+        x = g.input("x", (4, 6))
+        g.output("y", g.apply("tanh", g.apply("mul", x, _c(g, scale))))
+        return g
+
+    first, second = kernels.compile(graph("a", 3.0)), kernels.compile(graph("b", 3.0))
+    assert first.source != second.source                      # the graph name is in its header
+    assert first.generated.kernel_sources == second.generated.kernel_sources
+    assert first.module.f0 is second.module.f0
 
 
 @pytest.mark.parametrize("bad, code_part", [
@@ -206,6 +222,14 @@ def test_views_cost_no_kernel_and_match_reference() -> None:
         np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-6, err_msg=name)
 
 
+def _kernel_functions(compiled) -> list[str]:
+    """The step module's kernel functions, one per distinct kernel text."""
+    names = re.findall(r"^from sexpgpu_kernels_\w+ import kernel as (f\d+)", compiled.source,
+                       re.MULTILINE)
+    assert len(names) == len(compiled.generated.kernel_sources)
+    return names
+
+
 def test_repeated_loops_share_one_function() -> None:
     # an unrolled recurrence repeats the same loop over other buffers: compile it once
     g = Graph("unrolled")
@@ -215,10 +239,38 @@ def test_repeated_loops_share_one_function() -> None:
         h = g.apply("tanh", g.apply("add", g.apply("matmul", h, w), _c(g, 0.1)))
     g.output("h", h)
     compiled = kernels.compile(g)
-    shared = re.findall(r"^def f\d+\(", compiled.source, re.MULTILINE)
+    shared = _kernel_functions(compiled)
     assert len(shared) == 2          # one matmul, one add+tanh loop, each called 5 times
     r = np.random.default_rng(4)
     inputs = {"h": r.standard_normal((4, 6)).astype(np.float32),
               "w": r.standard_normal((6, 6)).astype(np.float32) * 0.3}
     np.testing.assert_allclose(compiled.run(inputs)["h"], run_reference(g, inputs)["h"],
                                rtol=1e-5, atol=1e-6)
+
+
+def test_loops_differing_only_in_offsets_share_one_function() -> None:
+    # offsets are arguments: an unrolled RNN's time slices compile once
+    g = Graph("offsets")
+    x = g.input("x", (10, 6))
+    for k, start in enumerate([2, 3, 6]):  # (0 and 1 stay literals)
+        part = g.apply("slice", x, starts=(start, 0), stops=(start + 4, 6), steps=(1, 1))
+        g.output(f"y{k}", g.apply("tanh", g.apply("matmul", part, g.apply("permute", part,
+                                                                          perm=(1, 0)))))
+    compiled = kernels.compile(g)
+    calls = re.findall(r"^    (f\d+)\(", compiled.source, re.MULTILINE)
+    defined = _kernel_functions(compiled)
+    assert len(calls) == 3 * len(defined)          # every kernel's function serves 3 slices
+    x0 = np.random.default_rng(5).standard_normal((10, 6)).astype(np.float32)
+    got, want = compiled.run({"x": x0}), run_reference(g, {"x": x0})
+    for name in want:
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def test_parametrized_source_keeps_floats_exponents_bounds_and_strides() -> None:
+    from kernels.codegen import _parametrized
+
+    lines, values = _parametrized(["for i0 in range(25):",
+                                   "    p1[i0 * 75 + 3] = p0[i0 - 12] ** 3 * 2.5e-05 + 1e+10"])
+    assert values == ["3", "12"]
+    assert lines == ["for i0 in range(25):",
+                     "    p1[i0 * 75 + n0] = p0[i0 - n1] ** 3 * 2.5e-05 + 1e+10"]
