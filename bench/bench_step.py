@@ -1,0 +1,174 @@
+"""Training-step time side by side (issue 6): the MNIST-1D MLP and CNN (batch 100) and the
+char-GPT (batch 12, context 64), each in PyTorch eager, PyTorch `torch.compile` and SexpGPU,
+in one run, with torch.set_num_threads equal to SexpGPU's thread count.
+
+Run: `pytest bench/bench_step.py --benchmark-only [--no-torch-compile] [--step-json F]`.
+A step is forward, backward and the optimizer update on one fixed batch; the summary at
+the end prints the medians and the ratios SexpGPU/eager and SexpGPU/compile.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="the PyTorch side needs `pip install sexpgpu[bench]`")
+
+import torch_models as tm  # noqa: E402  (bench/ is on sys.path under pytest)
+
+ROOT = Path(__file__).resolve().parent.parent
+MODELS = ("mlp", "cnn", "gpt")
+BACKENDS = ("torch-eager", "torch-compile", "sexpgpu")
+ROUNDS = {"mlp": 200, "cnn": 100, "gpt": 30}
+EXAMPLES = {"mlp": "mnist1d-mlp.sx", "cnn": "mnist1d-cnn.sx", "gpt": "shakespeare-char.sx"}
+SELECTIONS: dict[str, dict[str, Any]] = {"gpt": {"data": str(tm.SHAKESPEARE)}}
+WARMUP_CALLS = 3  # before timing: torch.compile compiles here, numba kernels load here
+
+Step = Callable[[], float]
+
+
+def sexpgpu_threads() -> int:
+    """The CPU threads SexpGPU's kernels use: SEXPGPU_NUM_THREADS, else numba's default."""
+    from sexpgpu import env
+
+    explicit = env.num_threads()
+    if explicit:
+        return explicit
+    import numba
+
+    return int(numba.config.NUMBA_NUM_THREADS)
+
+
+# ---------------------------------------------------------------------------
+# the fixed batches (the same data for every backend)
+
+
+def mnist1d_batch() -> dict[str, np.ndarray]:
+    data = np.load(tm.MNIST1D_NPZ, allow_pickle=False)
+    return {"x": np.ascontiguousarray(data["x"][:100]), "y": np.ascontiguousarray(data["y"][:100])}
+
+
+def gpt_batch(setup: tm.GPTSetup, block: int = 64) -> dict[str, np.ndarray]:
+    text = tm.SHAKESPEARE.read_text(encoding="utf-8")
+    vocab = {ch: i for i, ch in enumerate(sorted(set(text)))}
+    tokens = np.array([vocab[ch] for ch in text[:200_000]], dtype=np.int64)
+    x, y = tm.char_batch(tokens, setup.batch_size, block, np.random.default_rng(1337))
+    return {"x": x.numpy(), "y": y.numpy()}
+
+
+def batch_for(model: str) -> dict[str, np.ndarray]:
+    return gpt_batch(tm.GPTSetup()) if model == "gpt" else mnist1d_batch()
+
+
+# ---------------------------------------------------------------------------
+# PyTorch steps
+
+
+def torch_step(model: str, compiled: bool) -> Step:
+    """One training step closure; with `compiled`, the module and the optimizer update go
+    through torch.compile (the optimizer as in PyTorch's "compiling the optimizer" recipe)."""
+    torch.manual_seed(0)
+    batch = {k: torch.from_numpy(v) for k, v in batch_for(model).items()}
+    if model == "gpt":
+        setup = tm.GPTSetup()
+        net = tm.GPT(tm.GPTConfig())
+        optimizer = tm.gpt_optimizer(net, setup, tensor_lr=compiled)
+    else:
+        net = tm.MNIST1D_MODELS[model]()
+        optimizer = torch.optim.Adam(net.parameters(), lr=1e-2)
+    forward, update = net, optimizer.step
+    if compiled:
+        forward = torch.compile(net)
+        update = torch.compile(optimizer.step, fullgraph=False)
+    counter = itertools.count()
+
+    if model == "gpt":
+        def step() -> float:
+            it = next(counter) % setup.max_iters
+            return tm.gpt_step(forward, optimizer, batch["x"], batch["y"], it, setup, update).item()
+    else:
+        def step() -> float:
+            return tm.mnist1d_step(forward, optimizer, batch["x"], batch["y"], update).item()
+    return step
+
+
+# ---------------------------------------------------------------------------
+# SexpGPU step
+
+
+def sexpgpu_step(model: str) -> Step:
+    """`program.train_step([batch], ctx)` of the compiled example (sexpgpu.api.load_program)."""
+    from sexpgpu.api import load_program
+
+    _, program = load_program(str(ROOT / "examples" / EXAMPLES[model]),
+                              selection=dict(SELECTIONS.get(model, {})))
+    batch = batch_for(model)
+    rows = len(batch["y"])
+    tokens = int(batch["y"].size) if model == "gpt" else 0
+    counter = itertools.count()
+
+    def step() -> float:
+        i = next(counter)
+        ctx = {"step": i, "microstep": i, "microbatches": 1, "epoch": 0, "samples": i * rows,
+               "tokens": i * tokens, "stage": 0, "seed": 0}
+        return float(program.train_step([batch], ctx)["loss"])
+    return step
+
+
+def _unavailable(exc: BaseException) -> str:
+    """One line saying why SexpGPU could not build the step (never hidden in the summary)."""
+    from sexpgpu.diagnostics import SexpError
+
+    if isinstance(exc, SexpError):
+        d = exc.diagnostic
+        return f"{d.code}: {d.message}" + (f" ({d.span})" if d.span else "")
+    last = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+    where = f" at {Path(last.filename).name}:{last.lineno}" if last else ""
+    return f"{type(exc).__name__}: {exc}{where}"
+
+
+# ---------------------------------------------------------------------------
+# the benchmark
+
+
+@pytest.fixture(scope="session")
+def threads() -> int:
+    n = sexpgpu_threads()
+    torch.set_num_threads(n)
+    return n
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("model", MODELS)
+def test_step(benchmark, model: str, backend: str, threads: int, step_results,
+              no_torch_compile: bool) -> None:
+    benchmark.group = f"step {model}"
+    key = (model, backend)
+    if backend == "torch-compile" and no_torch_compile:
+        step_results[key] = {"unavailable": "left out with --no-torch-compile"}
+        pytest.skip("torch.compile left out with --no-torch-compile")
+    try:
+        if backend == "sexpgpu":
+            step = sexpgpu_step(model)
+        else:
+            step = torch_step(model, compiled=backend == "torch-compile")
+        for _ in range(WARMUP_CALLS):
+            loss = step()
+    except Exception as exc:  # noqa: BLE001 - reported in the summary, not hidden
+        step_results[key] = {"unavailable": _unavailable(exc), "threads": threads}
+        pytest.skip(f"not available: {step_results[key]['unavailable']}")
+    assert math.isfinite(loss), f"{model} {backend}: the warm-up loss is {loss}"
+    benchmark.extra_info.update(model=model, backend=backend, threads=threads)
+    benchmark.pedantic(step, rounds=ROUNDS[model], iterations=1, warmup_rounds=2)
+    stats = getattr(benchmark, "stats", None)
+    if stats is not None:  # None under --benchmark-disable
+        step_results[key] = {"median_ms": stats.stats.median * 1000.0,
+                             "min_ms": stats.stats.min * 1000.0, "threads": threads,
+                             "rounds": ROUNDS[model]}
