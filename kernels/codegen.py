@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kernels import bf16, rng
+from kernels import bf16, mathfn, rng
 from kernels.cache import module_name
 from kernels.lower import Program
 from kernels.memplan import MemoryPlan
@@ -22,8 +22,10 @@ from kernels.render import Names, render
 from kernels.source import KernelCode
 
 # element-operations above which a CPU kernel runs its outer loop with prange
-# (a parallel kernel costs ~0.3 s to compile cold, so small ones stay serial)
-PARALLEL_WORK = 1 << 20
+# (a parallel kernel costs ~0.3 s to compile cold, and waking the OpenMP threads
+# between serial kernels cost 2-7 ms per call on a loaded 2-core box: the GPT's
+# AdamW updates of 65536 elements took 7 ms in prange, 0.3 ms serial)
+PARALLEL_WORK = 1 << 26
 CUDA_THREADS = 128
 
 
@@ -57,7 +59,7 @@ def graph_hash(program: Program, names: Names) -> str:
 def _helpers(decorator: str) -> list[str]:
     """The RNG and bf16 scalar functions, copied from their modules with constants."""
     lines: list[str] = []
-    for module in (rng, bf16):
+    for module in (rng, bf16, mathfn):
         consts = sorted({n for fn in module.SCALAR_FUNCTIONS for n in fn.__code__.co_names
                          if n.startswith("_") and isinstance(getattr(module, n, None),
                                                                (np.generic, float))})
@@ -151,7 +153,11 @@ def _parametrized(lines: list[str], sizes: bool = False) -> tuple[list[str], lis
     return [_INT.sub(sub, line) for line in lines], values
 
 
-_HELPER_NAMES = re.compile(r"\b(?:rng_\w+|f32_to_bf16|bf16_to_f32)\(")
+_HELPER_NAMES = re.compile(r"\b(?:rng_\w+|f32_to_bf16|bf16_to_f32|fast_tanh)\(")
+# IEEE semantics (x/0 is inf or nan, as in numpy and on the GPU): numba's default
+# "python" error model tests every division for zero to raise ZeroDivisionError,
+# and that branch alone stops LLVM vectorising a loop (Adam's update ran 5x slower)
+_NJIT = "@numba.njit(cache=True, error_model='numpy'"
 
 
 def _kernel_module(decorator: str, args: list[str], body: list[str], ops: str) -> str:
@@ -162,7 +168,7 @@ def _kernel_module(decorator: str, args: list[str], body: list[str], ops: str) -
              "", "import math", "", "import numpy as np", "import numba",
              "from numba import prange", ""]
     if any(_HELPER_NAMES.search(line) for line in body):
-        lines += _helpers("@numba.njit(cache=True)")
+        lines += _helpers(_NJIT + ")")
     lines += ["", "", decorator, f"def kernel({', '.join(args)}):"] + _indent(body, 1)
     return "\n".join(lines) + "\n"
 
@@ -186,8 +192,7 @@ def _cpu_step(codes: list[KernelCode], params: list[str],
         parallel = _parallel(code)
         body, ints = _parametrized(_renamed(_cpu_loops(code, parallel), code),
                                    code.sizes_as_args)
-        decorator = "@numba.njit(cache=True, parallel=True)" if parallel \
-            else "@numba.njit(cache=True)"
+        decorator = _NJIT + (", parallel=True)" if parallel else ")")
         args = _positional(code) + [f"n{i}" for i in range(len(ints))]
         ops = ", ".join(dict.fromkeys(c.split(" at ")[0] for c in code.comment))
         source = _kernel_module(decorator, args, body, ops)

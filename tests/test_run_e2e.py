@@ -19,6 +19,9 @@ from sexpgpu.api import load_program
 from sexpgpu.runtime.checkpoint import list_checkpoints, load_checkpoint
 
 TINY = Path(__file__).parent / "e2e" / "tiny.sx"
+# long enough that a signal sent at step 250 always lands mid-run, not after the end
+STEPS = 3000
+RESUME_ARGS = ["--set", f"steps={STEPS}", "--checkpoint-every", "100", "--log-every", "1"]
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -50,7 +53,7 @@ def _final_params(run_dir: Path) -> dict[str, np.ndarray]:
     saved = load_checkpoint(path)
     arrays = {f"param {k}": v for k, v in saved.params.items()}
     arrays.update({f"state {k}": v for k, v in saved.state.items()})
-    assert step == 60 and arrays
+    assert step == STEPS and arrays
     return arrays
 
 
@@ -85,8 +88,7 @@ def test_four_microbatches_equal_one_batch(cache_dir: str) -> None:
 @pytest.fixture(scope="module")
 def uninterrupted(cache_dir: str, tmp_path_factory) -> Path:
     runs = tmp_path_factory.mktemp("clean")
-    done = _run(["--set", "steps=60", "--runs", str(runs), "--checkpoint-every", "10",
-                 "--log-every", "1"], cache_dir)
+    done = _run([*RESUME_ARGS, "--runs", str(runs)], cache_dir)
     assert done.returncode == 0, done.stderr
     return _only_run(runs)
 
@@ -105,14 +107,12 @@ def _wait_for_step(runs: Path, step: int, proc: subprocess.Popen) -> None:
 
 def _interrupted_then_resumed(cache: str, runs: Path, sig: int) -> tuple[int, Path]:
     env = {**os.environ, "SEXPGPU_CACHE_DIR": cache, "PYTHONPATH": str(ROOT)}
-    args = [sys.executable, "-m", "sexpgpu", "run", str(TINY), "--set", "steps=60",
-            "--runs", str(runs), "--checkpoint-every", "10", "--log-every", "1"]
+    args = [sys.executable, "-m", "sexpgpu", "run", str(TINY), *RESUME_ARGS, "--runs", str(runs)]
     proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    _wait_for_step(runs, 25, proc)
+    _wait_for_step(runs, 250, proc)
     proc.send_signal(sig)
     proc.communicate(timeout=120)
-    resumed = _run(["--set", "steps=60", "--runs", str(runs), "--checkpoint-every", "10",
-                    "--log-every", "1", "--resume", "latest"], cache)
+    resumed = _run([*RESUME_ARGS, "--runs", str(runs), "--resume", "latest"], cache)
     assert resumed.returncode == 0, resumed.stderr
     return proc.returncode, _only_run(runs)
 
@@ -125,7 +125,9 @@ def test_resume_is_bit_identical(sig: int, uninterrupted: Path, cache_dir: str,
         assert code == 75
     clean = _steps(uninterrupted)
     resumed = _steps(run_dir)
-    assert max(resumed) == 60
+    assert max(resumed) == STEPS
+    opens = [e for e in _events(run_dir) if e["event"] == "open"]
+    assert len(opens) == 2 and 0 < opens[1]["resumed_from"] < STEPS  # stopped mid-run
     for step, loss in resumed.items():
         assert loss == clean[step], f"step {step}: {loss} != {clean[step]}"
     ours, theirs = _final_params(run_dir), _final_params(uninterrupted)
