@@ -9,6 +9,7 @@ from math import prod
 
 from sexpgpu.ir.graph import Graph, Node, Value
 from sexpgpu.ir.ops.registry import get_op
+from sexpgpu.ir.shapes import axes as norm_axes
 
 
 @dataclass(eq=False)
@@ -89,7 +90,8 @@ class _Grouper:
     """Walks the nodes once, growing open loop kernels and closing them when a
     value they hold is needed by something that cannot join them."""
 
-    def __init__(self) -> None:
+    def __init__(self, uses: dict[Value, int] | None = None) -> None:
+        self.uses = uses or {}    # how many node inputs and roots read each value
         self.kernels: list[Kernel] = []
         self.owner: dict[Value, Kernel] = {}
         self.base: dict[Value, Value] = {}
@@ -171,6 +173,8 @@ class _Grouper:
             self.stretch[out] = node.inputs[0]
         elif op.kind == "elementwise":
             self._add_elementwise(node)
+        elif op.kind == "reduce" and self._fold_batch_sum(node):
+            pass
         elif op.kind == "reduce":
             self._add_reduce(node)
         elif _is_matrix_transpose(node) and node.inputs[0] not in self.stretch:
@@ -211,6 +215,28 @@ class _Grouper:
         for v in node.outputs:
             self.owner[v] = target
 
+    def _fold_batch_sum(self, node: Node) -> bool:
+        """`sum(matmul(permute(a), b), batch axes)` (a weight gradient) joins its
+        matmul's kernel: one (m, batch*k) x (batch*k, n) product, no (batch, m, n)."""
+        x = node.inputs[0]
+        mm = x.node
+        if node.op != "sum" or mm is None or mm.op != "matmul" or self.uses.get(x) != 1:
+            return False
+        kernel = self.owner.get(x)
+        a, b = mm.inputs
+        batch = x.shape[:-2]
+        if (kernel is None or kernel.nodes != [mm] or not batch
+                or a.shape[:-2] != batch or b.shape[:-2] != batch
+                or any(v.dtype != "f32" for v in (a, b, x, node.outputs[0]))
+                or self.base.get(a, a) not in self.flipped or self.base.get(b, b) in self.flipped
+                or tuple(norm_axes(node.attrs.get("axes"), len(x.shape)))
+                != tuple(range(len(batch)))
+                or node.outputs[0].shape != x.shape[-2:]):
+            return False
+        kernel.nodes.append(node)
+        self.owner[node.outputs[0]] = kernel
+        return True
+
     def _add_reduce(self, node: Node) -> None:
         x = node.inputs[0]
         kernel = self.owner.get(self.resolve(x))
@@ -237,8 +263,12 @@ def lower(graph: Graph, outputs: list[str] | None = None) -> Program:
     names = list(graph.outputs) if outputs is None else list(outputs)
     wanted = {name: graph.outputs[name] for name in names}
     roots = list(wanted.values()) + list(graph.updates.values())
-    grouper = _Grouper()
-    for node in live_nodes(graph, roots):
+    nodes = live_nodes(graph, roots)
+    uses: dict[Value, int] = {}
+    for value in [v for n in nodes for v in n.inputs] + roots:
+        uses[value] = uses.get(value, 0) + 1
+    grouper = _Grouper(uses)
+    for node in nodes:
         grouper.add(node)
     for value in roots:
         grouper.materialize(value)

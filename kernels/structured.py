@@ -151,7 +151,33 @@ def _scatter_add(node, names, name, params):
              f"    if t == i{ax}:",
              f"        acc = acc + {load(names.buf(src), src.dtype, src_offset)}",
              store(names.buf(out), out.dtype, "lin", "acc")]
-    return _elementwise(node, name, params, lines, work=max(1, prod(idx.shape)))
+    code = _elementwise(node, name, params, lines, work=max(1, prod(idx.shape)))
+    if out.dtype != "bf16":
+        # CPU: zero the output, then add each source row where its index points:
+        # |src| work instead of |out| * |idx|, each element summed in the same
+        # order (j ascending) as the gather above, so bit-identical
+        os_ = strides(out.shape)
+        out_at = affine([(f"i{d}", os_[d]) for d in range(ax)] + [("t", os_[ax])]
+                        + [(f"i{d}", os_[d]) for d in range(ax + 1, len(out.shape))])
+        O = names.buf(out)
+        cpu = [f"for o in range({prod(out.shape)}):",
+               "    " + store(O, out.dtype, "o", literal(0, out.dtype))]
+        loops = [(f"i{d}", out.shape[d]) for d in range(ax)] + [("j", prod(idx.shape))]
+        for depth, (var, size_) in enumerate(loops):
+            cpu.append("    " * depth + f"for {var} in range({size_}):")
+        depth = len(loops)
+        cpu += ["    " * depth + line for line in [
+            f"t = {names.buf(idx)}[j]",
+            f"if t < 0: t += {size}",
+            f"if t >= 0 and t < {size}:"]]
+        depth += 1
+        for d in range(ax + 1, len(out.shape)):
+            cpu.append("    " * depth + f"for i{d} in range({out.shape[d]}):")
+            depth += 1
+        add = f"{load(O, out.dtype, out_at)} + {load(names.buf(src), src.dtype, src_offset)}"
+        cpu.append("    " * depth + store(O, out.dtype, out_at, add))
+        code.cpu = cpu
+    return code
 
 
 # -- creation --------------------------------------------------------------------
@@ -330,9 +356,43 @@ def _matmul(node, names, name, params):
                                            else f".reshape(({m}, {k}))")
         b2 = f"{B}[{bo}:{bo} + {k * n}]" + (f".reshape(({n}, {k})).T" if tb
                                            else f".reshape(({k}, {n}))")
-        lines = [f"np.dot({a2}, {b2}, {O}[{oo}:{oo} + {m * n}].reshape(({m}, {n})))"]
-        for i, d in reversed(list(zip(bidx, out.shape[:-2]))):
-            lines = [f"for {i} in range({d}):"] + ["    " + line for line in lines]
+        rows = prod(out.shape[:-2])
+        if rows > 1 and not ta and a.shape[:-2] == out.shape[:-2] and bo == "0":
+            # a shared right operand (a weight): the batch's rows are one
+            # contiguous (batch * m, k) matrix, so one sgemm does them all
+            lines = [f"np.dot({A}[0:{rows * m * k}].reshape(({rows * m}, {k})), {b2}, "
+                     f"{O}[0:{rows * m * n}].reshape(({rows * m}, {n})))"]
+        else:
+            lines = [f"np.dot({a2}, {b2}, {O}[{oo}:{oo} + {m * n}].reshape(({m}, {n})))"]
+            for i, d in reversed(list(zip(bidx, out.shape[:-2]))):
+                lines = [f"for {i} in range({d}):"] + ["    " + line for line in lines]
         code.cpu = lines
+        code.sizes_as_args = True
+    return code
+
+
+def render_batch_sum_matmul(mm: Node, total: Node, names, name: str,
+                            params: list[str]) -> KernelCode:
+    """`sum(matmul(permute(a), b), batch axes)` with `a` stored (batch, k, m) and
+    `b` (batch, k, n): out[r, c] = sum over (i, j) of a[i, j, r] * b[i, j, c]
+    (a weight gradient, lowered by `kernels.lower._fold_batch_sum`)."""
+    a, b = mm.inputs
+    out = total.outputs[0]
+    rows = prod(a.shape[:-2])
+    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    (A, ta), (B, tb), O = _matrix(names, a), _matrix(names, b), names.buf(out)
+    assert ta and not tb
+    body = [f"acc = {literal(0, out.dtype)}",
+            f"for i in range({rows}):",
+            f"    for j in range({k}):",
+            f"        acc = acc + {load(A, a.dtype, f'i * {k * m} + j * {m} + r')}"
+            f" * {load(B, b.dtype, f'i * {k * n} + j * {n} + c')}",
+            store(O, out.dtype, f"r * {n} + c", "acc")]
+    code = KernelCode(name, params, [("r", m), ("c", n)], body, work=prod(out.shape) * k * rows)
+    if m * n * k > 0:
+        # CPU: one sgemm over the batch's stacked rows, (m, rows*k) x (rows*k, n)
+        code.cpu = [f"np.dot({A}[0:{rows * k * m}].reshape(({rows * k}, {m})).T, "
+                    f"{B}[0:{rows * k * n}].reshape(({rows * k}, {n})), "
+                    f"{O}[0:{m * n}].reshape(({m}, {n})))"]
         code.sizes_as_args = True
     return code

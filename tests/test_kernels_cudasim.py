@@ -71,11 +71,23 @@ else:
         g.output("drop", g.apply("dropout", x, seed, p=0.25, stream=2))
         g.output("half", g.apply("cast", g.apply("mul", x, x), dtype="bf16"))
         g.output("xtx", g.apply("matmul", g.apply("permute", x, perm=(1, 0)), x))
+        # a weight gradient (matmul + batch sum, one kernel), a shared weight
+        # (one sgemm on the CPU) and an embedding gradient (scatter_add)
+        xb, gb = g.input("xb", (2, 3, 4)), g.input("gb", (2, 3, 5))
+        w2, pos = g.input("w2", (5, 4)), g.input("pos", (6,), "i64")
+        g.output("wgrad", g.apply("sum", g.apply("matmul", g.apply("permute", xb, perm=(0, 2, 1)),
+                                                 gb), axes=(0,)))
+        g.output("proj", g.apply("matmul", xb, g.apply("permute", w2, perm=(1, 0))))
+        g.output("embgrad", g.apply("scatter_add", x, pos, axis=0, size=4))
         r = np.random.default_rng(0)
         inputs = {"x": r.standard_normal((6, 8)).astype(np.float32),
                   "w": r.standard_normal((8, 5)).astype(np.float32),
                   "b": r.standard_normal(5).astype(np.float32),
-                  "idx": np.array([5, 0, 2, 2]), "seed": np.array(9)}
+                  "idx": np.array([5, 0, 2, 2]), "seed": np.array(9),
+                  "xb": r.standard_normal((2, 3, 4)).astype(np.float32),
+                  "gb": r.standard_normal((2, 3, 5)).astype(np.float32),
+                  "w2": r.standard_normal((5, 4)).astype(np.float32),
+                  "pos": np.array([3, 0, -1, 3, 1, 0])}
         return g, inputs
 
     def test_cuda_launcher_agrees_with_cpu() -> None:

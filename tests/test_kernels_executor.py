@@ -274,3 +274,60 @@ def test_parametrized_source_keeps_floats_exponents_bounds_and_strides() -> None
     assert values == ["3", "12"]
     assert lines == ["for i0 in range(25):",
                      "    p1[i0 * 75 + n0] = p0[i0 - n1] ** 3 * 2.5e-05 + 1e+10"]
+
+
+def test_batched_matmuls_become_one_sgemm() -> None:
+    # a weight gradient sum(x^T g, batch) is one kernel (one sgemm over the
+    # stacked rows); a batch times a shared weight is one sgemm; a matmul whose
+    # product is also read elsewhere keeps its own kernel
+    g = Graph("sgemm")
+    x, dy = g.input("x", (3, 4, 5)), g.input("dy", (3, 4, 6))
+    w = g.input("w", (6, 5))
+    prod_ = g.apply("matmul", g.apply("permute", x, perm=(0, 2, 1)), dy)     # (3, 5, 6)
+    g.output("dw", g.apply("sum", prod_, axes=(0,)))                         # (5, 6)
+    g.output("y", g.apply("matmul", x, g.apply("permute", w, perm=(1, 0))))  # (3, 4, 6)
+    again = g.apply("matmul", g.apply("permute", dy, perm=(0, 2, 1)), x)     # (3, 6, 5)
+    g.output("again", again)
+    g.output("again_sum", g.apply("sum", again, axes=(0,)))
+    program = lower(g)
+    ops = [[n.op for n in k.nodes] for k in program.kernels]
+    assert ["matmul", "sum"] in ops
+    assert ops.count(["matmul"]) == 2
+    compiled = kernels.compile(g)
+    sgemms = [src for src in compiled.generated.kernel_sources if "kernel (matmul" in src]
+    assert len(sgemms) == 3
+    assert sum("for " in src for src in sgemms) == 1                   # only `again` loops
+    r = np.random.default_rng(4)
+    inputs = {"x": r.standard_normal((3, 4, 5)).astype(np.float32),
+              "dy": r.standard_normal((3, 4, 6)).astype(np.float32),
+              "w": r.standard_normal((6, 5)).astype(np.float32)}
+    got = compiled.run(inputs)
+    want = run_reference(g, inputs)
+    for name in want:
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-5, err_msg=name)
+
+
+def test_scatter_add_matches_gather_bit_for_bit() -> None:
+    # the CPU scatter adds rows in index order, as the gather body sums them
+    g = Graph("scatter")
+    src, idx = g.input("src", (50, 8)), g.input("idx", (50,), "i64")
+    g.output("out", g.apply("scatter_add", src, idx, axis=0, size=7))
+    r = np.random.default_rng(5)
+    inputs = {"src": r.standard_normal((50, 8)).astype(np.float32),
+              "idx": r.integers(-7, 7, 50)}
+    got = kernels.compile(g).run(inputs)["out"]
+    want = np.zeros((7, 8), np.float32)
+    for j, t in enumerate(inputs["idx"]):
+        want[t] = want[t] + inputs["src"][j]
+    np.testing.assert_array_equal(got, want)
+
+
+def test_fast_tanh_equals_libm_after_f32_rounding() -> None:
+    from kernels.mathfn import fast_tanh
+
+    r = np.random.default_rng(6)
+    xs = np.concatenate([r.standard_normal(20000) * s for s in (1e-9, 1e-3, 0.05, 1.0, 4.0, 30.0)]
+                        + [np.array([0.0, -0.0, 0.0625, -0.0625, np.inf, -np.inf])])
+    got = np.array([fast_tanh(float(x)) for x in xs], np.float32)
+    np.testing.assert_array_equal(got, np.tanh(xs).astype(np.float32))
+    assert np.isnan(fast_tanh(float("nan"))) and np.signbit(fast_tanh(-0.0))
