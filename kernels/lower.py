@@ -153,6 +153,13 @@ class _Grouper:
     def add(self, node: Node) -> None:
         op = get_op(node.op)
         out = node.outputs[0]
+        inner = self.base.get(node.inputs[0], node.inputs[0]) if node.inputs else None
+        if _is_matrix_transpose(node) and inner in self.flipped:
+            # the transpose of a transpose (a linear layer's weight in its input
+            # gradient) is the original buffer: no copy, no kernel
+            source = self.flipped[inner]
+            self.base[out] = self.base.get(source, source)
+            return
         if node.op != "matmul":
             for v in node.inputs:
                 if self.base.get(v, v) in self.flipped:

@@ -222,6 +222,22 @@ def test_views_cost_no_kernel_and_match_reference() -> None:
         np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-6, err_msg=name)
 
 
+def test_transpose_of_a_transpose_is_the_source_buffer() -> None:
+    # a linear layer: forward x @ W^T, input gradient g @ (W^T)^T = g @ W
+    g = Graph("linear-grad")
+    x, w, dy = g.input("x", (3, 4)), g.input("w", (5, 4)), g.input("dy", (3, 5))
+    wt = g.apply("permute", w, perm=(1, 0))
+    g.output("y", g.apply("matmul", x, wt))
+    g.output("dx", g.apply("matmul", dy, g.apply("permute", wt, perm=(1, 0))))
+    assert [n.op for k in lower(g).kernels for n in k.nodes] == ["matmul", "matmul"]
+    r = np.random.default_rng(5)
+    inputs = {k: r.standard_normal(v.shape).astype(np.float32) for k, v in
+              (("x", x), ("w", w), ("dy", dy))}
+    got, want = kernels.compile(g).run(inputs), run_reference(g, inputs)
+    for name in want:
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-6, err_msg=name)
+
+
 def _kernel_functions(compiled) -> list[str]:
     """The step module's kernel functions, one per distinct kernel text."""
     names = re.findall(r"^from sexpgpu_kernels_\w+ import kernel as (f\d+)", compiled.source,
