@@ -3,6 +3,7 @@
 import io
 import math
 import os
+import signal
 
 import numpy as np
 import orjson
@@ -197,3 +198,28 @@ def test_mnist1d_in_order_batches_of_100(tmp_path, monkeypatch):
     assert code == 0 and steps[41]["loss"] < steps[1]["loss"]
     assert steps[40]["epoch"] == 1  # 40 batches of 100 are one pass over the 4000
     assert 0.1 < summary["last_eval"]["test/accuracy"] <= 1.0
+
+
+class _SignalledAtTheEnd(SoftmaxRegression):
+    """Sends itself SIGTERM during the final evaluation, after the last step."""
+
+    def __init__(self, steps: int):
+        super().__init__(8, 4)
+        self.steps_done, self.steps, self.sent = 0, steps, False
+
+    def train_step(self, microbatches, ctx):
+        self.steps_done += 1
+        return super().train_step(microbatches, ctx)
+
+    def evaluate(self, batch, ctx, name=None):
+        if self.steps_done == self.steps and not self.sent:  # once: a second one stops at once
+            self.sent = True
+            os.kill(os.getpid(), signal.SIGTERM)
+        return super().evaluate(batch, ctx, name)
+
+
+def test_a_stop_signal_while_a_finished_run_closes_leaves_it_done(tmp_path):
+    # the handlers stay installed until the run has closed: the default SIGTERM
+    # handler would kill the process between the last step and `close`
+    code, summary, _ = _train(tmp_path, steps=25, program=_SignalledAtTheEnd(25))
+    assert code == 0 and summary["state"] == "done" and summary["step"] == 25

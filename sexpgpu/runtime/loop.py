@@ -264,25 +264,27 @@ def run_training(
                     progress.done()
                     events.emit("warn", message=f"stopped by {stop.requested} after step {step}")
                     return finish("preempted", EXIT_PREEMPTED)
+            progress.done()
+
+            # ---- the end: final evals and checkpoint, then the targets (still under
+            # the handlers: a stop signal now lets the finished run close as done)
+            if plan.evals and last_evaluated != step:
+                evaluate([ev.name for ev in plan.evals])
+            if last_saved != step:
+                save_checkpoint()
+            values = {"loss": summary["last_loss"], "train/loss": summary["last_loss"],
+                      **{k: v for k, v in (last_eval or {}).items() if k != "step"}}
+            summary["targets"] = check_targets(plan.targets, values)
+            summary["targets_met"] = (all(t["met"] for t in summary["targets"])
+                                      if plan.targets else None)
+            status.update(targets=summary["targets"])
+            return finish("done", EXIT_OK)
     except SexpError as exc:  # a data error found mid-run (a stage's file, a field)
         return finish("failed", EXIT_RUNTIME, exc.diagnostic)
     except BaseException as exc:
         summary["error"] = {"code": "E-INTERNAL", "message": f"{type(exc).__name__}: {exc}"}
         finish("failed", EXIT_ERRORS)
         raise
-    progress.done()
-
-    # ---- the end: final evals and checkpoint, then the targets
-    if plan.evals and last_evaluated != step:
-        evaluate([ev.name for ev in plan.evals])
-    if last_saved != step:
-        save_checkpoint()
-    values = {"loss": summary["last_loss"], "train/loss": summary["last_loss"],
-              **{k: v for k, v in (last_eval or {}).items() if k != "step"}}
-    summary["targets"] = check_targets(plan.targets, values)
-    summary["targets_met"] = all(t["met"] for t in summary["targets"]) if plan.targets else None
-    status.update(targets=summary["targets"])
-    return finish("done", EXIT_OK)
 
 
 def _find_resume(runs_dir: Path, run_dir: Path, plan: RunPlan, resume: str,
