@@ -247,16 +247,22 @@ def pct(value: float) -> str:
     return f"{100 * value:.1f}%"
 
 
+def run_cells(row: dict[str, Any], step_format: str) -> tuple[str, str, str, str]:
+    """The cells every reproduction table shares: met, step, wall time, command."""
+    met = "-" if "met" not in row else ("yes" if row["met"] else "**no**")
+    step = f"{row['step_ms']:{step_format}} ms" if row["step_ms"] is not None else "-"
+    wall = f"{row['wall_s']:.1f} s" if row["wall_s"] is not None else "-"
+    cmd = f"`{row['commands'][0]}`" if row["commands"] else "-"
+    return met, step, wall, cmd
+
+
 def markdown(rows: list[dict[str, Any]]) -> str:
     out = ["| model | data | published | ours mean | ours min–max | seeds | within 3/5 pts "
            "| step | wall/run | command (first seed) |",
            "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         got = (pct(r["mean"]), f"{pct(r['min'])}–{pct(r['max'])}") if "mean" in r else ("-", "-")
-        met = "-" if "met" not in r else ("yes" if r["met"] else "**no**")
-        step = f"{r['step_ms']:.2f} ms" if r["step_ms"] is not None else "-"
-        wall = f"{r['wall_s']:.1f} s" if r["wall_s"] is not None else "-"
-        cmd = f"`{r['commands'][0]}`" if r["commands"] else "-"
+        met, step, wall, cmd = run_cells(r, ".2f")
         out.append(f"| {r['model']} | {r['data']} | {pct(r['published'])} | {got[0]} | {got[1]} "
                    f"| {len(r['accuracies'])}/{len(r['seeds'])} | {met} | {step} | {wall} "
                    f"| {cmd} |")

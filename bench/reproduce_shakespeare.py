@@ -21,6 +21,7 @@ from reproduce_mnist1d import (
     ROOT,
     RunResult,
     plot,
+    run_cells,
     run_sexpgpu,
     spread,
     write_outputs,
@@ -72,10 +73,7 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     for r in rows:
         got = ((f"{r['mean']:.3f}", f"{r['min']:.3f}–{r['max']:.3f}") if "mean" in r
                else ("-", "-"))
-        met = "-" if "met" not in r else ("yes" if r["met"] else "**no**")
-        step = f"{r['step_ms']:.1f} ms" if r["step_ms"] is not None else "-"
-        wall = f"{r['wall_s']:.1f} s" if r["wall_s"] is not None else "-"
-        cmd = f"`{r['commands'][0]}`" if r["commands"] else "-"
+        met, step, wall, cmd = run_cells(r, ".1f")
         out.append(f"| char-GPT | {PUBLISHED_VAL_LOSS} | {got[0]} | {got[1]} "
                    f"| {len(r['losses'])}/{len(r['seeds'])} | {met} | {step} | {wall} "
                    f"| {'; '.join(sorted(set(r['measured'])))} | {cmd} |")
