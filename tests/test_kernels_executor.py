@@ -338,12 +338,30 @@ def test_scatter_add_matches_gather_bit_for_bit() -> None:
     np.testing.assert_array_equal(got, want)
 
 
-def test_fast_tanh_equals_libm_after_f32_rounding() -> None:
-    from kernels.mathfn import fast_tanh
+@pytest.mark.parametrize("compiled", [False, True], ids=["python", "njit"])
+def test_fast_exp_and_tanh_equal_libm_after_f32_rounding(compiled: bool) -> None:
+    import math
 
+    import numba
+
+    from kernels import mathfn
+
+    fast_exp, fast_tanh = mathfn.fast_exp, mathfn.fast_tanh
+    if compiled:  # as the kernels compile them: inlined, with the kernels' fast-math flags
+        flags = {"reassoc", "contract"}
+        fast_exp = numba.njit(error_model="numpy", fastmath=flags, inline="always")(fast_exp)
+        mathfn_globals = {**mathfn.__dict__, "fast_exp": fast_exp}
+        tanh_py = type(mathfn.fast_tanh)(mathfn.fast_tanh.__code__, mathfn_globals)
+        fast_tanh = numba.njit(error_model="numpy", fastmath=flags)(tanh_py)
     r = np.random.default_rng(6)
     xs = np.concatenate([r.standard_normal(20000) * s for s in (1e-9, 1e-3, 0.05, 1.0, 4.0, 30.0)]
                         + [np.array([0.0, -0.0, 0.0625, -0.0625, np.inf, -np.inf])])
     got = np.array([fast_tanh(float(x)) for x in xs], np.float32)
     np.testing.assert_array_equal(got, np.tanh(xs).astype(np.float32))
     assert np.isnan(fast_tanh(float("nan"))) and np.signbit(fast_tanh(-0.0))
+    xs = np.concatenate([xs, r.uniform(-110.0, 90.0, 20000), [-745.0, -709.5, 88.8, 1e308]])
+    with np.errstate(over="ignore"):
+        want = np.exp(xs).astype(np.float32)
+        got = np.array([fast_exp(float(x)) for x in xs]).astype(np.float32)
+    np.testing.assert_array_equal(got, want)
+    assert math.isnan(fast_exp(float("nan")))
