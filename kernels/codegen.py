@@ -132,9 +132,11 @@ def _renamed(lines: list[str], code: KernelCode) -> list[str]:
 # an integer literal: not part of a name, a float (1.5, 1e-05) or an exponent (** 3)
 _INT = re.compile(r"(?<![\w.])(?<!e-)(?<!e\+)(?<!\*\* )(?<!\*\*)\d+(?![\w.])")
 # literals kept in the text: loop trip counts and strides (`* 18`) let LLVM unroll
-# and vectorise (the GRU step ran 2x slower with them as arguments); 0 and 1 fold
-# away; huge ones would overflow an int64 argument. Offsets become arguments.
-_KEPT_AFTER = re.compile(r"(?:range\((?:\d+, )?|\* )$")
+# and vectorise (the GRU step ran 2x slower with them as arguments); divisors
+# (`% 2`, `// 2`) become shifts and masks instead of a division per element (the
+# CNN's col2im ran 5x slower with them as arguments); 0 and 1 fold away; huge
+# ones would overflow an int64 argument. Offsets become arguments.
+_KEPT_AFTER = re.compile(r"(?:range\((?:\d+, )?|\* |% |// )$")
 _KEPT_INTS = ("0", "1")
 _MAX_PARAM_INT = 1 << 62
 

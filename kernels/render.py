@@ -44,8 +44,14 @@ class Names:
     def base(self, value: Value) -> Value:
         return self.program.base.get(value, value)
 
+    def home(self, value: Value) -> Value:
+        """The value whose buffer holds `value`: its view base, or for an update
+        made in place the input it overwrites."""
+        base = self.base(value)
+        return self.program.in_place.get(base, base)
+
     def buf(self, value: Value) -> str:
-        return f"b{self.index[self.base(value)]}"
+        return f"b{self.index[self.home(value)]}"
 
     def var(self, value: Value) -> str:
         return f"v{self.index[value]}"
@@ -178,7 +184,10 @@ def render(kernel: Kernel, program: Program, names: Names, name: str) -> KernelC
     """The source of `kernel`, parameters being its input then output buffers."""
     from kernels.structured import render_batch_sum_matmul, render_op
 
-    params = [names.buf(v) for v in kernel.inputs] + [names.buf(v) for v in kernel.outputs]
+    # an in-place update reads and stores one buffer: one parameter, so that LLVM
+    # sees a single array (two that may overlap stop it vectorising)
+    params = list(dict.fromkeys([names.buf(v) for v in kernel.inputs]
+                                + [names.buf(v) for v in kernel.outputs]))
     if kernel.kind == "loop":
         code = render_loop(kernel, program, names, name, params)
     elif len(kernel.nodes) == 2:

@@ -97,6 +97,52 @@ def test_updates_in_place_and_outputs_are_fresh() -> None:
     assert type(compiled.module.f0).__name__ == "CPUDispatcher"
 
 
+def test_optimizer_updates_store_into_their_inputs() -> None:
+    # Adam's new parameters and moments are written straight into the input
+    # arrays: no buffer, no copy-back, one array parameter per updated input
+    from kernels import demo
+
+    prog = demo.mlp_step().compile("kernels")
+    runner = prog.runner
+    assert set(runner.program.in_place.values()) == set(runner.program.graph.updates)
+    assert "[:] =" not in runner.source
+    ref = demo.mlp_step().compile("reference")
+    for seed in range(3):
+        got, want = prog(**demo.batch(seed)), ref(**demo.batch(seed))
+        np.testing.assert_allclose(got["loss"], want["loss"], rtol=1e-5)
+    for name, value in prog.params.items():
+        np.testing.assert_allclose(value, ref.params[name], rtol=1e-4, atol=1e-6, err_msg=name)
+
+
+@pytest.mark.parametrize("case,in_place", [("read-later", False), ("returned", False),
+                                           ("sliced", True)])
+def test_update_in_place_only_when_the_old_value_is_no_longer_needed(case: str,
+                                                                     in_place: bool) -> None:
+    g = Graph("sgd")
+    p = g.input("p", (4, 3), role="param")
+    grad = g.input("g", (4, 3))
+    new = g.apply("sub", p, g.apply("mul", grad, _c(g, 0.5)))
+    if case == "sliced":  # every row reads the old row 1, copied out by its own kernel first
+        new = g.apply("sub", new, g.apply("broadcast_to", g.apply("slice", p, starts=(1, 0),
+                      stops=(2, 3), steps=(None, None)), shape=(4, 3)))
+    g.update(p, new)
+    if case == "read-later":  # the old value is read after the update is made
+        g.output("old_sum", g.apply("sum", g.apply("add", new, g.apply("square", p)), axes=None))
+    if case == "returned":
+        g.output("old", g.apply("stop_gradient", p))
+    compiled = kernels.compile(g)
+    assert bool(compiled.program.in_place) == in_place
+    start = np.arange(12, dtype=np.float32).reshape(4, 3)
+    params, ones = start.copy(), np.ones((4, 3), np.float32)
+    got = compiled.run({"p": params, "g": ones})
+    want_params = start.copy()
+    want = run_reference(g, {"p": want_params, "g": ones})
+    np.testing.assert_allclose(params, want_params, rtol=1e-6)
+    assert not np.allclose(params, start)
+    for name, value in want.items():
+        np.testing.assert_allclose(got[name], value, rtol=1e-6, err_msg=name)
+
+
 def test_graphs_share_kernel_modules() -> None:
     # a run's eval graph repeats its step graph's loops: one module, compiled once
     def graph(name: str, scale: float) -> Graph:
