@@ -3,6 +3,7 @@ scalar loss and append each node's VJP (from its registry entry) as more IR."""
 
 from __future__ import annotations
 
+from autodiff.fanout import sum_parts
 from sexpgpu.diagnostics import define_code, error
 from sexpgpu.ir.build import scalar
 from sexpgpu.ir.graph import Graph, Node, Value
@@ -27,12 +28,21 @@ def _differentiable(v: Value) -> bool:
     return v.dtype in FLOAT_DTYPES
 
 
-def _accumulate(g: Graph, cts: dict[int, Value], v: Value, ct: Value) -> None:
-    """Fan-out: a value used several times gets the sum of its cotangents."""
+def _accumulate(cts: dict[int, list[Value]], v: Value, ct: Value) -> None:
+    """Fan-out: a value used several times collects its cotangents, summed (by
+    autodiff.fanout) once all are in, when its own node's VJP needs them."""
     if ct.type != v.type:
         raise AssertionError(f"internal error: cotangent {ct.type} for value {v.type}")
-    previous = cts.get(v.id)
-    cts[v.id] = ct if previous is None else g.apply("add", previous, ct)
+    cts.setdefault(v.id, []).append(ct)
+
+
+def _total(g: Graph, cts: dict[int, list[Value]], v: Value) -> Value | None:
+    parts = cts.get(v.id)
+    if parts is None:
+        return None
+    if len(parts) > 1:
+        cts[v.id] = parts = [sum_parts(g, parts)]
+    return parts[0]
 
 
 def _relevant(graph: Graph, loss: Value, wrt: list[Value]) -> set[int]:
@@ -75,11 +85,11 @@ def grad(graph: Graph, loss: Value, wrt: list[Value]) -> dict[Value, Value]:
                     actual=f"{loss.dtype} {fmt(loss.shape)}",
                     fix="reduce it with sum or mean")
     relevant = _relevant(graph, loss, wrt)
-    cts: dict[int, Value] = {loss.id: scalar(graph, 1.0, loss.dtype)}
+    cts: dict[int, list[Value]] = {loss.id: [scalar(graph, 1.0, loss.dtype)]}
     for node in reversed(list(graph.nodes)):
         if node.id not in relevant:
             continue
-        out_cts = [cts.get(o.id) for o in node.outputs]
+        out_cts = [_total(graph, cts, o) for o in node.outputs]
         if all(c is None for c in out_cts):
             continue
         in_cts = _vjp(graph, node, out_cts)
@@ -88,10 +98,10 @@ def grad(graph: Graph, loss: Value, wrt: list[Value]) -> dict[Value, Value]:
                                  f"cotangents for {len(node.inputs)} inputs")
         for v, ct in zip(node.inputs, in_cts):
             if ct is not None and _differentiable(v):
-                _accumulate(graph, cts, v, ct)
+                _accumulate(cts, v, ct)
     result: dict[Value, Value] = {}
     for v in wrt:
-        ct = cts.get(v.id)
+        ct = _total(graph, cts, v)
         if ct is None:
             ct = graph.apply("full", shape=v.shape, dtype=v.dtype, value=0.0)
         result[v] = ct

@@ -35,6 +35,29 @@ def test_fan_out_accumulates() -> None:
     np.testing.assert_allclose(_run(fn, x=xs)["dx"], 2 * xs + 1)
 
 
+def test_split_pieces_gradients_join_by_concat() -> None:
+    # q, k, v cut from one projection (and a gap the loss never reads): the pieces'
+    # cotangents are one concat with zeros in the gap, not zero-filled tensors added
+    fn = ad.Function()
+    x = fn.input("x", (3, 10))
+    q, k, v, tail = x[:, 0:3], x[:, 3:5], x[:, 6:8], x[:, 9:10]
+    loss = (q.tanh().sum() + (k * k).sum() + (v * 3.0).sum() + (tail * q[:, :1]).sum()
+            + x[1:2, :].sum())
+    fn.output("dx", fn.grad(loss, [x])[x])
+    ops = [n.op for n in fn.graph.nodes]
+    assert ops.count("concat") == 1
+    xs = np.random.default_rng(3).standard_normal((3, 10))
+    got = _run(fn, x=xs)["dx"]
+    want = np.zeros_like(xs)
+    want[:, 0:3] = 1 - np.tanh(xs[:, 0:3]) ** 2
+    want[:, 0] += xs[:, 9]
+    want[:, 3:5] = 2 * xs[:, 3:5]
+    want[:, 6:8] = 3.0
+    want[:, 9] = xs[:, 0]
+    want[1, :] += 1.0
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
 def test_broadcast_is_summed_back() -> None:
     fn = ad.Function()
     x, b = fn.input("x", (4, 3)), fn.input("b", (3,))

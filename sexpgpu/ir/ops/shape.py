@@ -104,6 +104,11 @@ def _slices(shape: tuple[int, ...], attrs: dict) -> tuple[slice, ...]:
     return tuple(slice(a, b, c) for a, b, c in zip(starts, stops, steps))
 
 
+def slice_bounds(shape: tuple[int, ...], attrs: dict) -> list[tuple[int, int, int]]:
+    """(start, stop, step) per axis of a slice or slice_scatter window, normalised."""
+    return [s.indices(d) for s, d in zip(_slices(shape, attrs), shape)]
+
+
 def _sliced_shape(shape: tuple[int, ...], attrs: dict) -> tuple[int, ...]:
     return tuple(len(range(*s.indices(d))) for s, d in zip(_slices(shape, attrs), shape))
 
