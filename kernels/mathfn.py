@@ -1,6 +1,8 @@
 """Scalar math helpers copied into kernel modules: `exp` and `tanh` as branch-free
-f64 arithmetic that LLVM vectorises, within an f64 ulp or two of libm, so equal to
-it after the rounding to f32 that every op result gets (a test holds them to that).
+arithmetic that LLVM vectorises. The f64 forms are within an f64 ulp or two of
+libm, so equal to it after rounding to f32 (a test holds them to that); the f32
+forms, for ops whose operands and result are f32, are within 1 (exp) and 2 (tanh)
+f32 ulp and run twice as many lanes (the GPT's gelu 2.7x faster again).
 
 Why: numba calls libm's scalar `exp` and `tanh` once per element, which stops a
 loop from vectorising; the GPT's gelu forward and backward took 39 ms of a 101 ms
@@ -58,7 +60,46 @@ def fast_tanh(x):
     return math.copysign(t, x)
 
 
-SCALAR_FUNCTIONS = (fast_exp, fast_tanh)
+def fast_exp32(x):
+    """e^x in f32 arithmetic, within 1 ulp: Cody-Waite with ln2 in two parts, Cephes'
+    degree-7 polynomial, and 2^n as two power-of-two factors so that results in the
+    subnormal range round once and 88.4 < x < 88.7 stays finite."""
+    y = min(max(x, np.float32(-104.0)), np.float32(89.0))
+    y = y if y == y else np.float32(0.0)
+    n = np.floor(y * np.float32(1.4426950408889634) + np.float32(0.5))
+    r = y - n * np.float32(0.693359375)
+    r = r - n * np.float32(-2.12194440e-4)
+    p = np.float32(1.9875691500e-4)
+    p = p * r + np.float32(1.3981999507e-3)
+    p = p * r + np.float32(8.3334519073e-3)
+    p = p * r + np.float32(4.1665795894e-2)
+    p = p * r + np.float32(1.6666665459e-1)
+    p = p * r + np.float32(5.0000001201e-1)
+    p = p * r * r + r + np.float32(1.0)
+    k = np.int32(n)
+    high = min(max(k, np.int32(-126)), np.int32(127))
+    low = k - high                          # in [-24, 1]: 2^low is a normal number
+    v = (p * np.int32((low + np.int32(127)) << np.int32(23)).view(np.float32)) \
+        * np.int32((high + np.int32(127)) << np.int32(23)).view(np.float32)
+    return v if x == x else x
+
+
+def fast_tanh32(x):
+    """tanh in f32 arithmetic, within 2 ulp: Cephes' odd polynomial below |x| = 0.625,
+    (1 - e^-2a) / (1 + e^-2a) above, selected without a branch."""
+    a = abs(x)
+    e = fast_exp32(np.float32(-2.0) * a)
+    big = (np.float32(1.0) - e) / (np.float32(1.0) + e)
+    z = a * a
+    small = a + a * z * (np.float32(-3.33332819422e-1) + z * (np.float32(1.33314422036e-1) + z * (
+        np.float32(-5.37397155531e-2) + z * (np.float32(2.06390887954e-2)
+                                             + z * np.float32(-5.70498872745e-3)))))
+    t = small if a < np.float32(0.625) else big
+    return np.float32(math.copysign(t, x))
+
+
+SCALAR_FUNCTIONS = (fast_exp, fast_tanh, fast_exp32, fast_tanh32)
 
 # the same names in CUDA device code, where the hardware's own functions are fast
-CUDA_BODIES = {"fast_exp": "math.exp(x)", "fast_tanh": "math.tanh(x)"}
+CUDA_BODIES = {"fast_exp": "math.exp(x)", "fast_tanh": "math.tanh(x)",
+               "fast_exp32": "math.exp(x)", "fast_tanh32": "math.tanh(x)"}

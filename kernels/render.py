@@ -57,17 +57,41 @@ class Names:
         return f"v{self.index[value]}"
 
 
-def scalar_expr(node: Node, operands: list[str]) -> str:
-    """The op's scalar body with operand expressions in place of x0, x1, ..."""
+def _template(node: Node) -> str:
     template = get_op(node.op).scalar
     if template is None:
         raise NotImplementedError(f"elementwise op {node.op} has no scalar body")
-    if "{" in template:
-        template = template.format(**node.attrs)
-    # libm's exp and tanh stop a loop vectorising; these forms are equal after
-    # rounding to f32 (kernels/mathfn.py)
-    template = template.replace("math.tanh(", "fast_tanh(").replace("math.exp(", "fast_exp(")
+    return template.format(**node.attrs) if "{" in template else template
+
+
+def scalar_expr(node: Node, operands: list[str], template: str | None = None) -> str:
+    """The op's scalar body with operand expressions in place of x0, x1, ..."""
+    if template is None:
+        # libm's exp and tanh stop a loop vectorising; these forms are equal after
+        # rounding to f32 (kernels/mathfn.py)
+        template = _template(node).replace("math.tanh(", "fast_tanh(")
+        template = template.replace("math.exp(", "fast_exp(")
     return _OPERAND.sub(lambda m: f"({operands[int(m.group(1))]})", template)
+
+
+_FLOAT_LITERAL = re.compile(r"(?<![\w.])(?:\d+\.\d*(?:e[-+]?\d+)?|\d+e[-+]?\d+)(?![\w.])")
+_INT_LITERAL = re.compile(r"(?<![\w.])\d+(?![\w.])")
+
+
+def _f32_template(node: Node, out: Value) -> str | None:
+    """The body in f32 arithmetic, for an op whose operands and result are f32 and
+    whose body uses only float literals, exp and tanh (gelu, sigmoid, silu, exp,
+    tanh): literals as f32 constants, exp and tanh by their f32 helpers. As in
+    PyTorch, such an op is then a few f32 ulp from the exact result instead of
+    one rounding from an f64 evaluation, and its loop runs 16 lanes instead of 8."""
+    if out.dtype != "f32" or any(v.dtype != "f32" for v in node.inputs):
+        return None
+    body = _template(node).replace("math.exp(", "fast_exp32(")
+    body = body.replace("math.tanh(", "fast_tanh32(")
+    if "math." in body or "fast_" not in body \
+            or _INT_LITERAL.search(_FLOAT_LITERAL.sub("", body)):
+        return None
+    return _FLOAT_LITERAL.sub(lambda m: f"np.float32({m.group(0)})", body)
 
 
 _F32_ONLY = re.compile(r"^[\sx0-9+\-*/()]*$")
@@ -105,11 +129,12 @@ def _statements(kernel: Kernel, program: Program, names: Names, index: list[str]
         operands = [_operand(v, kernel, program, names, kernel.domain, index)
                     for v in node.inputs]
         out = node.outputs[0]
-        expr = scalar_expr(node, operands)
+        f32_body = _f32_template(node, out)
+        expr = scalar_expr(node, operands, f32_body)
         if out.dtype == "bf16":
             # a bf16 value is rounded where it is made, even if it never leaves the loop
             expr = f"bf16_to_f32(f32_to_bf16({expr}))"
-        elif not _stays_f32(node, out):
+        elif f32_body is None and not _stays_f32(node, out):
             expr = convert(out.dtype, expr)
         lines.append(f"{names.var(out)} = {expr}")
         if out in kernel.outputs:

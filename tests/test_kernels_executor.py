@@ -384,21 +384,64 @@ def test_scatter_add_matches_gather_bit_for_bit() -> None:
     np.testing.assert_array_equal(got, want)
 
 
-@pytest.mark.parametrize("compiled", [False, True], ids=["python", "njit"])
-def test_fast_exp_and_tanh_equal_libm_after_f32_rounding(compiled: bool) -> None:
-    import math
-
+def _compiled_helpers(names: list[str]) -> dict:
+    """The mathfn helpers as the kernels compile them: inlined, with their flags."""
     import numba
 
     from kernels import mathfn
 
-    fast_exp, fast_tanh = mathfn.fast_exp, mathfn.fast_tanh
-    if compiled:  # as the kernels compile them: inlined, with the kernels' fast-math flags
-        flags = {"reassoc", "contract"}
-        fast_exp = numba.njit(error_model="numpy", fastmath=flags, inline="always")(fast_exp)
-        mathfn_globals = {**mathfn.__dict__, "fast_exp": fast_exp}
-        tanh_py = type(mathfn.fast_tanh)(mathfn.fast_tanh.__code__, mathfn_globals)
-        fast_tanh = numba.njit(error_model="numpy", fastmath=flags)(tanh_py)
+    env = dict(mathfn.__dict__)
+    for name in names:
+        fn = getattr(mathfn, name)
+        env[name] = numba.njit(error_model="numpy", fastmath={"reassoc", "contract"},
+                               inline="always")(type(fn)(fn.__code__, env))
+    return {name: env[name] for name in names}
+
+
+def _ulps(got: np.ndarray, exact: np.ndarray) -> np.ndarray:
+    """|got - exact| in units of the f32 spacing at the exact value (finite ones)."""
+    spacing = np.spacing(np.abs(exact.astype(np.float32))).astype(np.float64)
+    return np.abs(got.astype(np.float64) - exact) / spacing
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["python", "njit"])
+def test_f32_exp_and_tanh_are_within_two_ulp(compiled: bool) -> None:
+    from kernels import mathfn
+
+    names = ["fast_exp32", "fast_tanh32"]
+    fns = _compiled_helpers(names) if compiled else {n: getattr(mathfn, n) for n in names}
+    exp32, tanh32 = fns["fast_exp32"], fns["fast_tanh32"]
+    r = np.random.default_rng(7)
+    xs = np.concatenate([np.linspace(-110.0, 95.0, 20001), r.standard_normal(5000) * 3,
+                         [-87.5, -103.97, -104.0, -150.0, 88.4, 88.7, 88.72, 88.73, 100.0]]
+                        ).astype(np.float32)
+    with np.errstate(all="ignore"):  # the Python forms warn where f32 overflows
+        exact = np.exp(xs.astype(np.float64))
+        got = np.array([exp32(x) for x in xs], np.float32)
+        finite = np.isfinite(exact.astype(np.float32))
+    assert _ulps(got[finite], exact[finite]).max() <= 1.0
+    assert np.array_equal(np.isinf(got), ~finite)        # overflow exactly where f32 does
+    ts = np.concatenate([np.linspace(-12.0, 12.0, 20001), r.standard_normal(5000) * 1e-3,
+                         [0.625, -0.625, 1e-30, 40.0]]).astype(np.float32)
+    exact = np.tanh(ts.astype(np.float64))
+    nan, inf = np.float32(np.nan), np.float32(np.inf)
+    with np.errstate(all="ignore"):
+        got = np.array([tanh32(x) for x in ts], np.float32)
+        assert np.isnan(exp32(nan)) and np.isnan(tanh32(nan))
+        assert exp32(-inf) == 0.0 and exp32(inf) == inf and tanh32(-inf) == -1.0
+        assert np.signbit(tanh32(np.float32(-0.0)))
+    assert _ulps(got, exact).max() <= 2.0
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["python", "njit"])
+def test_fast_exp_and_tanh_equal_libm_after_f32_rounding(compiled: bool) -> None:
+    import math
+
+    from kernels import mathfn
+
+    names = ["fast_exp", "fast_tanh"]
+    fns = _compiled_helpers(names) if compiled else {n: getattr(mathfn, n) for n in names}
+    fast_exp, fast_tanh = fns["fast_exp"], fns["fast_tanh"]
     r = np.random.default_rng(6)
     xs = np.concatenate([r.standard_normal(20000) * s for s in (1e-9, 1e-3, 0.05, 1.0, 4.0, 30.0)]
                         + [np.array([0.0, -0.0, 0.0625, -0.0625, np.inf, -np.inf])])
