@@ -8,6 +8,7 @@ between calls; outputs are returned as fresh arrays."""
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from math import prod
 from typing import Any
@@ -145,6 +146,7 @@ def compile(graph: Graph, outputs: list[str] | None = None, device: str = "cpu")
         raise ValueError(f"device must be one of {DEVICES}, not {device!r}")
     if device == "cpu":
         set_blas_threads(env.blas_threads())
+        _quiet_view_packing()
     program = lower(graph, outputs)
     plan = plan_memory(program)
     generated = generate(program, plan, device)
@@ -152,3 +154,13 @@ def compile(graph: Graph, outputs: list[str] | None = None, device: str = "cpu")
         load_module(source)  # registered in sys.modules: the step module imports them
     module = load_module(generated.source)
     return Compiled(program, plan, generated, module, device)
+
+
+def _quiet_view_packing() -> None:
+    """numba warns, when compiling, that np.dot packs non-contiguous operands:
+    strided views (kernels.views) are read that way on purpose, since packing one
+    small matrix inside the call costs less than a kernel copying the whole tensor."""
+    from numba.core.errors import NumbaPerformanceWarning
+
+    warnings.filterwarnings("ignore", message=r".*np\.vdot\(\) is faster on contiguous",
+                            category=NumbaPerformanceWarning)

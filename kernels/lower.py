@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from math import prod
 
+from kernels import views as strided
+from kernels.views import View
 from sexpgpu.ir.graph import Graph, Node, Value
 from sexpgpu.ir.ops.registry import get_op
 from sexpgpu.ir.shapes import axes as norm_axes
@@ -50,6 +52,8 @@ class Program:
     flipped: dict[Value, Value]   # a matrix transpose read only by matmuls -> its input
     # an update's new value stored straight into the input it replaces -> that input
     in_place: dict[Value, Value] = field(default_factory=dict)
+    # a slice/permute/reshape read only by matmuls -> where its elements lie
+    views: dict[Value, View] = field(default_factory=dict)
 
     def source(self, value: Value) -> Value:
         """The value a loop loads for `value` (broadcast into its index space)."""
@@ -100,6 +104,8 @@ class _Grouper:
         self.consts: dict[Value, Node] = {}
         self.stretch: dict[Value, Value] = {}
         self.flipped: dict[Value, Value] = {}
+        self.views: dict[Value, View] = {}      # pending: becomes a kernel if not a matmul's
+        self.view_of: dict[Value, Value] = {}   # a pending view -> the value it was made from
         self.open: list[Kernel] = []
 
     def close(self, kernel: Kernel | None) -> None:
@@ -123,6 +129,17 @@ class _Grouper:
     def materialize(self, value: Value) -> None:
         """Make sure `value` lives in a buffer before a non-loop consumer runs."""
         value = self.base.get(value, value)
+        if value in self.views:
+            # a view read by something other than a matmul: now it needs its kernel
+            # (a reshape of what is then a buffer is a plain view of it)
+            del self.views[value]
+            source = self.view_of.pop(value)
+            self.materialize(source)
+            if get_op(value.node.op).kind == "view":
+                self.base[value] = self.base.get(source, source)
+            else:
+                self._emit_op(value.node)
+            return
         if value in self.flipped:
             # a transpose read by something other than a matmul: now it needs a
             # kernel (matmuls keep reading its source transposed)
@@ -162,9 +179,11 @@ class _Grouper:
             source = self.flipped[inner]
             self.base[out] = self.base.get(source, source)
             return
+        if self._add_view(node):
+            return
         if node.op != "matmul":
             for v in node.inputs:
-                if self.base.get(v, v) in self.flipped:
+                if self.base.get(v, v) in self.flipped or self.base.get(v, v) in self.views:
                     self.materialize(v)
         if node.op == "full":
             self.consts[out] = node
@@ -193,8 +212,33 @@ class _Grouper:
             for v in node.inputs:
                 if node.op == "matmul" and self.base.get(v, v) in self.flipped:
                     v = self.flipped[self.base.get(v, v)]
+                if node.op == "matmul" and self.base.get(v, v) in self.views:
+                    v = self.views[self.base.get(v, v)].root
                 self.materialize(v)
             self._emit_op(node)
+
+    def _add_view(self, node: Node) -> bool:
+        """A slice or permute of a buffer, or a slice, permute or reshape of such a
+        view, becomes a pending view (kernels.views): matmuls read it in place, and
+        it is made a kernel only when something else reads it."""
+        if node.op not in ("slice", "permute", "reshape") or node.outputs[0].dtype != "f32":
+            return False
+        src = node.inputs[0]
+        source = self.base.get(src, src)
+        if src in self.stretch or source in self.consts or source in self.flipped:
+            return False
+        if source in self.views:
+            view = strided.apply(self.views[source], node)
+            if view is None:
+                self.materialize(source)
+                return False
+        elif node.op == "reshape" or _is_matrix_transpose(node):
+            return False  # a reshape of a buffer is a plain view; a transpose is flipped
+        else:
+            view = strided.apply(strided.whole(src, source), node)
+        self.views[node.outputs[0]] = view
+        self.view_of[node.outputs[0]] = source
+        return True
 
     def _add_elementwise(self, node: Node) -> None:
         shape = node.outputs[0].shape
@@ -238,6 +282,7 @@ class _Grouper:
                 or a.shape[:-2] != batch or b.shape[:-2] != batch
                 or any(v.dtype != "f32" for v in (a, b, x, node.outputs[0]))
                 or self.base.get(a, a) not in self.flipped or self.base.get(b, b) in self.flipped
+                or self.base.get(b, b) in self.views
                 or tuple(norm_axes(node.attrs.get("axes"), len(x.shape)))
                 != tuple(range(len(batch)))
                 or node.outputs[0].shape != x.shape[-2:]):
@@ -284,8 +329,7 @@ def lower(graph: Graph, outputs: list[str] | None = None) -> Program:
     for kernel in list(grouper.open):
         grouper.close(kernel)
     program = Program(graph, grouper.kernels, wanted, grouper.base, grouper.consts,
-                      stretch=grouper.stretch,
-                      flipped=grouper.flipped)
+                      stretch=grouper.stretch, flipped=grouper.flipped, views=grouper.views)
     _link(program, roots)
     _update_in_place(program)
     return program
@@ -304,6 +348,7 @@ def _link(program: Program, roots: list[Value]) -> None:
                     v = program.source(v)
                 b = program.base.get(v, v)
                 b = program.flipped.get(b, b) if node.op == "matmul" else b
+                b = program.views[b].root if b in program.views else b
                 b = program.base.get(b, b)
                 if b in mine or b in program.consts or b in reads:
                     continue

@@ -332,6 +332,16 @@ def _matrix(names, v) -> tuple[str, bool]:
     return names.buf(v), False
 
 
+def _view_operand(names, v, batch: tuple[int, ...], bidx: list[str]) -> tuple[str, str, int, int]:
+    """A strided-view operand (kernels.views): its root's buffer, the offset of one
+    batch's matrix and the matrix's row and column strides, in elements."""
+    view = names.program.views[names.base(v)]
+    lead = len(batch) - (len(view.shape) - 2)
+    terms = [(bidx[lead + j], st) for j, (d, st) in enumerate(zip(view.shape[:-2],
+                                                                  view.strides[:-2])) if d != 1]
+    return names.buf(view.root), affine(terms, view.offset), view.strides[-2], view.strides[-1]
+
+
 @renderer("matmul")
 def _matmul(node, names, name, params):
     a, b = node.inputs
@@ -339,8 +349,16 @@ def _matmul(node, names, name, params):
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
     bidx, ao, bo, oo = _batch_offsets(node)
     (A, ta), (B, tb), O = _matrix(names, a), _matrix(names, b), names.buf(out)
-    a_at = f"{ao} + j * {m} + r" if ta else f"{ao} + r * {k} + j"
-    b_at = f"{bo} + c * {k} + j" if tb else f"{bo} + j * {n} + c"
+    # (row, column) strides of each operand matrix; views have their own
+    a_rc, b_rc = ((1, m) if ta else (k, 1)), ((1, k) if tb else (n, 1))
+    views = names.program.views
+    a_view, b_view = names.base(a) in views, names.base(b) in views
+    if a_view:
+        A, ao, *a_rc = _view_operand(names, a, out.shape[:-2], bidx)
+    if b_view:
+        B, bo, *b_rc = _view_operand(names, b, out.shape[:-2], bidx)
+    a_at = f"{ao} + r * {a_rc[0]} + j * {a_rc[1]}"
+    b_at = f"{bo} + j * {b_rc[0]} + c * {b_rc[1]}"
     # the shared body (CUDA): one output element, a dot over k (a simple loop,
     # not tiled: numba-cuda has no cuBLAS binding)
     body = [f"acc = {literal(0, out.dtype)}",
@@ -351,13 +369,12 @@ def _matmul(node, names, name, params):
     code = KernelCode(name, params, outer, body, work=prod(out.shape) * k)
     if a.dtype == "f32" and b.dtype == "f32" and m * n * k > 0:
         # CPU: BLAS sgemm on 2-D views of the flat buffers (a transposed operand
-        # is an F-ordered view: BLAS takes it through its transpose flag)
-        a2 = f"{A}[{ao}:{ao} + {m * k}]" + (f".reshape(({k}, {m})).T" if ta
-                                           else f".reshape(({m}, {k}))")
-        b2 = f"{B}[{bo}:{bo} + {k * n}]" + (f".reshape(({n}, {k})).T" if tb
-                                           else f".reshape(({k}, {n}))")
+        # is an F-ordered view: BLAS takes it through its transpose flag; a strided
+        # view is an as_strided array, which numba's dot packs for BLAS)
+        a2 = _cpu_matrix(A, ao, m, k, ta, a_rc if a_view else None)
+        b2 = _cpu_matrix(B, bo, k, n, tb, b_rc if b_view else None)
         rows = prod(out.shape[:-2])
-        if rows > 1 and not ta and a.shape[:-2] == out.shape[:-2] and bo == "0":
+        if rows > 1 and not ta and not a_view and a.shape[:-2] == out.shape[:-2] and bo == "0":
             # a shared right operand (a weight): the batch's rows are one
             # contiguous (batch * m, k) matrix, so one sgemm does them all
             lines = [f"np.dot({A}[0:{rows * m * k}].reshape(({rows * m}, {k})), {b2}, "
@@ -369,6 +386,17 @@ def _matmul(node, names, name, params):
         code.cpu = lines
         code.sizes_as_args = True
     return code
+
+
+def _cpu_matrix(buf: str, at: str, rows: int, cols: int, flipped: bool,
+                view: list[int] | None) -> str:
+    """A (rows, cols) matrix of a flat buffer as a numba array expression."""
+    if view is not None:
+        return (f"np.lib.stride_tricks.as_strided({buf}[{at}:], shape=({rows}, {cols}), "
+                f"strides=({view[0] * 4}, {view[1] * 4}))")
+    if flipped:
+        return f"{buf}[{at}:{at} + {rows * cols}].reshape(({cols}, {rows})).T"
+    return f"{buf}[{at}:{at} + {rows * cols}].reshape(({rows}, {cols}))"
 
 
 def render_batch_sum_matmul(mm: Node, total: Node, names, name: str,

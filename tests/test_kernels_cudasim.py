@@ -79,6 +79,14 @@ else:
                                                  gb), axes=(0,)))
         g.output("proj", g.apply("matmul", xb, g.apply("permute", w2, perm=(1, 0))))
         g.output("embgrad", g.apply("scatter_add", x, pos, axis=0, size=4))
+        # attention's heads: slices of one projection, split and permuted, read by
+        # matmuls as strided views of the projection's buffer
+        qkv = g.input("qkv", (2, 3, 12))
+        q, k = (g.apply("permute", g.apply("reshape", g.apply(
+            "slice", qkv, starts=(None, None, lo), stops=(None, None, lo + 4),
+            steps=(None, None, None)), shape=(2, 3, 2, 2)), perm=(0, 2, 1, 3))
+            for lo in (0, 4))
+        g.output("scores", g.apply("matmul", q, g.apply("permute", k, perm=(0, 1, 3, 2))))
         r = np.random.default_rng(0)
         inputs = {"x": r.standard_normal((6, 8)).astype(np.float32),
                   "w": r.standard_normal((8, 5)).astype(np.float32),
@@ -87,7 +95,8 @@ else:
                   "xb": r.standard_normal((2, 3, 4)).astype(np.float32),
                   "gb": r.standard_normal((2, 3, 5)).astype(np.float32),
                   "w2": r.standard_normal((5, 4)).astype(np.float32),
-                  "pos": np.array([3, 0, -1, 3, 1, 0])}
+                  "pos": np.array([3, 0, -1, 3, 1, 0]),
+                  "qkv": r.standard_normal((2, 3, 12)).astype(np.float32)}
         return g, inputs
 
     def test_cuda_launcher_agrees_with_cpu() -> None:

@@ -143,6 +143,53 @@ def test_update_in_place_only_when_the_old_value_is_no_longer_needed(case: str,
         np.testing.assert_allclose(got[name], value, rtol=1e-6, err_msg=name)
 
 
+def _heads(g: Graph, qkv, lo: int, heads: int, width: int):
+    """(B, T, 3C) -> the (B, H, T, D) heads of columns lo:lo+width, as attention cuts them."""
+    b, t, _ = qkv.shape
+    part = g.apply("slice", qkv, starts=(None, None, lo), stops=(None, None, lo + width),
+                   steps=(None, None, None))
+    split = g.apply("reshape", part, shape=(b, t, heads, width // heads))
+    return g.apply("permute", split, perm=(0, 2, 1, 3))
+
+
+@pytest.mark.parametrize("also_elementwise", [False, True])
+def test_attention_heads_are_strided_views_of_the_projection(also_elementwise: bool) -> None:
+    g = Graph("heads")
+    qkv = g.input("qkv", (3, 5, 24))
+    q, k, v = (_heads(g, qkv, lo, 2, 8) for lo in (0, 8, 16))
+    scores = g.apply("matmul", q, g.apply("permute", k, perm=(0, 1, 3, 2)))   # (3, 2, 5, 5)
+    g.output("out", g.apply("matmul", scores, v))
+    if also_elementwise:  # a loop reads k too: then k is copied out, q and v stay views
+        g.output("k2", g.apply("mul", k, k))
+    compiled = kernels.compile(g)
+    copies = [k.nodes[0].op for k in compiled.program.kernels if k.kind == "op"
+              and k.nodes[0].op in ("slice", "permute")]
+    assert copies == (["slice", "permute"] if also_elementwise else [])
+    inputs = {"qkv": np.random.default_rng(2).standard_normal((3, 5, 24)).astype(np.float32)}
+    got, want = compiled.run(inputs), run_reference(g, inputs)
+    for name, value in want.items():
+        np.testing.assert_allclose(got[name], value, rtol=1e-5, atol=1e-5, err_msg=name)
+
+
+@pytest.mark.parametrize("shape,strides,new,want", [
+    ((4, 6), (6, 1), (2, 2, 6), (12, 6, 1)),             # split a contiguous axis
+    ((3, 4), (12, 1), (3, 2, 2), (12, 2, 1)),            # a slice's rows stay apart
+    ((3, 2, 4), (8, 1, 2), (3, 8), None),                # permuted axes do not merge
+    ((2, 3, 4), (48, 16, 1), (2, 12), None),             # rows with a gap do not merge
+    ((2, 3, 4), (24, 8, 2), (6, 4), (8, 2)),             # a strided run merges on its own
+    ((5, 1, 3), (3, 3, 1), (15,), (1,)),
+])
+def test_reshaped_strides(shape, strides, new, want) -> None:
+    from kernels.views import reshaped_strides
+
+    assert reshaped_strides(shape, strides, new) == want
+    if want is not None:  # the same elements, read the same way as numpy's view
+        base = np.arange(200)
+        old = np.lib.stride_tricks.as_strided(base, shape, [s * 8 for s in strides])
+        view = np.lib.stride_tricks.as_strided(base, new, [s * 8 for s in want])
+        np.testing.assert_array_equal(view, old.reshape(new))
+
+
 def test_graphs_share_kernel_modules() -> None:
     # a run's eval graph repeats its step graph's loops: one module, compiled once
     def graph(name: str, scale: float) -> Graph:

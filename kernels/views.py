@@ -1,0 +1,72 @@
+"""Strided views: a slice, permute or reshape of a buffer (or of such a view)
+described as offset, shape and strides into the buffer, so that a matmul reads
+it in place (BLAS through an `as_strided` array) instead of a kernel copying it
+first. Attention's q, k and v are slices of one projection split into heads:
+as views they cost no kernel at all."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import prod
+
+from kernels.source import strides as c_strides
+from sexpgpu.ir.graph import Node, Value
+from sexpgpu.ir.ops.shape import slice_bounds
+
+
+@dataclass(frozen=True)
+class View:
+    root: Value                  # the value whose buffer holds the elements
+    offset: int                  # in elements
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]     # in elements
+
+
+def whole(value: Value, root: Value) -> View:
+    """`value` read row-major from `root`'s buffer (itself, or what it reshapes)."""
+    return View(root, 0, value.shape, c_strides(value.shape))
+
+
+def apply(view: View, node: Node) -> View | None:
+    """The view of `node`'s output (a slice, permute or reshape of `view`); None
+    when no offset and strides describe it (a reshape merging strided axes)."""
+    out = node.outputs[0].shape
+    if node.op == "permute":
+        perm = node.attrs["perm"]
+        return View(view.root, view.offset, out, tuple(view.strides[p] for p in perm))
+    if node.op == "slice":
+        bounds = slice_bounds(view.shape, node.attrs)
+        offset = view.offset + sum(start * s for (start, _, _), s in zip(bounds, view.strides))
+        return View(view.root, offset, out,
+                    tuple(s * step for (_, _, step), s in zip(bounds, view.strides)))
+    if node.op == "reshape":
+        strides = reshaped_strides(view.shape, view.strides, out)
+        return None if strides is None else View(view.root, view.offset, out, strides)
+    return None
+
+
+def reshaped_strides(shape: tuple[int, ...], strides: tuple[int, ...],
+                     new: tuple[int, ...]) -> tuple[int, ...] | None:
+    """Strides that read `new` row-major over the elements of (shape, strides), or
+    None: each run of axes that is contiguous in memory is split or merged on its
+    own (the rule PyTorch's `view` follows)."""
+    if prod(shape) == 0 or not shape:
+        return c_strides(new) if prod(shape) == prod(new) else None
+    result = [0] * len(new)
+    d_new = len(new) - 1
+    base = strides[-1]
+    size_old = size_new = 1
+    for d in range(len(shape) - 1, -1, -1):
+        size_old *= shape[d]
+        run_ends = d == 0 or (shape[d - 1] != 1 and strides[d - 1] != size_old * base)
+        if not run_ends:
+            continue
+        while d_new >= 0 and (size_new < size_old or new[d_new] == 1):
+            result[d_new] = size_new * base
+            size_new *= new[d_new]
+            d_new -= 1
+        if size_new != size_old:
+            return None
+        if d > 0:
+            base, size_old, size_new = strides[d - 1], 1, 1
+    return tuple(result) if d_new == -1 else None
