@@ -58,6 +58,27 @@ def test_split_pieces_gradients_join_by_concat() -> None:
     np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
+@pytest.mark.parametrize("batch", [(), (2,)])
+def test_transposed_weight_gradient_is_made_transposed(batch: tuple) -> None:
+    # y = x @ W^T with W stored (out, in): dW comes from dy^T @ x directly, not as
+    # the transpose (a copy) of x^T @ dy
+    fn = ad.Function()
+    x, w = fn.input("x", batch + (4, 3)), fn.input("w", (5, 3))
+    c = fn.input("c", batch + (4, 5))
+    loss = ((x @ w.transpose()) * c).sum()
+    fn.output("dw", fn.grad(loss, [w])[w])
+    nodes = fn.graph.nodes
+    made = {n.outputs[0].id: n for n in nodes}
+    assert not any(n.op == "permute" and n.inputs[0].node is not None
+                   and made[n.inputs[0].id].op in ("matmul", "sum") for n in nodes)
+    r = np.random.default_rng(5)
+    xs, ws, cs = r.standard_normal(batch + (4, 3)), r.standard_normal((5, 3)), \
+        r.standard_normal(batch + (4, 5))
+    # d/dW sum(c * (x W^T)) = sum over batch and rows of c^T x
+    want = np.einsum("ij,ik->jk", cs.reshape(-1, 5), xs.reshape(-1, 3))
+    np.testing.assert_allclose(_run(fn, x=xs, w=ws, c=cs)["dw"], want, rtol=1e-12)
+
+
 def test_broadcast_is_summed_back() -> None:
     fn = ad.Function()
     x, b = fn.input("x", (4, 3)), fn.input("b", (3,))

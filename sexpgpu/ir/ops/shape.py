@@ -52,7 +52,41 @@ def _permute_infer(types: list[TensorType], attrs: dict) -> TensorType:
 
 def _permute_vjp(g, node, cts):
     perm = tuple(node.attrs["perm"])
+    n = len(perm)
+    if n >= 2 and perm == tuple(range(n - 2)) + (n - 1, n - 2):
+        swapped = _transposed_product(g, cts[0])
+        if swapped is not None:
+            return [swapped]
     return [g.apply("permute", cts[0], perm=tuple(int(i) for i in np.argsort(perm)))]
+
+
+def _swap_last(g, v):
+    n = len(v.shape)
+    return g.apply("permute", v, perm=tuple(range(n - 2)) + (n - 1, n - 2))
+
+
+def _transposed_product(g, ct):
+    """The transpose of a matmul's product (possibly summed over batch axes: a
+    weight gradient) as b^T @ a^T, or None. A linear layer's weight is stored
+    (out, in) and used transposed, so its gradient comes out (in, out): made this
+    way it needs no copy, since matmuls read transposed operands in place."""
+    node, summed = ct.node, None
+    if node is not None and node.op == "sum" and not node.attrs.get("keepdims"):
+        summed, node = node, node.inputs[0].node
+    if node is None or node.op != "matmul":
+        return None
+    rank = len(node.outputs[0].shape)
+    if summed is not None:
+        axes = summed.attrs.get("axes")
+        if axes is None or any(a % rank >= rank - 2 for a in axes):
+            return None  # a sum over a matrix axis does not commute with the transpose
+    a, b = node.inputs
+    if len(a.shape) < 2 or len(b.shape) < 2:
+        return None
+    product = g.apply("matmul", _swap_last(g, b), _swap_last(g, a))
+    if summed is None:
+        return product
+    return g.apply("sum", product, axes=summed.attrs["axes"], keepdims=False)
 
 
 register(OpDef("permute", _permute_infer, lambda x, perm: np.transpose(x, perm).copy(),
