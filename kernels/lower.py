@@ -22,6 +22,7 @@ class Kernel:
     nodes: list[Node]             # members in topological order
     domain: tuple[int, ...]       # loop kernels: the iteration space
     reduce: Node | None = None    # loop kernels: the reduction the loop feeds
+    view: View | None = None      # a copy of a strided view (kernels.views), read as one
     closed: bool = False
     index: int = -1               # position in the program
     inputs: list[Value] = field(default_factory=list)   # buffers read (view bases)
@@ -52,7 +53,8 @@ class Program:
     flipped: dict[Value, Value]   # a matrix transpose read only by matmuls -> its input
     # an update's new value stored straight into the input it replaces -> that input
     in_place: dict[Value, Value] = field(default_factory=dict)
-    # a slice/permute/reshape read only by matmuls -> where its elements lie
+    # a slice/permute/reshape of a buffer -> where its elements lie (kernels.views);
+    # readers that cannot read it in place (reads_in_place) read its copy's buffer
     views: dict[Value, View] = field(default_factory=dict)
 
     def source(self, value: Value) -> Value:
@@ -92,6 +94,13 @@ def live_nodes(graph: Graph, roots: list[Value]) -> list[Node]:
     return [n for n in graph.nodes if n.id in needed]
 
 
+def reads_in_place(op: str, view: View) -> bool:
+    """Whether a kernel of `op` reads `view`'s elements where they lie: a concat
+    by index arithmetic, a matmul when strides describe it (BLAS); anything else
+    reads the view's copy."""
+    return op == "concat" or (op == "matmul" and view.grid is None)
+
+
 class _Grouper:
     """Walks the nodes once, growing open loop kernels and closing them when a
     value they hold is needed by something that cannot join them."""
@@ -104,8 +113,7 @@ class _Grouper:
         self.consts: dict[Value, Node] = {}
         self.stretch: dict[Value, Value] = {}
         self.flipped: dict[Value, Value] = {}
-        self.views: dict[Value, View] = {}      # pending: becomes a kernel if not a matmul's
-        self.view_of: dict[Value, Value] = {}   # a pending view -> the value it was made from
+        self.views: dict[Value, View] = {}      # copied out only when some reader needs it
         self.open: list[Kernel] = []
 
     def close(self, kernel: Kernel | None) -> None:
@@ -130,15 +138,15 @@ class _Grouper:
         """Make sure `value` lives in a buffer before a non-loop consumer runs."""
         value = self.base.get(value, value)
         if value in self.views:
-            # a view read by something other than a matmul: now it needs its kernel
-            # (a reshape of what is then a buffer is a plain view of it)
-            del self.views[value]
-            source = self.view_of.pop(value)
-            self.materialize(source)
-            if get_op(value.node.op).kind == "view":
-                self.base[value] = self.base.get(source, source)
-            else:
-                self._emit_op(value.node)
+            # a view read by something that cannot read it in place: one kernel
+            # copies it out of its root's buffer (however many ops made the view);
+            # readers that can keep reading it in place
+            if value not in self.owner:
+                view = self.views[value]
+                self.materialize(view.root)
+                kernel = Kernel("op", [value.node], value.shape, closed=True, view=view)
+                self.kernels.append(kernel)
+                self.owner[value] = kernel
             return
         if value in self.flipped:
             # a transpose read by something other than a matmul: now it needs a
@@ -181,10 +189,11 @@ class _Grouper:
             return
         if self._add_view(node):
             return
-        if node.op != "matmul":
-            for v in node.inputs:
-                if self.base.get(v, v) in self.flipped or self.base.get(v, v) in self.views:
-                    self.materialize(v)
+        for v in node.inputs:
+            view = self.views.get(self.base.get(v, v))
+            if (node.op != "matmul" and self.base.get(v, v) in self.flipped) or \
+                    (view is not None and not reads_in_place(node.op, view)):
+                self.materialize(v)
         if node.op == "full":
             self.consts[out] = node
         elif op.kind == "view" or _is_identity(node):
@@ -212,8 +221,9 @@ class _Grouper:
             for v in node.inputs:
                 if node.op == "matmul" and self.base.get(v, v) in self.flipped:
                     v = self.flipped[self.base.get(v, v)]
-                if node.op == "matmul" and self.base.get(v, v) in self.views:
-                    v = self.views[self.base.get(v, v)].root
+                view = self.views.get(self.base.get(v, v))
+                if view is not None and reads_in_place(node.op, view):
+                    v = view.root
                 self.materialize(v)
             self._emit_op(node)
 
@@ -227,17 +237,14 @@ class _Grouper:
         source = self.base.get(src, src)
         if src in self.stretch or source in self.consts or source in self.flipped:
             return False
-        if source in self.views:
-            view = strided.apply(self.views[source], node)
-            if view is None:
-                self.materialize(source)
-                return False
-        elif node.op == "reshape" or _is_matrix_transpose(node):
-            return False  # a reshape of a buffer is a plain view; a transpose is flipped
-        else:
+        view = strided.apply(self.views[source], node) if source in self.views else None
+        if view is None:
+            if source in self.views:
+                self.materialize(source)  # no strides describe it: copy it out, then view that
+            elif node.op == "reshape" or _is_matrix_transpose(node):
+                return False  # a reshape of a buffer is a plain view; a transpose is flipped
             view = strided.apply(strided.whole(src, source), node)
         self.views[node.outputs[0]] = view
-        self.view_of[node.outputs[0]] = source
         return True
 
     def _add_elementwise(self, node: Node) -> None:
@@ -282,7 +289,7 @@ class _Grouper:
                 or a.shape[:-2] != batch or b.shape[:-2] != batch
                 or any(v.dtype != "f32" for v in (a, b, x, node.outputs[0]))
                 or self.base.get(a, a) not in self.flipped or self.base.get(b, b) in self.flipped
-                or self.base.get(b, b) in self.views
+                or self.base.get(a, a) in self.views or self.base.get(b, b) in self.views
                 or tuple(norm_axes(node.attrs.get("axes"), len(x.shape)))
                 != tuple(range(len(batch)))
                 or node.outputs[0].shape != x.shape[-2:]):
@@ -342,13 +349,19 @@ def _link(program: Program, roots: list[Value]) -> None:
         kernel.index = index
         mine = kernel.values
         reads: list[Value] = []
+        if kernel.view is not None:
+            root = program.base.get(kernel.view.root, kernel.view.root)
+            kernel.inputs = [root]
+            needed_outside.add(root)
+            continue
         for node in kernel.nodes:
             for v in node.inputs:
                 if kernel.kind == "loop":
                     v = program.source(v)
                 b = program.base.get(v, v)
                 b = program.flipped.get(b, b) if node.op == "matmul" else b
-                b = program.views[b].root if b in program.views else b
+                view = program.views.get(b)
+                b = view.root if view is not None and reads_in_place(node.op, view) else b
                 b = program.base.get(b, b)
                 if b in mine or b in program.consts or b in reads:
                     continue

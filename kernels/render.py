@@ -207,13 +207,15 @@ def _render_reduce(kernel: Kernel, program: Program, names: Names, name: str,
 
 def render(kernel: Kernel, program: Program, names: Names, name: str) -> KernelCode:
     """The source of `kernel`, parameters being its input then output buffers."""
-    from kernels.structured import render_batch_sum_matmul, render_op
+    from kernels.structured import render_batch_sum_matmul, render_op, render_view_copy
 
     # an in-place update reads and stores one buffer: one parameter, so that LLVM
     # sees a single array (two that may overlap stop it vectorising)
     params = list(dict.fromkeys([names.buf(v) for v in kernel.inputs]
                                 + [names.buf(v) for v in kernel.outputs]))
-    if kernel.kind == "loop":
+    if kernel.view is not None:
+        code = render_view_copy(kernel.nodes[0], kernel.view, names, name, params)
+    elif kernel.kind == "loop":
         code = render_loop(kernel, program, names, name, params)
     elif len(kernel.nodes) == 2:
         code = render_batch_sum_matmul(kernel.nodes[0], kernel.nodes[1], names, name, params)

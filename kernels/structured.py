@@ -9,8 +9,10 @@ import itertools
 from collections.abc import Callable
 from math import prod
 
+from kernels.lower import reads_in_place
 from kernels.source import KernelCode, affine, literal, load, store, strides
-from sexpgpu.ir.graph import Node
+from kernels.views import View
+from sexpgpu.ir.graph import Node, Value
 from sexpgpu.ir.shapes import axis as norm_axis
 
 Renderer = Callable[[Node, "object", str, list[str]], KernelCode]
@@ -45,6 +47,26 @@ def _elementwise(node: Node, name: str, params: list[str], body: list[str],
 
 
 # -- moving elements -------------------------------------------------------------
+
+def _located(names, x: Value, index: list[str]) -> tuple[str, str]:
+    """(buffer, offset) of `x` at multi-index `index`: through its strided view
+    (kernels.views) when x is one, else in x's own buffer row-major."""
+    view = names.program.views.get(names.base(x))
+    if view is None:  # (a concat reads every view in place)
+        return names.buf(x), affine(list(zip(index, strides(x.shape))))
+    return names.buf(view.root), view.at(index)
+
+
+def render_view_copy(node: Node, view: View, names, name: str,
+                     params: list[str]) -> KernelCode:
+    """A strided view copied into its own buffer: one kernel for a chain of slices,
+    permutes and reshapes."""
+    out = node.outputs[0]
+    index = [f"i{d}" for d in range(len(out.shape))]
+    return _elementwise(node, name, params, [
+        store(names.buf(out), out.dtype, "lin",
+              load(names.buf(view.root), out.dtype, view.at(index)))])
+
 
 @renderer("permute")
 def _permute(node, names, name, params):
@@ -98,18 +120,29 @@ def _slice_scatter(node, names, name, params):
 def _concat(node, names, name, params):
     out = node.outputs[0]
     ax = norm_axis(node.attrs.get("axis", 0), len(out.shape))
+    out_at = strides(out.shape)
     lines: list[str] = []
+    cpu: list[str] = []
     start = 0
     for k, x in enumerate(node.inputs):
-        st = strides(x.shape)
-        terms = [(f"i{d}", s) for d, s in enumerate(st)]
-        offset = affine(terms, -start * st[ax])
+        # the input's own index: the output's, shifted back along the axis (an input
+        # may be a strided view, read where its elements lie)
+        index = [f"i{d}" if d != ax else f"(i{d} - {start})" for d in range(len(x.shape))]
+        buf, offset = _located(names, x, index)
         keyword = "if" if k == 0 else "elif"
         lines += [f"{keyword} i{ax} < {start + x.shape[ax]}:",
-                  "    " + store(names.buf(out), out.dtype, "lin",
-                                 load(names.buf(x), x.dtype, offset))]
+                  "    " + store(names.buf(out), out.dtype, "lin", load(buf, x.dtype, offset))]
+        # CPU: one loop nest per input over its own elements (no test per element)
+        own = [f"i{d}" for d in range(len(x.shape))]
+        src, at = _located(names, x, own)
+        to = affine(list(zip(own, out_at)), start * out_at[ax])
+        cpu += ["    " * d + f"for i{d} in range({n}):" for d, n in enumerate(x.shape)]
+        cpu.append("    " * len(x.shape) + store(names.buf(out), out.dtype, to,
+                                                  load(src, x.dtype, at)))
         start += x.shape[ax]
-    return _elementwise(node, name, params, lines)
+    code = _elementwise(node, name, params, lines)
+    code.cpu = cpu
+    return code
 
 
 @renderer("take")
@@ -352,7 +385,8 @@ def _matmul(node, names, name, params):
     # (row, column) strides of each operand matrix; views have their own
     a_rc, b_rc = ((1, m) if ta else (k, 1)), ((1, k) if tb else (n, 1))
     views = names.program.views
-    a_view, b_view = names.base(a) in views, names.base(b) in views
+    a_view, b_view = (names.base(v) in views and reads_in_place("matmul", views[names.base(v)])
+                      for v in (a, b))
     if a_view:
         A, ao, *a_rc = _view_operand(names, a, out.shape[:-2], bidx)
     if b_view:

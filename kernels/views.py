@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import prod
 
+from kernels.source import affine
 from kernels.source import strides as c_strides
 from sexpgpu.ir.graph import Node, Value
 from sexpgpu.ir.ops.shape import slice_bounds
@@ -19,7 +20,28 @@ class View:
     root: Value                  # the value whose buffer holds the elements
     offset: int                  # in elements
     shape: tuple[int, ...]
-    strides: tuple[int, ...]     # in elements
+    strides: tuple[int, ...]     # in elements, of `grid`'s axes when there is one
+    # a reshape no strides describe (heads merged back after a permute): `shape` is
+    # then a row-major reshape of this strided shape, read by index arithmetic
+    grid: tuple[int, ...] | None = None
+
+    def at(self, index: list[str]) -> str:
+        """The element offset of multi-index `index` (loop variables over `shape`)."""
+        if self.grid is None:
+            return affine(list(zip(index, self.strides)), self.offset)
+        # leading axes the reshape kept are indexed directly; the rest, merged or
+        # split, by dividing their row-major offset (constant divisors)
+        keep = 0
+        while keep < min(len(self.shape), len(self.grid)) - 1 \
+                and self.shape[keep] == self.grid[keep]:
+            keep += 1
+        terms = list(zip(index[:keep], self.strides[:keep]))
+        lin = affine(list(zip(index[keep:], c_strides(self.shape[keep:]))))
+        grid = self.grid[keep:]
+        terms += [(f"(({lin}) // {inner} % {size})", st)
+                  for size, inner, st in zip(grid, c_strides(grid), self.strides[keep:])
+                  if size != 1]
+        return affine(terms, self.offset)
 
 
 def whole(value: Value, root: Value) -> View:
@@ -28,9 +50,13 @@ def whole(value: Value, root: Value) -> View:
 
 
 def apply(view: View, node: Node) -> View | None:
-    """The view of `node`'s output (a slice, permute or reshape of `view`); None
-    when no offset and strides describe it (a reshape merging strided axes)."""
+    """The view of `node`'s output (a slice, permute or reshape of `view`); None for
+    a slice or permute of a reshape that no strides describe."""
     out = node.outputs[0].shape
+    if view.grid is not None:
+        if node.op != "reshape":
+            return None
+        return View(view.root, view.offset, out, view.strides, view.grid)
     if node.op == "permute":
         perm = node.attrs["perm"]
         return View(view.root, view.offset, out, tuple(view.strides[p] for p in perm))
@@ -41,7 +67,9 @@ def apply(view: View, node: Node) -> View | None:
                     tuple(s * step for (_, _, step), s in zip(bounds, view.strides)))
     if node.op == "reshape":
         strides = reshaped_strides(view.shape, view.strides, out)
-        return None if strides is None else View(view.root, view.offset, out, strides)
+        if strides is None:
+            return View(view.root, view.offset, out, view.strides, view.shape)
+        return View(view.root, view.offset, out, strides)
     return None
 
 

@@ -86,7 +86,12 @@ else:
             "slice", qkv, starts=(None, None, lo), stops=(None, None, lo + 4),
             steps=(None, None, None)), shape=(2, 3, 2, 2)), perm=(0, 2, 1, 3))
             for lo in (0, 4))
-        g.output("scores", g.apply("matmul", q, g.apply("permute", k, perm=(0, 1, 3, 2))))
+        scores = g.apply("matmul", q, g.apply("permute", k, perm=(0, 1, 3, 2)))
+        g.output("scores", scores)
+        # heads merged back (a reshape no strides describe) and joined: read in place
+        merged = g.apply("reshape", g.apply("permute", g.apply("matmul", scores, q),
+                                            perm=(0, 2, 1, 3)), shape=(2, 3, 4))
+        g.output("joined", g.apply("concat", merged, qkv, merged, axis=2))
         r = np.random.default_rng(0)
         inputs = {"x": r.standard_normal((6, 8)).astype(np.float32),
                   "w": r.standard_normal((8, 5)).astype(np.float32),
