@@ -451,18 +451,19 @@ def test_scatter_add_matches_gather_bit_for_bit() -> None:
     np.testing.assert_array_equal(got, want)
 
 
-def _compiled_helpers(names: list[str]) -> dict:
-    """The mathfn helpers as the kernels compile them: inlined, with their flags."""
+def _mathfn(names: list[str], compiled: bool) -> list:
+    """The kernels.mathfn helpers as Python, or as the kernels compile them
+    (inlined, with the kernels' flags, calling each other compiled)."""
     import numba
 
     from kernels import mathfn
 
     env = dict(mathfn.__dict__)
-    for name in names:
+    for name in names if compiled else ():
         fn = getattr(mathfn, name)
         env[name] = numba.njit(error_model="numpy", fastmath={"reassoc", "contract"},
                                inline="always")(type(fn)(fn.__code__, env))
-    return {name: env[name] for name in names}
+    return [env[name] for name in names]
 
 
 def _ulps(got: np.ndarray, exact: np.ndarray) -> np.ndarray:
@@ -473,11 +474,7 @@ def _ulps(got: np.ndarray, exact: np.ndarray) -> np.ndarray:
 
 @pytest.mark.parametrize("compiled", [False, True], ids=["python", "njit"])
 def test_f32_exp_and_tanh_are_within_two_ulp(compiled: bool) -> None:
-    from kernels import mathfn
-
-    names = ["fast_exp32", "fast_tanh32"]
-    fns = _compiled_helpers(names) if compiled else {n: getattr(mathfn, n) for n in names}
-    exp32, tanh32 = fns["fast_exp32"], fns["fast_tanh32"]
+    exp32, tanh32 = _mathfn(["fast_exp32", "fast_tanh32"], compiled)
     r = np.random.default_rng(7)
     xs = np.concatenate([np.linspace(-110.0, 95.0, 20001), r.standard_normal(5000) * 3,
                          [-87.5, -103.97, -104.0, -150.0, 88.4, 88.7, 88.72, 88.73, 100.0]]
@@ -504,11 +501,7 @@ def test_f32_exp_and_tanh_are_within_two_ulp(compiled: bool) -> None:
 def test_fast_exp_and_tanh_equal_libm_after_f32_rounding(compiled: bool) -> None:
     import math
 
-    from kernels import mathfn
-
-    names = ["fast_exp", "fast_tanh"]
-    fns = _compiled_helpers(names) if compiled else {n: getattr(mathfn, n) for n in names}
-    fast_exp, fast_tanh = fns["fast_exp"], fns["fast_tanh"]
+    fast_exp, fast_tanh = _mathfn(["fast_exp", "fast_tanh"], compiled)
     r = np.random.default_rng(6)
     xs = np.concatenate([r.standard_normal(20000) * s for s in (1e-9, 1e-3, 0.05, 1.0, 4.0, 30.0)]
                         + [np.array([0.0, -0.0, 0.0625, -0.0625, np.inf, -np.inf])])
