@@ -178,6 +178,7 @@ class GPTConfig:
     n_embd: int = 128
     dropout: float = 0.0
     bias: bool = False
+    gelu: str = "none"  # nanoGPT's exact GELU; "tanh" is GPT-2's approximation
 
 
 class LayerNorm(nn.Module):
@@ -216,9 +217,10 @@ class MLP(nn.Module):
         super().__init__()
         self.c_fc = nn.Linear(config.n_embd, 4 * config.n_embd, bias=config.bias)
         self.c_proj = nn.Linear(4 * config.n_embd, config.n_embd, bias=config.bias)
+        self.gelu = config.gelu
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.c_proj(F.gelu(self.c_fc(x)))
+        return self.c_proj(F.gelu(self.c_fc(x), approximate=self.gelu))
 
 
 class Block(nn.Module):
