@@ -3,7 +3,7 @@
 `sexpgpu run`, then the final validation loss over 200 batches of the final checkpoint
 against nanoGPT's 1.88, a table and a plot (`sexpgpu plot`).
 
-  python bench/reproduce_shakespeare.py [--seeds 1337 1338] [--text PATH] [--batches 200]
+  python bench/reproduce_shakespeare.py [--seeds 1337 1338 1339] [--text PATH] [--batches 200]
       [--set steps=20] [--out runs/reproduce-shakespeare] [--img-dir DIR]
 """
 
@@ -84,7 +84,7 @@ def markdown(rows: list[dict[str, Any]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="reproduce_shakespeare", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seeds", nargs="+", type=int, default=[1337, 1338])
+    parser.add_argument("--seeds", nargs="+", type=int, default=[1337, 1338, 1339])
     parser.add_argument("--text", type=Path, default=DATA / "tinyshakespeare.txt")
     parser.add_argument("--batches", type=int, default=200,
                         help="validation batches for the final loss (nanoGPT: 200)")
