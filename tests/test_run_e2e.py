@@ -114,6 +114,8 @@ def _interrupted_then_resumed(cache: str, runs: Path, sig: int) -> tuple[int, Pa
     proc.communicate(timeout=120)
     resumed = _run([*RESUME_ARGS, "--runs", str(runs), "--resume", "latest"], cache)
     assert resumed.returncode == 0, resumed.stderr
+    # the human summary on stderr names the run's final state and step
+    assert f"done: step {STEPS} of {STEPS} -> " in resumed.stderr, resumed.stderr
     return proc.returncode, _only_run(runs)
 
 

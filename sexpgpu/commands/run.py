@@ -68,7 +68,7 @@ def main(argv: list[str]) -> int:
 
 
 def _describe(summary: dict) -> str:
-    lines = [f"{summary.get('status', '?')}: step {summary.get('step')} of {summary.get('steps')}"
+    lines = [f"{summary.get('state', '?')}: step {summary.get('step')} of {summary.get('steps')}"
              f" -> {summary.get('run_dir', '')}"]
     for target in summary.get("targets", []):
         mark = "met" if target.get("met") else "NOT met"
