@@ -19,6 +19,7 @@ Commands:
   diff       what differs between two run files or runs, by section
   new        a new run file from another with the selection written in
   fmt        the one canonical layout of a .sx file
+  bundle     one directory that trains the run elsewhere and resumes it
   doctor     whether a run can start here
 
 Run `sexpgpu <command> --help` for a command's options.
@@ -53,6 +54,7 @@ COMMANDS: dict[str, str] = {
     "diff": "diff",
     "new": "new",
     "fmt": "fmt",
+    "bundle": "bundle",
     "doctor": "doctor",
 }
 

@@ -1,0 +1,230 @@
+"""`sexpgpu bundle FILE --out DIR`: one directory that trains the experiment on another
+machine and resumes it after preemption: the run file and every file it read, the data
+files its loaders read, the package, its pinned requirements (and their wheels with
+`--wheels`), and a launcher, `DIR/run.sh`.
+
+Usage:
+  sexpgpu bundle FILE --out DIR [--set K=V]... [--variant NAME] [--wheels] [--json]
+  sexpgpu bundle (-h | --help)
+
+Options:
+  --out DIR        the bundle directory (must not exist yet)
+  --set K=V        bind knob K for the bundled run (repeatable)
+  --variant NAME   bind a declared variant
+  --wheels         also download the requirements' wheels for this platform (pip
+                   download), so the launcher installs them without an index
+  --json           print the manifest as JSON
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import importlib.util
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from docopt import docopt
+
+from sexpgpu import __version__
+from sexpgpu.diagnostics import define_code, error
+from sexpgpu.selection import Selection, from_docopt
+
+E_BUNDLE_EXISTS = define_code(
+    "E-BUNDLE-EXISTS", "the bundle directory already exists",
+    "`sexpgpu bundle` writes a new directory and never merges into an old one: --out "
+    "must not exist yet.",
+)
+E_BUNDLE_DATA = define_code(
+    "E-BUNDLE-DATA", "a data file the bundle cannot carry",
+    "A loader reads a file whose path is written in the run file and lies outside the run "
+    "file's directory, so the bundled file would still point at this machine's path. "
+    "Read the path from a knob (`(defknob data \"...\")`, `:path data`); the bundle then "
+    "copies the file and binds the knob to the copy.",
+)
+
+PACKAGES = ("sexpgpu", "kernels", "autodiff")
+IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc")
+
+
+def main(argv: list[str]) -> int:
+    args = docopt(__doc__, argv=["bundle", *argv])
+    out = Path(args["--out"])
+    if out.exists():
+        raise error(E_BUNDLE_EXISTS, f"{out} already exists", expected="a path with nothing",
+                    actual=f"{out} exists", fix="pick another --out, or remove the old bundle")
+    manifest = build(args["FILE"], from_docopt(args), out, wheels=args["--wheels"])
+    if args["--json"]:
+        import orjson
+
+        sys.stdout.write(orjson.dumps(manifest).decode() + "\n")
+    else:
+        sys.stderr.write(f"wrote {out}: {len(manifest['files'])} files; "
+                         f"run it with `sh {out / 'run.sh'}`\n")
+    return 0
+
+
+def build(file: str, selection: Selection, out: Path, wheels: bool = False) -> dict[str, Any]:
+    """Write the bundle for `file` under `selection` into `out` (a new directory)."""
+    from sexpgpu.contract import compile_file
+
+    plan = compile_file(file, selection).run_plan()
+    staging = out.with_name(out.name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        manifest = _fill(plan, selection, staging, wheels)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    staging.rename(out)  # the bundle appears whole or not at all
+    return manifest
+
+
+def _fill(plan: Any, selection: Selection, staging: Path, wheels: bool) -> dict[str, Any]:
+    base = Path(plan.file).resolve().parent
+    (staging / "source").mkdir(parents=True)
+    shipped = Path(importlib.util.find_spec("sexpgpu").origin).parent
+    for name, text in plan.source_files.items():
+        path = Path(name).resolve()
+        if not path.is_relative_to(shipped):  # the standard modules come with the package
+            _write(staging / "source" / _inside(path, base), text.encode("utf-8"))
+    sets = _bundle_data(plan, base, staging, dict(selection.sets))
+    for package in PACKAGES:
+        root = Path(importlib.util.find_spec(package).origin).parent
+        shutil.copytree(root, staging / "lib" / package, ignore=IGNORED)
+    requirements = _requirements()
+    _write(staging / "requirements.txt", ("\n".join(requirements) + "\n").encode())
+    if wheels:
+        subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "-d",
+                        str(staging / "wheels"), "-r", str(staging / "requirements.txt")],
+                       check=True)
+    run_file = "source/" + _inside(Path(plan.file).resolve(), base).as_posix()
+    flags = [f for k, v in sets.items() for f in ("--set", f"{k}={v}")]
+    if selection.variant is not None:
+        flags += ["--variant", selection.variant]
+    launcher = staging / "run.sh"
+    _write(launcher, LAUNCHER.replace("@FILE@", shlex.quote(run_file))
+           .replace("@FLAGS@", " ".join(shlex.quote(f) for f in flags)).encode())
+    launcher.chmod(0o755)
+    manifest = {"sexpgpu": __version__, "python": sys.version.split()[0],
+                "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "file": run_file, "flags": flags, "requirements": requirements,
+                "files": _hashes(staging)}
+    import orjson
+
+    _write(staging / "bundle.json", orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
+    return manifest
+
+
+def _bundle_data(plan: Any, base: Path, staging: Path, sets: dict[str, str]) -> dict[str, str]:
+    """Copy every data file the loaders read; returns the knob bindings of the bundled
+    run: the ones given, with each knob that named a data file (given or by default)
+    bound to its copy (`../data/NAME`, relative to the bundled run file)."""
+    knob_paths = {(base / v).resolve(): k for k, v in plan.selection.items()
+                  if isinstance(v, str) and (base / v).is_file()}
+    copied: dict[Path, str] = {}
+    for path in _data_files(plan):
+        if path in copied:
+            continue
+        if path in knob_paths:
+            name = _free_name(staging / "data", path.name)
+            _copy(path, staging / "data" / name)
+            sets[knob_paths[path]] = f"../data/{name}"
+            copied[path] = name
+        elif path.is_relative_to(base):
+            _copy(path, staging / "source" / path.relative_to(base))
+            copied[path] = str(path.relative_to(base))
+        else:
+            raise error(E_BUNDLE_DATA, f"{path} is written in the run file and lies outside "
+                        f"its directory", actual=str(path),
+                        expected=f"a file under {base}, or a path read from a knob",
+                        fix="read the path from a knob, e.g. (defknob data \"...\") and "
+                            ":path data, then bundle with --set data=PATH")
+    return sets
+
+
+def _data_files(plan: Any) -> list[Path]:
+    """The files the loaders (and their curriculum stages) read, resolved."""
+    found = []
+    for spec in plan.loaders:
+        for options in [spec.options, *(stage.options for stage in spec.stages)]:
+            path = options.get("path")
+            if isinstance(path, str) and Path(path).is_file():
+                found.append(Path(path).resolve())
+    return found
+
+
+def _requirements() -> list[str]:
+    """The package's dependencies pinned to the versions installed here."""
+    pinned = []
+    for requirement in importlib.metadata.requires("sexpgpu") or []:
+        if "extra ==" in requirement:
+            continue
+        name = re.match(r"[A-Za-z0-9._-]+", requirement).group(0)
+        pinned.append(f"{name}=={importlib.metadata.version(name)}")
+    return sorted(pinned, key=str.lower)
+
+
+def _hashes(root: Path) -> dict[str, str]:
+    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _inside(path: Path, base: Path) -> Path:
+    return path.relative_to(base) if path.is_relative_to(base) else Path(path.name)
+
+
+def _free_name(folder: Path, name: str) -> str:
+    stem, suffix, n = Path(name).stem, Path(name).suffix, 1
+    while (folder / name).exists():
+        n += 1
+        name = f"{stem}-{n}{suffix}"
+    return name
+
+
+def _copy(src: Path, dst: Path) -> None:
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(src, dst)
+
+
+def _write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+
+
+LAUNCHER = r"""#!/bin/sh
+# Trains the bundled experiment, or resumes it: run this again after a preemption
+# (exit code 75) and it continues from the newest checkpoint that verifies.
+# SEXPGPU_PYTHON: an interpreter that already has requirements.txt (no venv made).
+set -eu
+here=$(CDPATH= cd -- "$(dirname -- "$0")" && pwd)
+py=${SEXPGPU_PYTHON:-}
+if [ -z "$py" ]; then
+  py=$here/.venv/bin/python
+  if [ ! -x "$py" ]; then
+    # built aside and renamed, so a preempted install is never mistaken for a done one
+    rm -rf "$here/.venv.partial"
+    python3 -m venv "$here/.venv.partial"
+    if [ -d "$here/wheels" ]; then
+      "$here/.venv.partial/bin/python" -m pip install --quiet --no-index \
+        --find-links "$here/wheels" -r "$here/requirements.txt"
+    else
+      "$here/.venv.partial/bin/python" -m pip install --quiet -r "$here/requirements.txt"
+    fi
+    mv "$here/.venv.partial" "$here/.venv"
+  fi
+fi
+export PYTHONPATH="$here/lib${PYTHONPATH:+:$PYTHONPATH}"
+export SEXPGPU_CACHE_DIR="${SEXPGPU_CACHE_DIR:-$here/cache}"
+set -- @FLAGS@ --runs "$here/runs" "$@"
+if [ -n "$(ls -A "$here/runs" 2>/dev/null)" ]; then
+  set -- --resume latest "$@"
+fi
+exec "$py" -m sexpgpu run "$here/"@FILE@ "$@"
+"""
