@@ -101,3 +101,18 @@ def test_cuda_under_numbas_simulator(tmp_path) -> None:
     assert checks["cuda"]["status"] == "ok" and "simulator" in checks["cuda"]["detail"]
     assert checks["device"] == {"name": "device", "status": "ok", "detail": "cuda"}
     assert checks["memory"]["status"] == "warn"  # the simulator has no memory figures
+
+
+@pytest.mark.parametrize("load,blas,status", [(0.1, None, "ok"), (1.2, None, "warn"),
+                                              (1.2, "1", "ok"), (3.5, None, "warn")])
+def test_busy_cores_warn_with_the_blas_threads_to_use(monkeypatch, load, blas, status) -> None:
+    monkeypatch.setattr(doctor.os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.delenv("SEXPGPU_NUM_THREADS", raising=False)
+    if blas is None:
+        monkeypatch.delenv("SEXPGPU_BLAS_THREADS", raising=False)
+    else:
+        monkeypatch.setenv("SEXPGPU_BLAS_THREADS", blas)
+    check = doctor.cpus(load=load)
+    assert check.status == status and f"load {load:.1f}" in check.detail
+    if status == "warn":  # the advice: leave the BLAS the cores nobody else holds
+        assert "SEXPGPU_BLAS_THREADS=1" in check.detail

@@ -67,10 +67,22 @@ def versions() -> list[Check]:
     return checks
 
 
-def cpus() -> Check:
+def cpus(load: float | None = None) -> Check:
+    """The cores this process may use, and whether other work already keeps them busy:
+    the BLAS runs a matmul on every core and waits for the slowest, so a core that
+    another job holds stalls each step (a GPT step went 36 ms -> over 1 s)."""
+    from sexpgpu import env
+
     total = os.cpu_count() or 1
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else total
-    return Check("cpus", "ok", f"{usable} usable of {total}")
+    if load is None:
+        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    detail = f"{usable} usable of {total}, load {load:.1f}"
+    if load >= 0.75 and env.blas_threads() > max(1, round(usable - load)):
+        return Check("cpus", "warn", f"{detail}: other work holds about {load:.0f} of them; "
+                     f"set SEXPGPU_BLAS_THREADS={max(1, round(usable - load))} "
+                     f"(now {env.blas_threads()})")
+    return Check("cpus", "ok", detail)
 
 
 def cuda() -> tuple[Check, int | None]:
