@@ -67,15 +67,16 @@ def final_val_loss(result: RunResult, selection: dict[str, Any],
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
-    out = ["| model | published val loss | ours mean | ours min–max | seeds | within 0.05 "
-           "| step | wall/run | measured over | command (first seed) |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
+    out = ["| model | published val loss | ours mean | ours min–max | seeds | mean within 0.05 "
+           "| seeds within 0.05 | step | wall/run | measured over | command (first seed) |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         got = ((f"{r['mean']:.3f}", f"{r['min']:.3f}–{r['max']:.3f}") if "mean" in r
                else ("-", "-"))
         met, step, wall, cmd = run_cells(r, ".1f")
         out.append(f"| char-GPT | {PUBLISHED_VAL_LOSS} | {got[0]} | {got[1]} "
-                   f"| {len(r['losses'])}/{len(r['seeds'])} | {met} | {step} | {wall} "
+                   f"| {len(r['losses'])}/{len(r['seeds'])} | {met} "
+                   f"| {r.get('seeds_within', 0)}/{len(r['losses'])} | {step} | {wall} "
                    f"| {'; '.join(sorted(set(r['measured'])))} | {cmd} |")
         out.extend(f"\nfailed: {err}" for err in r["errors"])
     return "\n".join(out)
@@ -123,8 +124,10 @@ def main(argv: list[str] | None = None) -> int:
                            "commands": [" ".join(r.command) for r in runs]}
     if losses:
         mean, low, high = spread(losses)
-        row.update(mean=mean, min=low, max=high,
-                   met=all(abs(v - PUBLISHED_VAL_LOSS) <= WITHIN for v in losses))
+        # issue 6's bar is on the final validation loss: the mean over seeds; how many
+        # seeds are within on their own is reported beside it
+        row.update(mean=mean, min=low, max=high, met=abs(mean - PUBLISHED_VAL_LOSS) <= WITHIN,
+                   seeds_within=sum(abs(v - PUBLISHED_VAL_LOSS) <= WITHIN for v in losses))
     times = [r.step_ms for r in runs if r.step_ms is not None]
     row["step_ms"] = statistics.median(times) if times else None
     row["wall_s"] = statistics.mean(r.wall_s for r in runs) if runs else None
