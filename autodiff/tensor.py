@@ -11,7 +11,7 @@ from typing import Any
 
 from sexpgpu.diagnostics import Span
 from sexpgpu.ir import build
-from sexpgpu.ir.graph import Graph, Value
+from sexpgpu.ir.graph import Graph, OfValue, Value
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _IR = os.path.dirname(os.path.abspath(build.__file__))
@@ -28,7 +28,7 @@ def caller_span() -> Span | None:
     return None
 
 
-class Tensor:
+class Tensor(OfValue):
     """A Value plus the graph it lives in."""
 
     __slots__ = ("graph", "value")
@@ -38,15 +38,7 @@ class Tensor:
         self.graph = graph
         self.value = value
 
-    # -- facts ----------------------------------------------------------------
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return self.value.shape
-
-    @property
-    def dtype(self) -> str:
-        return self.value.dtype
-
+    # -- facts (shape and dtype from OfValue) ----------------------------------
     @property
     def ndim(self) -> int:
         return len(self.value.shape)

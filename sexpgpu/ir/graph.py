@@ -42,6 +42,22 @@ class Value:
         return f"<{label} {self.type}>"
 
 
+class OfValue:
+    """A front end's tensor (the tracer's, the Python API's): the shape and dtype of
+    the IR value it wraps."""
+
+    __slots__ = ()
+    value: Value
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.value.shape
+
+    @property
+    def dtype(self) -> str:
+        return self.value.dtype
+
+
 @dataclass(eq=False)
 class Node:
     op: str

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from sexpgpu.diagnostics import Note, Span, define_code, error
-from sexpgpu.ir.graph import Graph, Value
+from sexpgpu.ir.graph import Graph, OfValue, Value
 from sexpgpu.lisp.types import Foreign
 
 E_TRACE = define_code(
@@ -23,21 +23,13 @@ E_TRACE = define_code(
 Site = tuple[Span | None, tuple[Note, ...]]
 
 
-class Tensor(Foreign):
+class Tensor(Foreign, OfValue):
     """A symbolic tensor: an IR value of the graph being traced."""
 
     __slots__ = ("value",)
 
     def __init__(self, value: Value):
         self.value = value
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return self.value.shape
-
-    @property
-    def dtype(self) -> str:
-        return self.value.dtype
 
     def __repr__(self) -> str:
         dims = " ".join(str(d) for d in self.shape)
