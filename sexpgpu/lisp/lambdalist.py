@@ -168,16 +168,10 @@ def bind(interp: Any, ll: LambdaList, args: list, vars: dict, env: Any, name: st
             bind_destructure(interp, target, args[i], vars, env, name)
     i = nreq
     for var, default, supplied in ll.optional:
-        if i < nargs:
-            value = args[i]
-            flag = T
-            i += 1
-        else:
-            value = interp.eval1(default, env) if default is not NIL else NIL
-            flag = NIL
-        _assign(interp, var, value, vars, env, name)
-        if supplied is not None:
-            vars[supplied] = flag
+        present = i < nargs
+        _bind(interp, var, default, supplied, present, args[i] if present else NIL,
+              vars, env, name)
+        i += present
     rest_args = args[i:]
     if ll.rest is not None:
         tail = NIL
@@ -214,15 +208,19 @@ def _bind_keys(interp, ll, rest_args, vars, env, name, nargs) -> None:
                             expected=f"one of {names}", actual=prin1_to_string(key),
                             fix=f"use one of {names}")
     for key, var, default, supplied in ll.keys:
-        if key in given:
-            value = given[key]
-            flag = T
-        else:
-            value = interp.eval1(default, env) if default is not NIL else NIL
-            flag = NIL
-        _assign(interp, var, value, vars, env, name)
-        if supplied is not None:
-            vars[supplied] = flag
+        _bind(interp, var, default, supplied, key in given, given.get(key, NIL),
+              vars, env, name)
+
+
+def _bind(interp, var, default, supplied, present: bool, value, vars, env, name) -> None:
+    """An &optional or &key parameter: its argument when present, else its default,
+    evaluated now so that it sees the parameters bound before it; then its
+    supplied-p variable."""
+    if not present:
+        value = interp.eval1(default, env) if default is not NIL else NIL
+    _assign(interp, var, value, vars, env, name)
+    if supplied is not None:
+        vars[supplied] = T if present else NIL
 
 
 def _assign(interp, var, value, vars, env, name) -> None:
