@@ -63,9 +63,7 @@ def main() -> None:
     model = torch_gpt(program.params())
     setup = tm.GPTSetup()
     optimizer = tm.gpt_optimizer(model, setup)
-    text = Path(args.text).read_text(encoding="utf-8")
-    vocab = {ch: i for i, ch in enumerate(sorted(set(text)))}
-    train = np.array([vocab[ch] for ch in text[:int(0.9 * len(text))]], dtype=np.int64)
+    train, _ = tm.char_tokens(Path(args.text))
     rng = np.random.default_rng(args.seed)
     ours, theirs = [], []
     for it in range(args.steps):
