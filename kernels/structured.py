@@ -9,10 +9,12 @@ import itertools
 from collections.abc import Callable
 from math import prod
 
+from kernels import views as strided
 from kernels.lower import reads_in_place
 from kernels.source import KernelCode, affine, literal, load, store, strides
 from kernels.views import View
 from sexpgpu.ir.graph import Node, Value
+from sexpgpu.ir.ops.shape import slice_bounds
 from sexpgpu.ir.shapes import axis as norm_axis
 
 Renderer = Callable[[Node, "object", str, list[str]], KernelCode]
@@ -51,9 +53,7 @@ def _elementwise(node: Node, name: str, params: list[str], body: list[str],
 def _located(names, x: Value, index: list[str]) -> tuple[str, str]:
     """(buffer, offset) of `x` at multi-index `index`: through its strided view
     (kernels.views) when x is one, else in x's own buffer row-major."""
-    view = names.program.views.get(names.base(x))
-    if view is None:  # (a concat reads every view in place)
-        return names.buf(x), affine(list(zip(index, strides(x.shape))))
+    view = names.program.views.get(names.base(x)) or strided.whole(x, x)
     return names.buf(view.root), view.at(index)
 
 
@@ -68,38 +68,18 @@ def render_view_copy(node: Node, view: View, names, name: str,
               load(names.buf(view.root), out.dtype, view.at(index)))])
 
 
-@renderer("permute")
-def _permute(node, names, name, params):
-    x, out = node.inputs[0], node.outputs[0]
-    st = strides(x.shape)
-    perm = node.attrs["perm"]
-    offset = affine([(f"i{d}", st[p]) for d, p in enumerate(perm)])
-    return _elementwise(node, name, params, [
-        store(names.buf(out), out.dtype, "lin", load(names.buf(x), x.dtype, offset))])
-
-
-def _slice_params(shape, attrs):
-    n = len(shape)
-    triples = zip(attrs.get("starts") or (None,) * n, attrs.get("stops") or (None,) * n,
-                  attrs.get("steps") or (None,) * n)
-    return [slice(a, b, c).indices(d) for (a, b, c), d in zip(triples, shape)]
-
-
-@renderer("slice")
-def _slice(node, names, name, params):
-    x, out = node.inputs[0], node.outputs[0]
-    st = strides(x.shape)
-    sl = _slice_params(x.shape, node.attrs)
-    offset = affine([(f"i{d}", st[d] * step) for d, (_, _, step) in enumerate(sl)],
-                    sum(start * s for (start, _, _), s in zip(sl, st)))
-    return _elementwise(node, name, params, [
-        store(names.buf(out), out.dtype, "lin", load(names.buf(x), x.dtype, offset))])
+@renderer("permute", "slice")
+def _permute_or_slice(node, names, name, params):
+    """A permute or slice the lowering copies: the copy of its strided view."""
+    x = node.inputs[0]
+    view = strided.apply(strided.whole(x, x), node)
+    return render_view_copy(node, view, names, name, params)
 
 
 @renderer("slice_scatter")
 def _slice_scatter(node, names, name, params):
     src, out = node.inputs[0], node.outputs[0]
-    sl = _slice_params(out.shape, node.attrs)
+    sl = slice_bounds(out.shape, node.attrs)
     lines = ["inside = True"]
     for d, (start, _, step) in enumerate(sl):
         n = src.shape[d]
