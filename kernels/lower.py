@@ -57,6 +57,10 @@ class Program:
     # readers that cannot read it in place (reads_in_place) read its copy's buffer
     views: dict[Value, View] = field(default_factory=dict)
 
+    def last_reads(self) -> dict[Value, int]:
+        """Each buffer value -> the index of the last kernel that reads it."""
+        return {v: kernel.index for kernel in self.kernels for v in kernel.inputs}
+
     def source(self, value: Value) -> Value:
         """The value a loop loads for `value` (broadcast into its index space)."""
         while value in self.stretch:
@@ -379,10 +383,7 @@ def _update_in_place(program: Program) -> None:
     a loop that reads and writes one array vectorises where two arrays that may
     overlap make LLVM fall back to scalar code (Adam's update ran 7x faster)."""
     outputs = {program.base.get(v, v) for v in program.outputs.values()}
-    last_read: dict[Value, int] = {}
-    for kernel in program.kernels:
-        for v in kernel.inputs:
-            last_read[v] = kernel.index
+    last_read = program.last_reads()
     owner = {v: k for k in program.kernels for v in k.outputs}
     for target, new in program.graph.updates.items():
         value = program.base.get(new, new)

@@ -34,10 +34,7 @@ def plan_memory(program: Program) -> MemoryPlan:
     stores it to the last kernel that reads it (outputs and updates: forever)."""
     kept = {program.base.get(v, v) for v in program.outputs.values()}
     kept |= {program.base.get(v, v) for v in program.graph.updates.values()}
-    last_read: dict[Value, int] = {}
-    for kernel in program.kernels:
-        for v in kernel.inputs:
-            last_read[v] = kernel.index
+    last_read = program.last_reads()
     slots: list[tuple[str, int]] = []
     free_after: list[int] = []
     slot_of: dict[Value, int] = {}
