@@ -2,9 +2,9 @@
 graph with `Function` and `Tensor`, differentiate it, add an optimizer and run
 it on the reference interpreter or the compiled kernels (see docs/autodiff.md)."""
 
-from autodiff import init, optim
-from autodiff.function import BACKENDS, Function, Program
-from autodiff.functional import (
+from sexpgpu.autodiff import init, optim
+from sexpgpu.autodiff.function import BACKENDS, Function, Program
+from sexpgpu.autodiff.functional import (
     avg_pool1d,
     avg_pool2d,
     causal_mask,
@@ -33,8 +33,9 @@ from autodiff.functional import (
     where,
     zeros,
 )
-from autodiff.grad import grad
-from autodiff.tensor import Tensor, matmul
+from sexpgpu.autodiff.grad import grad
+from sexpgpu.autodiff.tensor import Tensor, matmul
+
 from sexpgpu.ir.reference import run_reference
 
 __all__ = [

@@ -8,10 +8,10 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from sexpgpu.autodiff import init as initialisers
+from sexpgpu.autodiff.grad import grad as ir_grad
+from sexpgpu.autodiff.tensor import Tensor, apply
 
-from autodiff import init as initialisers
-from autodiff.grad import grad as ir_grad
-from autodiff.tensor import Tensor, apply
 from sexpgpu.ir.graph import Graph
 from sexpgpu.ir.reference import STORAGE, run_reference
 
@@ -31,7 +31,7 @@ def reference64_backend(graph: Graph) -> Runner:
 
 
 def kernels_backend(graph: Graph) -> Runner:
-    import kernels  # the fused numba kernels, imported only when asked for
+    from sexpgpu import kernels  # the fused numba kernels, imported only when asked for
 
     return kernels.compile(graph)
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from autodiff.tensor import Tensor, apply, caller_span, compose, lift
+from sexpgpu.autodiff.tensor import Tensor, apply, caller_span, compose, lift
+
 from sexpgpu.ir import build
 from sexpgpu.ir.graph import Graph
 

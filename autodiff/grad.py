@@ -3,7 +3,8 @@ scalar loss and append each node's VJP (from its registry entry) as more IR."""
 
 from __future__ import annotations
 
-from autodiff.fanout import sum_parts
+from sexpgpu.autodiff.fanout import sum_parts
+
 from sexpgpu.diagnostics import define_code, error
 from sexpgpu.ir.build import scalar
 from sexpgpu.ir.graph import Graph, Node, Value

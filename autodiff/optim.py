@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from autodiff.function import Function
-    from autodiff.tensor import Tensor
+    from sexpgpu.autodiff.function import Function
+    from sexpgpu.autodiff.tensor import Tensor
 
 
 class SGD:

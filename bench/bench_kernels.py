@@ -15,9 +15,9 @@ import timeit
 from pathlib import Path
 
 import numpy as np
+from sexpgpu.kernels import demo
 
-import kernels
-from kernels import demo
+from sexpgpu import kernels
 from sexpgpu.ir.graph import Graph
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -78,7 +78,7 @@ COMPILE = textwrap.dedent("""
     import json, time
     t0 = time.perf_counter()
     import numba, autodiff, kernels.executor  # imports are not compilation
-    from kernels import demo
+    from sexpgpu.kernels import demo
     t1 = time.perf_counter()
     prog = demo.mlp_step().compile("kernels")
     prog(**demo.batch(0))

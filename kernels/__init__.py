@@ -10,9 +10,9 @@ __all__ = ["Compiled", "compile"]
 
 
 def __getattr__(name: str) -> Any:
-    # lazy: the op registry imports kernels.rng, and `check` must never load numba
+    # lazy: the op registry imports sexpgpu.kernels.rng, and `check` must never load numba
     if name in ("compile", "Compiled"):
-        from kernels import executor
+        from sexpgpu.kernels import executor
 
         return getattr(executor, name)
-    raise AttributeError(f"module 'kernels' has no attribute {name!r}")
+    raise AttributeError(f"module 'sexpgpu.kernels' has no attribute {name!r}")

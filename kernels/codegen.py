@@ -13,13 +13,12 @@ import textwrap
 from dataclasses import dataclass, field
 
 import numpy as np
-
-from kernels import bf16, mathfn, rng
-from kernels.cache import module_name
-from kernels.lower import Program
-from kernels.memplan import MemoryPlan
-from kernels.render import Names, render
-from kernels.source import KernelCode
+from sexpgpu.kernels import bf16, mathfn, rng
+from sexpgpu.kernels.cache import module_name
+from sexpgpu.kernels.lower import Program
+from sexpgpu.kernels.memplan import MemoryPlan
+from sexpgpu.kernels.render import Names, render
+from sexpgpu.kernels.source import KernelCode
 
 # element-operations above which a CPU kernel runs its outer loop with prange
 # (a parallel kernel costs ~0.3 s to compile cold, and waking the OpenMP threads

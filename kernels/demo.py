@@ -12,7 +12,7 @@ import numpy as np
 def mlp_step(batch: int = 100, sizes: tuple[int, ...] = (40, 256, 256, 10), lr: float = 1e-3,
              seed: int = 0) -> Any:
     """An `autodiff.Function` whose graph is one full training step."""
-    import autodiff as ad
+    from sexpgpu import autodiff as ad
 
     fn = ad.Function("mlp-step", seed=seed)
     x = fn.input("x", (batch, sizes[0]))

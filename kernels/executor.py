@@ -14,15 +14,15 @@ from math import prod
 from typing import Any
 
 import numpy as np
+from sexpgpu.kernels.bf16 import from_bf16, to_bf16
+from sexpgpu.kernels.blas import set_threads as set_blas_threads
+from sexpgpu.kernels.cache import load_module
+from sexpgpu.kernels.codegen import Generated, generate
+from sexpgpu.kernels.lower import Program, lower
+from sexpgpu.kernels.memplan import MemoryPlan, plan_memory
+from sexpgpu.kernels.render import Names
+from sexpgpu.kernels.source import storage
 
-from kernels.bf16 import from_bf16, to_bf16
-from kernels.blas import set_threads as set_blas_threads
-from kernels.cache import load_module
-from kernels.codegen import Generated, generate
-from kernels.lower import Program, lower
-from kernels.memplan import MemoryPlan, plan_memory
-from kernels.render import Names
-from kernels.source import storage
 from sexpgpu import env
 from sexpgpu.diagnostics import define_code, error
 from sexpgpu.ir.graph import Graph, Value

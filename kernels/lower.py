@@ -7,8 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from math import prod
 
-from kernels import views as strided
-from kernels.views import View
+from sexpgpu.kernels import views as strided
+from sexpgpu.kernels.views import View
+
 from sexpgpu.ir.graph import Graph, Node, Value
 from sexpgpu.ir.ops.registry import get_op
 from sexpgpu.ir.shapes import axes as norm_axes

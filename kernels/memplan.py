@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from math import prod
 
 import numpy as np
+from sexpgpu.kernels.lower import Program
+from sexpgpu.kernels.source import storage
 
-from kernels.lower import Program
-from kernels.source import storage
 from sexpgpu.ir.graph import Value
 
 _FOREVER = 1 << 60

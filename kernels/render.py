@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from math import prod
 
-from kernels.lower import Kernel, Program
-from kernels.source import (
+from sexpgpu.kernels.lower import Kernel, Program
+from sexpgpu.kernels.source import (
     KernelCode,
     affine,
     broadcast_offset,
@@ -18,6 +18,7 @@ from kernels.source import (
     store,
     strides,
 )
+
 from sexpgpu.ir.graph import Node, Value
 from sexpgpu.ir.ops.registry import get_op
 from sexpgpu.ir.shapes import axes as norm_axes
@@ -207,7 +208,7 @@ def _render_reduce(kernel: Kernel, program: Program, names: Names, name: str,
 
 def render(kernel: Kernel, program: Program, names: Names, name: str) -> KernelCode:
     """The source of `kernel`, parameters being its input then output buffers."""
-    from kernels.structured import render_batch_sum_matmul, render_op, render_view_copy
+    from sexpgpu.kernels.structured import render_batch_sum_matmul, render_op, render_view_copy
 
     # an in-place update reads and stores one buffer: one parameter, so that LLVM
     # sees a single array (two that may overlap stop it vectorising)

@@ -9,10 +9,11 @@ import itertools
 from collections.abc import Callable
 from math import prod
 
-from kernels import views as strided
-from kernels.lower import reads_in_place
-from kernels.source import KernelCode, affine, literal, load, store, strides
-from kernels.views import View
+from sexpgpu.kernels import views as strided
+from sexpgpu.kernels.lower import reads_in_place
+from sexpgpu.kernels.source import KernelCode, affine, literal, load, store, strides
+from sexpgpu.kernels.views import View
+
 from sexpgpu.ir.graph import Node, Value
 from sexpgpu.ir.ops.shape import slice_bounds
 from sexpgpu.ir.shapes import axis as norm_axis

@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import prod
 
-from kernels.source import affine
-from kernels.source import strides as c_strides
+from sexpgpu.kernels.source import affine
+from sexpgpu.kernels.source import strides as c_strides
+
 from sexpgpu.ir.graph import Node, Value
 from sexpgpu.ir.ops.shape import slice_bounds
 

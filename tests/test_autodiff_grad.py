@@ -9,7 +9,7 @@ import inspect
 import numpy as np
 import pytest
 
-import autodiff as ad
+from sexpgpu import autodiff as ad
 from sexpgpu.diagnostics import SexpError
 from sexpgpu.ir.graph import Graph
 from sexpgpu.ir.ops.registry import OPS

@@ -46,7 +46,7 @@ def test_bundle_trains_and_resumes_after_preemption(tmp_path: Path, capsys) -> N
     manifest = json.loads((bundle / "bundle.json").read_text())
     assert manifest["file"] == "source/tiny.sx" and manifest["flags"] == ["--set", "steps=600"]
     assert (bundle / "lib" / "sexpgpu" / "cli.py").is_file()
-    assert (bundle / "lib" / "kernels" / "codegen.py").is_file()
+    assert (bundle / "lib" / "sexpgpu" / "kernels" / "codegen.py").is_file()
     assert any(r.startswith("numba==") for r in manifest["requirements"])
     assert all((bundle / name).is_file() for name in manifest["files"])
     assert os.access(bundle / "run.sh", os.X_OK)

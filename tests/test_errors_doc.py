@@ -17,11 +17,9 @@ HEADING = re.compile(r"^## ([EW]-[A-Z0-9-]+): ", re.MULTILINE)
 
 def _import_everything() -> None:
     """Codes are declared beside the stage that raises them: import every stage."""
-    for package in ("sexpgpu", "autodiff", "kernels"):
-        try:
-            root = importlib.import_module(package)
-        except ImportError:
-            continue
+    # kernels/ and autodiff/ live beside sexpgpu/ in a checkout: walk each by name
+    for package in ("sexpgpu", "sexpgpu.kernels", "sexpgpu.autodiff"):
+        root = importlib.import_module(package)
         for info in pkgutil.walk_packages(root.__path__, prefix=f"{package}."):
             if info.name.endswith("__main__"):  # commands declare codes too (sweep, fmt, ...)
                 continue

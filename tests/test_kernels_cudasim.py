@@ -32,9 +32,9 @@ if not env.cuda_simulator():
 
 else:
     from numba import cuda  # module level: the simulator patches the kernel's globals
+    from sexpgpu.kernels import rng
 
-    import kernels
-    from kernels import rng
+    from sexpgpu import kernels
     from sexpgpu.ir.graph import Graph
 
     def test_rng_device_functions_are_bit_identical() -> None:

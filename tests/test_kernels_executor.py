@@ -14,10 +14,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from sexpgpu.kernels.lower import lower
+from sexpgpu.kernels.memplan import plan_memory
 
-import kernels
-from kernels.lower import lower
-from kernels.memplan import plan_memory
+from sexpgpu import kernels
 from sexpgpu.diagnostics import SexpError, Span
 from sexpgpu.ir.graph import Graph
 from sexpgpu.ir.reference import run_reference
@@ -100,7 +100,7 @@ def test_updates_in_place_and_outputs_are_fresh() -> None:
 def test_optimizer_updates_store_into_their_inputs() -> None:
     # Adam's new parameters and moments are written straight into the input
     # arrays: no buffer, no copy-back, one array parameter per updated input
-    from kernels import demo
+    from sexpgpu.kernels import demo
 
     prog = demo.mlp_step().compile("kernels")
     runner = prog.runner
@@ -200,7 +200,7 @@ def test_merged_heads_are_read_in_place_by_concat_and_copied_once_for_matmul() -
     ((5, 1, 3), (3, 3, 1), (15,), (1,)),
 ])
 def test_reshaped_strides(shape, strides, new, want) -> None:
-    from kernels.views import reshaped_strides
+    from sexpgpu.kernels.views import reshaped_strides
 
     assert reshaped_strides(shape, strides, new) == want
     if want is not None:  # the same elements, read the same way as numpy's view
@@ -255,7 +255,7 @@ def test_bf16_storage_round_trip() -> None:
 
 
 def test_mlp_step_matches_reference_and_learns() -> None:
-    from kernels import demo
+    from sexpgpu.kernels import demo
 
     fn = demo.mlp_step(batch=16, sizes=(8, 16, 4), lr=1e-2)
     compiled, reference = fn.compile("kernels"), fn.compile("reference")
@@ -274,8 +274,8 @@ CACHE_SCRIPT = textwrap.dedent("""
     import json, time
     import numpy as np
     t0 = time.perf_counter()
-    import kernels
-    from kernels import demo
+    from sexpgpu import kernels
+    from sexpgpu.kernels import demo
     fn = demo.mlp_step(batch=8, sizes=(6, 12, 3))
     prog = fn.compile("kernels")
     out = prog(**demo.batch(0, n=8, d=6, classes=3))
@@ -396,7 +396,7 @@ def test_loops_differing_only_in_offsets_share_one_function() -> None:
 
 
 def test_parametrized_source_keeps_floats_exponents_bounds_and_strides() -> None:
-    from kernels.codegen import _parametrized
+    from sexpgpu.kernels.codegen import _parametrized
 
     lines, values = _parametrized(["for i0 in range(25):",
                                    "    p1[i0 * 75 + 3] = p0[i0 - 12] ** 3 * 2.5e-05 + 1e+10"])
@@ -455,8 +455,7 @@ def _mathfn(names: list[str], compiled: bool) -> list:
     """The kernels.mathfn helpers as Python, or as the kernels compile them
     (inlined, with the kernels' flags, calling each other compiled)."""
     import numba
-
-    from kernels import mathfn
+    from sexpgpu.kernels import mathfn
 
     env = dict(mathfn.__dict__)
     for name in names if compiled else ():

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sexpgpu.kernels.structured import RENDERERS
 
-import kernels
-from kernels.structured import RENDERERS
+from sexpgpu import kernels
 from sexpgpu.diagnostics import SexpError
 from sexpgpu.ir.graph import Graph
 from sexpgpu.ir.ops.registry import OPS, get_op

@@ -5,8 +5,7 @@ look uniform / normal."""
 from __future__ import annotations
 
 import numpy as np
-
-from kernels import bf16, rng
+from sexpgpu.kernels import bf16, rng
 
 
 def _njit_fill(fn, seed: int, stream: int, n: int) -> np.ndarray:

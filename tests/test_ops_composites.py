@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sexpgpu.autodiff.gradcheck import directional
 
-import autodiff as ad
-from autodiff.gradcheck import directional
+from sexpgpu import autodiff as ad
 
 
 def _np_softmax(x, axis=-1):

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sexpgpu.autodiff.grad import grad
+from sexpgpu.autodiff.gradcheck import directional
 
-from autodiff.grad import grad
-from autodiff.gradcheck import directional
 from sexpgpu.ir.graph import Graph
 from sexpgpu.ir.ops.registry import OPS, get_op
 from sexpgpu.ir.reference import run_reference

@@ -49,7 +49,9 @@ E_BUNDLE_DATA = define_code(
     "copies the file and binds the knob to the copy.",
 )
 
-PACKAGES = ("sexpgpu", "kernels", "autodiff")
+# The installed namespace; in a source checkout kernels/ and autodiff/ sit beside
+# sexpgpu/, so each is located by its import name and copied to its place.
+PACKAGES = ("sexpgpu", "sexpgpu.kernels", "sexpgpu.autodiff")
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc")
 
 
@@ -97,7 +99,8 @@ def _fill(plan: Any, selection: Selection, staging: Path, wheels: bool) -> dict[
     sets = _bundle_data(plan, base, staging, dict(selection.sets))
     for package in PACKAGES:
         root = Path(importlib.util.find_spec(package).origin).parent
-        shutil.copytree(root, staging / "lib" / package, ignore=IGNORED)
+        shutil.copytree(root, staging / "lib" / package.replace(".", "/"), ignore=IGNORED,
+                        dirs_exist_ok=True)
     requirements = _requirements()
     _write(staging / "requirements.txt", ("\n".join(requirements) + "\n").encode())
     if wheels:

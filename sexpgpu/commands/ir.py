@@ -37,7 +37,7 @@ def sections(g: Graph, bounds: Any) -> list[tuple[str, list[Any]]]:
 def lowering(g: Graph) -> list[dict[str, Any]]:
     """The fused kernels of a graph, or an empty list where lowering is unavailable."""
     try:
-        from kernels.lower import lower
+        from sexpgpu.kernels.lower import lower
     except ImportError:
         return []
     program = lower(g)

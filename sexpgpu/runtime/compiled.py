@@ -32,7 +32,7 @@ def stream_of(path: str) -> int:
 
 def init_param(spec: Any, seed: int) -> np.ndarray:
     """Fill one parameter as its InitSpec says, from (seed, stream of its path)."""
-    from kernels import rng
+    from sexpgpu.kernels import rng
 
     shape, dist, p = tuple(spec.shape), spec.init.dist, spec.init.params
     if dist == "zeros":
@@ -59,7 +59,7 @@ class CompiledProgram:
     """Implements the runtime's Program protocol over kernels compiled from the graphs."""
 
     def __init__(self, compiled: Any, seed: int, device: str = "cpu", diag_every: int = 0):
-        import kernels
+        from sexpgpu import kernels
 
         _check_precision(compiled)
         graphs = compiled.graphs

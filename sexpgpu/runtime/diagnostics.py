@@ -44,7 +44,7 @@ class DiagSampler:
     runs the graph on that copy after the step, so the step's own timing stays clean."""
 
     def __init__(self, graph: Any, ctx_names: list[str], every: int, device: str = "cpu"):
-        import kernels
+        from sexpgpu import kernels
 
         self.compiled = kernels.compile(graph, device=device)
         self.names = list(graph.outputs)

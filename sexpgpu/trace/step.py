@@ -98,7 +98,7 @@ class Tracer:
 
     def forward_backward(self, g: Graph, objective: Any, fields: Fields, batch: int,
                          span: Span | None) -> tuple[Trace, Value, list[Value], list[Value]]:
-        from autodiff.grad import grad
+        from sexpgpu.autodiff.grad import grad
 
         trace = Trace(g, "train")
         with tracing(trace):

@@ -25,7 +25,7 @@ def _dropout_infer(types: list[TensorType], attrs: dict) -> TensorType:
 
 def keep_mask(seed: int, stream: int, shape: tuple[int, ...], p: float) -> np.ndarray:
     """The elements dropout keeps: the same bits on every launcher."""
-    from kernels.rng import uniform_array  # lazy: ops must import without kernels
+    from sexpgpu.kernels.rng import uniform_array  # lazy: ops must import without kernels
 
     return uniform_array(int(seed), int(stream), tuple(shape)) >= np.float32(p)
 
