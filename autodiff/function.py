@@ -1,5 +1,5 @@
 """`Function`: declare inputs and parameters, build a model with Tensors, take
-gradients, add an optimizer, then `compile` on a backend into a `Program` that
+gradients, add an optimizer, then `compile` on a backend into a `CompiledFunction` that
 holds the parameter and optimizer-state arrays and runs on numpy batches."""
 
 from __future__ import annotations
@@ -99,15 +99,15 @@ class Function:
         optimizer.build(self, grads)
         return grads
 
-    def compile(self, backend: str | Backend = "reference") -> Program:
+    def compile(self, backend: str | Backend = "reference") -> CompiledFunction:
         make = BACKENDS[backend] if isinstance(backend, str) else backend
-        return Program(self, make(self.graph), float64=backend == "reference64")
+        return CompiledFunction(self, make(self.graph), float64=backend == "reference64")
 
     def __str__(self) -> str:
         return str(self.graph)
 
 
-class Program:
+class CompiledFunction:
     """A compiled Function: owns its params/state arrays; call it with data by name."""
 
     def __init__(self, fn: Function, runner: Runner, float64: bool = False):

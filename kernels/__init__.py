@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["Compiled", "compile"]
+__all__ = ["CompiledGraph", "compile"]
 
 
 def __getattr__(name: str) -> Any:
     # lazy: the op registry imports sexpgpu.kernels.rng, and `check` must never load numba
-    if name in ("compile", "Compiled"):
+    if name in ("compile", "CompiledGraph"):
         from sexpgpu.kernels import executor
 
         return getattr(executor, name)

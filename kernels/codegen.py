@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from sexpgpu.kernels import bf16, mathfn, rng
 from sexpgpu.kernels.cache import module_name
-from sexpgpu.kernels.lower import Program
+from sexpgpu.kernels.lower import KernelPlan
 from sexpgpu.kernels.memplan import MemoryPlan
 from sexpgpu.kernels.render import Names, render
 from sexpgpu.kernels.source import KernelCode
@@ -39,7 +39,7 @@ class Generated:
     kernel_sources: list[str] = field(default_factory=list)
 
 
-def graph_hash(program: Program, names: Names) -> str:
+def graph_hash(program: KernelPlan, names: Names) -> str:
     """A hash of the graph's structure: ops, attrs, types and wiring."""
     h = hashlib.sha256()
     for v in program.graph.inputs:
@@ -76,7 +76,7 @@ def _helpers(decorator: str, device: str = "cpu") -> list[str]:
     return lines
 
 
-def _header(program: Program, codes: list[KernelCode], digest: str, device: str) -> list[str]:
+def _header(program: KernelPlan, codes: list[KernelCode], digest: str, device: str) -> list[str]:
     lines = [f'"""SexpGPU kernels for graph {program.graph.name!r} (graph hash {digest}), '
              f"device {device}.", "",
              "Generated from the IR by kernels.codegen; do not edit. One line per kernel:", ""]
@@ -234,7 +234,7 @@ def _cuda_kernel(code: KernelCode) -> list[str]:
     return lines + _indent(code.body, 1)
 
 
-def generate(program: Program, plan: MemoryPlan, device: str) -> Generated:
+def generate(program: KernelPlan, plan: MemoryPlan, device: str) -> Generated:
     names = Names(program)
     digest = graph_hash(program, names)
     codes = [render(k, program, names, f"k{k.index}") for k in program.kernels]

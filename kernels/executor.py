@@ -1,9 +1,9 @@
 """The executor: `compile(graph)` lowers, plans memory, generates and imports the
-kernel module; `Compiled.run(inputs)` is one call into the generated `step`.
+kernel module; `CompiledGraph.run(inputs)` is one call into the generated `step`.
 
 Design: the caller owns every input array. `graph.updates` are written in place
 into the caller's arrays (so params and optimizer state live in the training
-loop's dicts); buffers for intermediates are owned by `Compiled` and reused
+loop's dicts); buffers for intermediates are owned by `CompiledGraph` and reused
 between calls; outputs are returned as fresh arrays."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from sexpgpu.kernels.bf16 import from_bf16, to_bf16
 from sexpgpu.kernels.blas import set_threads as set_blas_threads
 from sexpgpu.kernels.cache import load_module
 from sexpgpu.kernels.codegen import Generated, generate
-from sexpgpu.kernels.lower import Program, lower
+from sexpgpu.kernels.lower import KernelPlan, lower
 from sexpgpu.kernels.memplan import MemoryPlan, plan_memory
 from sexpgpu.kernels.render import Names
 from sexpgpu.kernels.source import storage
@@ -29,7 +29,7 @@ from sexpgpu.ir.graph import Graph, Value
 
 E_RUN_INPUT = define_code(
     "E-RUN-INPUT", "compiled graph given a wrong input",
-    "`Compiled.run` needs one numpy array per graph input, with the input's shape. "
+    "`CompiledGraph.run` needs one numpy array per graph input, with the input's shape. "
     "An input the graph updates in place (a parameter or optimizer state) must already "
     "be a C-contiguous array of the storage dtype (float32, uint16 for bf16, int32, "
     "int64, bool), because the update is written into that very array.",
@@ -44,10 +44,10 @@ class _Input:
     updated: bool
 
 
-class Compiled:
+class CompiledGraph:
     """A compiled graph: `run(inputs) -> outputs`, applying `graph.updates` in place."""
 
-    def __init__(self, program: Program, plan: MemoryPlan, generated: Generated, module: Any,
+    def __init__(self, program: KernelPlan, plan: MemoryPlan, generated: Generated, module: Any,
                  device: str):
         self.program, self.plan, self.generated = program, plan, generated
         self.module, self.device = module, device
@@ -116,7 +116,7 @@ class Compiled:
         # bf16 values come back as float32 (exact), as the reference interpreter gives them
         return from_bf16(out) if v.dtype == "bf16" else out
 
-    __call__ = run  # a Compiled is an autodiff backend runner
+    __call__ = run  # a CompiledGraph is an autodiff backend runner
 
     def _run_cuda(self, inputs, arrays: list[np.ndarray]) -> dict[str, np.ndarray]:
         from numba import cuda
@@ -140,7 +140,7 @@ def _flat(x: Any, dtype: str, store: np.dtype) -> np.ndarray:
     return np.ascontiguousarray(x, dtype=store).reshape(-1)
 
 
-def compile(graph: Graph, outputs: list[str] | None = None, device: str = "cpu") -> Compiled:
+def compile(graph: Graph, outputs: list[str] | None = None, device: str = "cpu") -> CompiledGraph:
     """Compile `graph` (its `outputs`, default all, and its updates) for `device`."""
     if device not in DEVICES:
         raise ValueError(f"device must be one of {DEVICES}, not {device!r}")
@@ -153,7 +153,7 @@ def compile(graph: Graph, outputs: list[str] | None = None, device: str = "cpu")
     for source in generated.kernel_sources:
         load_module(source)  # registered in sys.modules: the step module imports them
     module = load_module(generated.source)
-    return Compiled(program, plan, generated, module, device)
+    return CompiledGraph(program, plan, generated, module, device)
 
 
 def _quiet_view_packing() -> None:

@@ -42,7 +42,7 @@ class Kernel:
 
 
 @dataclass
-class Program:
+class KernelPlan:
     """The kernels in run order plus how every value is reached."""
 
     graph: Graph
@@ -324,7 +324,7 @@ class _Grouper:
         self.close(kernel)
 
 
-def lower(graph: Graph, outputs: list[str] | None = None) -> Program:
+def lower(graph: Graph, outputs: list[str] | None = None) -> KernelPlan:
     """Group the nodes needed for `outputs` (all by default) and `graph.updates`."""
     names = list(graph.outputs) if outputs is None else list(outputs)
     wanted = {name: graph.outputs[name] for name in names}
@@ -340,14 +340,14 @@ def lower(graph: Graph, outputs: list[str] | None = None) -> Program:
         grouper.materialize(value)
     for kernel in list(grouper.open):
         grouper.close(kernel)
-    program = Program(graph, grouper.kernels, wanted, grouper.base, grouper.consts,
+    program = KernelPlan(graph, grouper.kernels, wanted, grouper.base, grouper.consts,
                       stretch=grouper.stretch, flipped=grouper.flipped, views=grouper.views)
     _link(program, roots)
     _update_in_place(program)
     return program
 
 
-def _link(program: Program, roots: list[Value]) -> None:
+def _link(program: KernelPlan, roots: list[Value]) -> None:
     """Number the kernels and find what each reads from and stores to buffers."""
     needed_outside: set[Value] = {program.base.get(v, v) for v in roots}
     for index, kernel in enumerate(program.kernels):
@@ -377,7 +377,7 @@ def _link(program: Program, roots: list[Value]) -> None:
         kernel.outputs = [v for n in kernel.nodes for v in n.outputs if v in needed_outside]
 
 
-def _update_in_place(program: Program) -> None:
+def _update_in_place(program: KernelPlan) -> None:
     """Store an update's new value (a parameter's, an optimizer state's) straight
     into the input it replaces, when the loop making it is the last to read that
     input and reads it only at its own position: no buffer and no copy-back, and
@@ -398,7 +398,7 @@ def _update_in_place(program: Program) -> None:
         program.in_place[value] = target
 
 
-def _reads_in_step(kernel: Kernel, program: Program, target: Value) -> bool:
+def _reads_in_step(kernel: Kernel, program: KernelPlan, target: Value) -> bool:
     """Every load of `target` in this loop is at the loop's own position."""
     for node in kernel.nodes:
         for v in node.inputs:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from math import prod
 
 import numpy as np
-from sexpgpu.kernels.lower import Program
+from sexpgpu.kernels.lower import KernelPlan
 from sexpgpu.kernels.source import storage
 
 from sexpgpu.ir.graph import Value
@@ -29,7 +29,7 @@ class MemoryPlan:
         return [np.empty(n, dtype=dt) for dt, n in self.slots]
 
 
-def plan_memory(program: Program) -> MemoryPlan:
+def plan_memory(program: KernelPlan) -> MemoryPlan:
     """Greedy interval allocation in run order: a value lives from the kernel that
     stores it to the last kernel that reads it (outputs and updates: forever)."""
     kept = {program.base.get(v, v) for v in program.outputs.values()}

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from math import prod
 
-from sexpgpu.kernels.lower import Kernel, Program
+from sexpgpu.kernels.lower import Kernel, KernelPlan
 from sexpgpu.kernels.source import (
     KernelCode,
     affine,
@@ -33,7 +33,7 @@ class Names:
     """Stable local names: values numbered in graph order, so the same graph
     always generates the same text (global Value ids differ between processes)."""
 
-    def __init__(self, program: Program):
+    def __init__(self, program: KernelPlan):
         self.program = program
         self.index: dict[Value, int] = {}
         for v in program.graph.inputs:
@@ -106,7 +106,7 @@ def _stays_f32(node: Node, out: Value) -> bool:
             and bool(_F32_ONLY.match(template)) and not re.search(r"(?<!x)\d", template))
 
 
-def _operand(value: Value, kernel: Kernel, program: Program, names: Names,
+def _operand(value: Value, kernel: Kernel, program: KernelPlan, names: Names,
              domain: tuple[int, ...], index: list[str]) -> str:
     value = program.source(value)
     base = names.base(value)
@@ -122,7 +122,7 @@ def _operand(value: Value, kernel: Kernel, program: Program, names: Names,
     return load(names.buf(value), value.dtype, offset)
 
 
-def _statements(kernel: Kernel, program: Program, names: Names, index: list[str],
+def _statements(kernel: Kernel, program: KernelPlan, names: Names, index: list[str],
                 members: list[Node]) -> list[str]:
     """One assignment per member node, then the stores of values read elsewhere."""
     lines = []
@@ -147,7 +147,7 @@ def _linear(index: list[str], shape: tuple[int, ...]) -> str:
     return affine(list(zip(index, strides(shape))))
 
 
-def render_loop(kernel: Kernel, program: Program, names: Names, name: str,
+def render_loop(kernel: Kernel, program: KernelPlan, names: Names, name: str,
                 params: list[str]) -> KernelCode:
     domain = kernel.domain
     index = [f"i{d}" for d in range(len(domain))]
@@ -165,7 +165,7 @@ def render_loop(kernel: Kernel, program: Program, names: Names, name: str,
     return _render_reduce(kernel, program, names, name, params, index, body)
 
 
-def _render_reduce(kernel: Kernel, program: Program, names: Names, name: str,
+def _render_reduce(kernel: Kernel, program: KernelPlan, names: Names, name: str,
                    params: list[str], index: list[str], body: list[str]) -> KernelCode:
     node = kernel.reduce
     x, out = node.inputs[0], node.outputs[0]
@@ -206,7 +206,7 @@ def _render_reduce(kernel: Kernel, program: Program, names: Names, name: str,
     return code
 
 
-def render(kernel: Kernel, program: Program, names: Names, name: str) -> KernelCode:
+def render(kernel: Kernel, program: KernelPlan, names: Names, name: str) -> KernelCode:
     """The source of `kernel`, parameters being its input then output buffers."""
     from sexpgpu.kernels.structured import render_batch_sum_matmul, render_op, render_view_copy
 

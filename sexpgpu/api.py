@@ -1,5 +1,5 @@
 """The Python entry points for embedding SexpGPU: compile a run file into the
-RunPlan and the Program the training loop drives (benchmarks and tools use these)."""
+RunPlan and the TrainingProgram the training loop drives (benchmarks and tools use these)."""
 
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ def _selection(selection: Selection | dict[str, Any] | None) -> Selection:
 
 def load_program(path: str, selection: Selection | dict[str, Any] | None = None,
                  device: str = "cpu") -> tuple[Any, Any]:
-    """Compile `path` under `selection` ({knob: value}); returns (RunPlan, Program)."""
+    """Compile `path` under `selection` ({knob: value}); returns (RunPlan, TrainingProgram)."""
     from sexpgpu.contract import compile_file
-    from sexpgpu.runtime.compiled import CompiledProgram
+    from sexpgpu.runtime.compiled import KernelProgram
 
     compiled = compile_file(path, _selection(selection))
     plan = compiled.run_plan()
-    return plan, CompiledProgram(compiled, plan.run.seed, device=device)
+    return plan, KernelProgram(compiled, plan.run.seed, device=device)

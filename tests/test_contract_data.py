@@ -25,7 +25,7 @@ RUN = """(require "sexpgpu/nn" :as nn)
 """
 
 
-def compile_with(tmp_path: Path, loaders: str):  # noqa: ANN201 - a Compiled
+def compile_with(tmp_path: Path, loaders: str):  # noqa: ANN201 - a CompiledExperiment
     path = tmp_path / "run.sx"
     path.write_text(RUN.format(loaders=loaders))
     return compile_file(str(path))

@@ -25,7 +25,7 @@ def text_file(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 @pytest.fixture(scope="module")
-def gpt(text_file: str):  # noqa: ANN201 - a Compiled
+def gpt(text_file: str):  # noqa: ANN201 - a CompiledExperiment
     return compile_file(str(EXAMPLES / "shakespeare-char.sx"),
                         Selection.from_args([f"data={text_file}"]))
 

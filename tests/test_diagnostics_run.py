@@ -114,7 +114,7 @@ def test_attention_entropy_of_uniform_attention_is_the_mean_log_row_length():
 
 
 def test_repeated_calls_of_one_child_are_combined():
-    from sexpgpu.trace.diagnostics import families
+    from sexpgpu.trace.health import families
 
     compiled = compile_file(str(ATTN), diagnostics=["act-rms/blocks/*"])
     names = compiled.diagnostics.names
@@ -168,7 +168,7 @@ def test_bad_diagnostic_is_e_diag(tmp_path, old, new, message, line, col, diagno
     ("5", [], "without --diag"),
 ])
 def test_bad_diag_every_is_e_diag(every, patterns, message):
-    from sexpgpu.runtime.diagnostics import cadence
+    from sexpgpu.runtime.health import cadence
 
     with pytest.raises(SexpError) as info:
         cadence(every, patterns, 0, 10)
@@ -188,7 +188,7 @@ def test_with_microbatches_the_diagnostics_see_one_microbatch(tmp_path):
 
 
 def test_cadence_defaults():
-    from sexpgpu.runtime.diagnostics import cadence
+    from sexpgpu.runtime.health import cadence
 
     assert cadence(None, [], 7, 10) == 0          # nothing selected: never
     assert cadence(None, ["*"], 7, 10) == 7       # defrun :diag-every

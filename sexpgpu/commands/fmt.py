@@ -26,7 +26,7 @@ from pathlib import Path
 
 from docopt import docopt
 
-from sexpgpu.commands.syntax import Node, parse
+from sexpgpu.commands.syntax import SyntaxNode, parse
 from sexpgpu.diagnostics import define_code, error
 
 E_FMT_CHANGED = define_code(
@@ -53,12 +53,12 @@ class Layout:
     """Lays out nodes; `emit` returns a node's text starting at column `col` (later
     lines carry their own absolute indentation)."""
 
-    def emit(self, node: Node, col: int) -> str:
+    def emit(self, node: SyntaxNode, col: int) -> str:
         if node.kind != "list":
             return node.prefix + node.text
         return self._list(node, col)
 
-    def _list(self, node: Node, col: int) -> str:
+    def _list(self, node: SyntaxNode, col: int) -> str:
         paren = col + len(node.prefix)        # column of the opening paren
         out = node.prefix + node.text
         cur = paren + len(node.text)
@@ -100,7 +100,7 @@ def format_text(text: str) -> str:
     """The canonical layout of `text` (which the reader accepts)."""
     layout = Layout()
     out: list[str] = []
-    prev: Node | None = None            # the previous top-level node (comment or form)
+    prev: SyntaxNode | None = None            # the previous top-level node (comment or form)
     prev_form_text = ""
     for node in parse(text):
         if prev is not None and node.kind == "comment" and node.line == prev.end_line:
@@ -121,7 +121,7 @@ def format_text(text: str) -> str:
     return "".join(out).strip("\n") + "\n" if out else ""
 
 
-def _blank_lines(prev: Node, node: Node, prev_text: str, text: str) -> int:
+def _blank_lines(prev: SyntaxNode, node: SyntaxNode, prev_text: str, text: str) -> int:
     """Newlines between two top-level nodes: 2 for a blank line, 1 for adjacent."""
     gap = node.line - prev.end_line
     if prev.is_comment or node.is_comment:

@@ -19,7 +19,7 @@ from typing import Any
 
 from docopt import docopt
 
-from sexpgpu.commands.syntax import Node, parse
+from sexpgpu.commands.syntax import SyntaxNode, parse
 from sexpgpu.diagnostics import define_code, error
 from sexpgpu.selection import from_docopt, show, value_kind
 
@@ -39,9 +39,9 @@ def lisp_text(value: Any) -> str:
     return show(value)
 
 
-def knob_defaults(nodes: list[Node]) -> dict[str, Node]:
+def knob_defaults(nodes: list[SyntaxNode]) -> dict[str, SyntaxNode]:
     """Knob name -> the node of its default value in `(defknob NAME DEFAULT ...)`."""
-    found: dict[str, Node] = {}
+    found: dict[str, SyntaxNode] = {}
     for node in nodes:
         forms = node.forms()
         if node.head() == "defknob" and len(forms) >= 3:

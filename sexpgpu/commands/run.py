@@ -30,7 +30,7 @@ from docopt import docopt
 
 from sexpgpu.contract import compile_file
 from sexpgpu.diagnostics import render_all
-from sexpgpu.runtime.diagnostics import cadence
+from sexpgpu.runtime.health import cadence
 from sexpgpu.selection import from_docopt
 
 
@@ -40,7 +40,7 @@ def _int(value: str | None) -> int | None:
 
 def main(argv: list[str]) -> int:
     args = docopt(__doc__, argv=["run", *argv])
-    from sexpgpu.runtime.compiled import CompiledProgram
+    from sexpgpu.runtime.compiled import KernelProgram
     from sexpgpu.runtime.loop import run_training
 
     patterns = args["--diag"]
@@ -53,7 +53,7 @@ def main(argv: list[str]) -> int:
         plan.run = replace(plan.run, diag_every=every)
     if compiled.diagnostics is not None and compiled.diagnostics.warnings:
         sys.stderr.write(render_all(compiled.diagnostics.warnings) + "\n")
-    program = CompiledProgram(compiled, plan.run.seed, device=device,
+    program = KernelProgram(compiled, plan.run.seed, device=device,
                               diag_every=plan.run.diag_every)
     code, summary = run_training(
         plan, program, args["--runs"], resume=args["--resume"], device=device,

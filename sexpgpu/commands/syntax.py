@@ -17,7 +17,7 @@ OPENERS = ("open", "vector")
 
 
 @dataclass
-class Node:
+class SyntaxNode:
     """kind: atom | list | comment (`; ...` to the end of its line) | block (`#| |#`).
 
     text: an atom's or comment's text, a list's opener (`(` or `#(`); prefix: reader
@@ -32,7 +32,7 @@ class Node:
     end_line: int = 0
     col: int = 0
     prefix: str = ""
-    children: list[Node] = field(default_factory=list)
+    children: list[SyntaxNode] = field(default_factory=list)
 
     @property
     def is_comment(self) -> bool:
@@ -47,7 +47,7 @@ class Node:
             return None
         return first.text.lower()
 
-    def forms(self) -> list[Node]:
+    def forms(self) -> list[SyntaxNode]:
         """The children that are forms (comments left out)."""
         return [c for c in self.children if not c.is_comment]
 
@@ -91,15 +91,15 @@ def _block_end(text: str, start: int) -> int:
     return len(text)
 
 
-def parse(text: str) -> list[Node]:
+def parse(text: str) -> list[SyntaxNode]:
     """The top-level nodes of `text`, which the reader has already accepted."""
     lines = _Lines(text)
-    top = Node("list", "", 0)
+    top = SyntaxNode("list", "", 0)
     stack = [top]
     prefix, prefix_start = "", None
     pos = 0
 
-    def place(node: Node) -> None:
+    def place(node: SyntaxNode) -> None:
         nonlocal prefix, prefix_start
         if prefix_start is not None:
             node.prefix, node.start = prefix, prefix_start
@@ -107,7 +107,7 @@ def parse(text: str) -> list[Node]:
         node.line, node.col = lines.line(node.start), lines.col(node.start)
         stack[-1].children.append(node)
 
-    def finish(node: Node, end: int) -> None:
+    def finish(node: SyntaxNode, end: int) -> None:
         node.end = end
         node.end_line = lines.line(max(end - 1, node.start))
 
@@ -124,18 +124,18 @@ def parse(text: str) -> list[Node]:
                 prefix_start = start
             prefix += token
         elif kind in OPENERS:
-            node = Node("list", token, start)
+            node = SyntaxNode("list", token, start)
             place(node)
             stack.append(node)
         elif kind == "close":
             finish(stack.pop(), pos)
         elif kind == "block":
             pos = _block_end(text, start)
-            node = Node("block", text[start:pos], start)
+            node = SyntaxNode("block", text[start:pos], start)
             place(node)
             finish(node, pos)
         else:
-            node = Node("comment" if kind == "comment" else "atom", token.rstrip(), start)
+            node = SyntaxNode("comment" if kind == "comment" else "atom", token.rstrip(), start)
             place(node)
             finish(node, pos)
     return top.children

@@ -16,7 +16,7 @@ from sexpgpu.trace import args as A
 from sexpgpu.trace.model import ModelBuilder
 from sexpgpu.trace.optimizer import E_OPTIMIZER as E_OPTIMIZER_CODE
 from sexpgpu.trace.optimizer import Group, OptimizerSetup, OptimizerValue, make_optimizer
-from sexpgpu.trace.tensor import Tensor, current
+from sexpgpu.trace.tensor import TracedTensor, current
 
 E_LOADER = define_code(
     "E-LOADER", "bad loader declaration",
@@ -139,7 +139,7 @@ class Collector:
         self.models.enter_model(A.local_name(name))
         return NIL
 
-    def defparam(self, name: Symbol, shape: Any, *args: Any) -> Tensor:
+    def defparam(self, name: Symbol, shape: Any, *args: Any) -> TracedTensor:
         label = A.local_name(name)
         _, kw = A.split(f"defparam {label}", args, ("init", "tie", "dtype"), max_pos=0)
         return self.models.defparam(label, shape, kw.get("init"), kw.get("tie"), kw.get("dtype"))
@@ -152,7 +152,7 @@ class Collector:
         slot = self._slots.pop()
         return self.models.defchild(A.local_name(name), value, slot)
 
-    def child_param(self, child: Any, name: Any) -> Tensor:
+    def child_param(self, child: Any, name: Any) -> TracedTensor:
         label = A.local_name(name) if isinstance(name, Symbol) else str(name)
         return self.models.child_param(child, label)
 
@@ -173,7 +173,7 @@ class Collector:
             raise error(E_METRIC, f"metric {label} recorded twice",
                         expected="one (metric NAME ...) per name", actual=f"a second {label}",
                         fix="give the second metric another name")
-        if isinstance(value, Tensor):
+        if isinstance(value, TracedTensor):
             v = value.value
             if v.shape != ():
                 raise error(E_METRIC, f"metric {label} is not a scalar", expected="shape ()",

@@ -28,7 +28,7 @@ FORMS_FILE = PACKAGE / "contract" / "forms.sx"
 
 
 @dataclass
-class Compiled:
+class CompiledExperiment:
     """Everything the compiler learned: the Experiment, parameters and graphs."""
 
     experiment: Experiment
@@ -40,7 +40,7 @@ class Compiled:
     unused_evaluates: dict[str, Graph] = field(default_factory=dict)  # checked, never run
     sources: dict[str, str] = field(default_factory=dict)
     fields: dict[str, dict[str, tuple[tuple[int, ...], str]]] = field(default_factory=dict)
-    diagnostics: Any = None  # a trace.diagnostics.DiagGraph when `--diag` selected any
+    diagnostics: Any = None  # a sexpgpu.trace.health.DiagGraph when `--diag` selected any
 
     def step_graphs(self) -> list[Graph]:
         g = self.graphs
@@ -61,11 +61,11 @@ class Compiled:
 
 def make_interpreter(stdout: Any = None) -> Any:
     """An interpreter with the tensor builtins, the generic-op hook and the contract forms."""
-    import sexpgpu.trace.diagnostics  # noqa: F401 - registers the `diagnostic` builtins
+    import sexpgpu.trace.health  # noqa: F401 - registers the `diagnostic` builtins
     from sexpgpu.lisp.interp import Interpreter
     from sexpgpu.trace.builtins import BUILTINS, generic
     from sexpgpu.trace.optimizer import ctx_ref, expect_rank
-    from sexpgpu.trace.tensor import Tensor
+    from sexpgpu.trace.tensor import TracedTensor
 
     interp = Interpreter(stdout=stdout if stdout is not None else sys.stderr)
     for name, fn in BUILTINS.items():
@@ -75,7 +75,7 @@ def make_interpreter(stdout: Any = None) -> Any:
     fallback = interp.generic_op
 
     def generic_op(name: str, args: list, span: Any) -> Any:
-        if any(isinstance(a, Tensor) for a in args):
+        if any(isinstance(a, TracedTensor) for a in args):
             return generic(name, *args)
         return fallback(name, args, span)
 
@@ -116,10 +116,10 @@ def evaluate_file(path: str, selection: Selection | None = None) -> tuple[Experi
 
 
 def compile_file(path: str, selection: Selection | None = None, *, trace: bool = True,
-                 diagnostics: list[str] | None = None) -> Compiled:
+                 diagnostics: list[str] | None = None) -> CompiledExperiment:
     selection = selection or Selection()
     exp, collector, shape, interp = evaluate_file(path, selection)
-    compiled = Compiled(exp, selection, sources=dict(interp.sources))
+    compiled = CompiledExperiment(exp, selection, sources=dict(interp.sources))
     if not trace:
         return compiled
     model_name = exp.top_model or shape.models[-1]
@@ -141,7 +141,7 @@ def compile_file(path: str, selection: Selection | None = None, *, trace: bool =
                                    compiled.fields[train_loader.name], train_loader.batch,
                                    run.microbatches, exp.span("defobjective"))
     if diagnostics:  # `--diag` patterns: one more graph, only for the selected names
-        from sexpgpu.trace.diagnostics import trace_diagnostics
+        from sexpgpu.trace.health import trace_diagnostics
 
         compiled.diagnostics = trace_diagnostics(
             tracer, exp.objective, exp.optimizer, compiled.graphs.groups,

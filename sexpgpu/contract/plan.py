@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from sexpgpu.ir.graph import Graph, Node, Value
 
 if TYPE_CHECKING:
-    from sexpgpu.contract.compile import Compiled
+    from sexpgpu.contract.compile import CompiledExperiment
 
 BYTES = {"f32": 4, "bf16": 2, "f16": 2, "i32": 4, "i64": 8, "bool": 1}
 # ops that move or view data without arithmetic
@@ -110,7 +110,7 @@ def _hyper(value: Any) -> Any:
     return to_python(value)
 
 
-def plan_json(c: Compiled) -> dict[str, Any]:
+def plan_json(c: CompiledExperiment) -> dict[str, Any]:
     exp = c.experiment
     params = [{"path": p.path, "shape": list(p.shape), "count": p.count, "dtype": p.dtype,
                "init": p.init.to_json(), "tied": list(p.tied)} for p in c.params]
@@ -170,8 +170,8 @@ def _dataclass_json(obj: Any) -> dict[str, Any]:
     return asdict(obj)
 
 
-def run_plan(c: Compiled) -> Any:
-    """The RunPlan the runtime trains from (the graphs travel beside it in Compiled)."""
+def run_plan(c: CompiledExperiment) -> Any:
+    """The RunPlan the runtime trains from (the graphs travel beside it in CompiledExperiment)."""
     import hashlib
 
     import orjson

@@ -1,4 +1,4 @@
-"""The Program the training loop drives, made from a compiled run file: the step
+"""The TrainingProgram the training loop drives, made from a compiled run file: the step
 graphs go through `kernels.compile` once, and each call is one dispatch into the
 generated step function. Parameters are initialised from the counter-based RNG."""
 
@@ -55,8 +55,8 @@ def _zeros_for(graph: Graph, role: str) -> dict[str, np.ndarray]:
     return {v.name: np.zeros(v.shape, NP_DTYPES[v.dtype]) for v in graph.inputs if v.role == role}
 
 
-class CompiledProgram:
-    """Implements the runtime's Program protocol over kernels compiled from the graphs."""
+class KernelProgram:
+    """Implements the runtime's TrainingProgram protocol over kernels compiled from the graphs."""
 
     def __init__(self, compiled: Any, seed: int, device: str = "cpu", diag_every: int = 0):
         from sexpgpu import kernels
@@ -82,11 +82,11 @@ class CompiledProgram:
         self._diag = None  # the `--diag` graph, sampled before the update (diagnostics.md)
         diag = getattr(compiled, "diagnostics", None)
         if diag is not None and diag.graph is not None and diag_every > 0:
-            from sexpgpu.runtime.diagnostics import DiagSampler
+            from sexpgpu.runtime.health import DiagSampler
 
             self._diag = DiagSampler(diag.graph, _ctx_names(diag.graph), diag_every, device)
 
-    # -- the Program protocol ---------------------------------------------------
+    # -- the TrainingProgram protocol ---------------------------------------------------
 
     def params(self) -> dict[str, np.ndarray]:
         return self._params

@@ -1,4 +1,4 @@
-"""The training loop: drive a compiled Program through a RunPlan, nanoGPT-style.
+"""The training loop: drive a compiled TrainingProgram through a RunPlan, nanoGPT-style.
 
 Reads top to bottom: prepare the run directory (new, or resumed from a checkpoint),
 open the loaders, then for each step build the microbatches, call the program,

@@ -1,7 +1,7 @@
-"""A Program in plain numpy: softmax regression with hand-written gradients and Adam.
+"""A TrainingProgram in plain numpy: softmax regression with hand-written gradients and Adam.
 
 It stands in for a compiled step where the compiler is not involved (the runtime's
-tests) and shows what a Program must do: accumulate gradients over microbatches,
+tests) and shows what a TrainingProgram must do: accumulate gradients over microbatches,
 read its schedule from ctx, update params and optimizer state in place.
 """
 

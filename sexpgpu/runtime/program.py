@@ -1,4 +1,4 @@
-"""The Program: the one interface between a compiled training step and the runtime.
+"""The TrainingProgram: the one interface between a compiled training step and the runtime.
 
 The compiler produces a RunPlan (spec.py) and an object with these methods; the
 loop (loop.py) drives it and never looks inside. `numpy_program.py` is a small
@@ -26,7 +26,7 @@ CTX_KEYS = ("step", "microstep", "microbatches", "epoch", "samples", "tokens", "
 
 
 @runtime_checkable
-class Program(Protocol):
+class TrainingProgram(Protocol):
     """A compiled experiment, as the runtime sees it."""
 
     def params(self) -> dict[str, np.ndarray]:

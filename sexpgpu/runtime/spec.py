@@ -85,7 +85,7 @@ class RunSpec:
 
 @dataclass
 class RunPlan:
-    """The compiler's description of one run (the Program is handed over beside it).
+    """The compiler's description of one run (the TrainingProgram is handed over beside it).
 
     file: the run file's path; its directory anchors relative data paths.
     selection: the knobs/variant bound for this run (`{"lr": 0.01, "variant": "small"}`).

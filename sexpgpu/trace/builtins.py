@@ -13,7 +13,7 @@ from sexpgpu.ir.ops.registry import ShapeRuleError
 from sexpgpu.ir.types import FLOAT_DTYPES
 from sexpgpu.lisp.types import keyword
 from sexpgpu.trace import args as A
-from sexpgpu.trace.tensor import Tensor, at_site, current, site, wrap
+from sexpgpu.trace.tensor import TracedTensor, at_site, current, site, wrap
 
 BUILTINS: dict[str, Callable[..., Any]] = {}
 
@@ -58,8 +58,8 @@ class _Checked:
 
 
 def tensor(fn: str, x: Any, like: Value | None = None) -> Value:
-    """A Tensor's value, or a number as a scalar constant (of `like`'s dtype)."""
-    if isinstance(x, Tensor):
+    """A TracedTensor's value, or a number as a scalar constant (of `like`'s dtype)."""
+    if isinstance(x, TracedTensor):
         return x.value
     if A.is_number(x):
         g = current().graph
@@ -88,22 +88,22 @@ def promote(g: Graph, a: Value, b: Value) -> tuple[Value, Value]:
     return a, b
 
 
-def binary(op: str, a: Any, b: Any) -> Tensor:
+def binary(op: str, a: Any, b: Any) -> TracedTensor:
     """A broadcasting binary op; plain numbers take the tensor's dtype."""
     with at_site() as g:
-        av = tensor(op, a, b.value if isinstance(b, Tensor) else None)
+        av = tensor(op, a, b.value if isinstance(b, TracedTensor) else None)
         bv = tensor(op, b, av)
         av, bv = promote(g, av, bv)
-        return Tensor(g.apply(op, av, bv))
+        return TracedTensor(g.apply(op, av, bv))
 
 
-def unary(op: str, x: Any) -> Tensor:
+def unary(op: str, x: Any) -> TracedTensor:
     with at_site() as g:
         v = tensor(op, x)
         if op not in ("neg", "abs", "relu", "sign", "square", "logical_not", "stop_gradient") \
                 and v.dtype not in FLOAT_DTYPES:
             v = g.apply("cast", v, dtype="f32")
-        return Tensor(g.apply(op, v))
+        return TracedTensor(g.apply(op, v))
 
 
 def _float(g: Graph, v: Value) -> Value:
@@ -139,7 +139,7 @@ def generic(name: str, *args: Any) -> Any:
 
 
 @builtin("==")
-def equal(a: Any, b: Any) -> Tensor:
+def equal(a: Any, b: Any) -> TracedTensor:
     """Elementwise equality -> :bool (CL's `=` compares numbers, so tensors have `==`)."""
     return binary("eq", a, b)
 
@@ -148,16 +148,17 @@ def equal(a: Any, b: Any) -> Tensor:
 
 
 @builtin("@", "matmul")
-def matmul(a: Any, b: Any) -> Tensor:
+def matmul(a: Any, b: Any) -> TracedTensor:
     """Batched matrix product with numpy semantics: (..., m, k) @ (..., k, n)."""
     with at_site() as g:
         av, bv = tensor("@", a), tensor("@", b)
         if len(av.shape) == 1:
             av = build.unsqueeze(g, av, 0)
-            return Tensor(build.squeeze(g, g.apply("matmul", av, _rank2(g, bv)), -2))
+            return TracedTensor(build.squeeze(g, g.apply("matmul", av, _rank2(g, bv)), -2))
         if len(bv.shape) == 1:
-            return Tensor(build.squeeze(g, g.apply("matmul", av, build.unsqueeze(g, bv, -1)), -1))
-        return Tensor(g.apply("matmul", av, bv))
+            column = build.unsqueeze(g, bv, -1)
+            return TracedTensor(build.squeeze(g, g.apply("matmul", av, column), -1))
+        return TracedTensor(g.apply("matmul", av, bv))
 
 
 def _rank2(g: Graph, v: Value) -> Value:
@@ -165,7 +166,7 @@ def _rank2(g: Graph, v: Value) -> Value:
 
 
 def _reduction(name: str, op: str) -> None:
-    def reduce(*args: Any) -> Tensor:
+    def reduce(*args: Any) -> TracedTensor:
         (x,), kw = A.split(name, args, ("axis", "keep"), min_pos=1, max_pos=1)
         with at_site() as g:
             v = tensor(name, x)
@@ -174,10 +175,10 @@ def _reduction(name: str, op: str) -> None:
             if op == "sum":
                 if v.dtype == "bool":
                     v = g.apply("cast", v, dtype="i64")
-                return Tensor(g.apply("sum", v, axes=ax, keepdims=keep))
+                return TracedTensor(g.apply("sum", v, axes=ax, keepdims=keep))
             if op in ("amax", "amin"):
-                return Tensor(g.apply(op, v, axes=ax, keepdims=keep))
-            return Tensor(getattr(build, op)(g, _float(g, v), ax, keep))
+                return TracedTensor(g.apply(op, v, axes=ax, keepdims=keep))
+            return TracedTensor(getattr(build, op)(g, _float(g, v), ax, keep))
 
     reduce.__doc__ = f"({name} x &key axis keep): {op} over axis (all by default)"
     builtin(name)(reduce)
@@ -189,11 +190,11 @@ for _name, _op in (("sum", "sum"), ("mean", "mean"), ("amax", "amax"), ("amin", 
 
 
 @builtin("argmax")
-def argmax(*args: Any) -> Tensor:
+def argmax(*args: Any) -> TracedTensor:
     (x,), kw = A.split("argmax", args, ("axis", "keep"), min_pos=1, max_pos=1)
     axis = A.integer("argmax", kw.get("axis", -1), "axis")
     with at_site() as g:
-        return Tensor(g.apply("argmax", tensor("argmax", x), axis=axis,
+        return TracedTensor(g.apply("argmax", tensor("argmax", x), axis=axis,
                               keepdims=A.flag(kw.get("keep"))))
 
 
@@ -201,7 +202,7 @@ def argmax(*args: Any) -> Tensor:
 
 
 @builtin("reshape")
-def reshape(x: Any, shape: Any) -> Tensor:
+def reshape(x: Any, shape: Any) -> TracedTensor:
     """(reshape x shape): one entry may be -1 (inferred)."""
     dims = list(A.int_list("reshape", shape))
     with at_site() as g:
@@ -210,45 +211,46 @@ def reshape(x: Any, shape: Any) -> Tensor:
             known = prod(d for d in dims if d != -1)
             if known and v.type.size % known == 0:
                 dims[dims.index(-1)] = v.type.size // known
-        return Tensor(g.apply("reshape", v, shape=tuple(dims)))
+        return TracedTensor(g.apply("reshape", v, shape=tuple(dims)))
 
 
 @builtin("permute")
-def permute(x: Any, perm: Any) -> Tensor:
+def permute(x: Any, perm: Any) -> TracedTensor:
     with at_site() as g:
-        return Tensor(g.apply("permute", tensor("permute", x),
+        return TracedTensor(g.apply("permute", tensor("permute", x),
                               perm=A.int_list("permute", perm, "perm")))
 
 
 @builtin("transpose")
-def transpose(x: Any, a: int = -2, b: int = -1) -> Tensor:
+def transpose(x: Any, a: int = -2, b: int = -1) -> TracedTensor:
     """(transpose x &optional a b): swap two axes, the last two by default."""
     with at_site() as g:
-        return Tensor(build.transpose(g, tensor("transpose", x), A.integer("transpose", a),
+        return TracedTensor(build.transpose(g, tensor("transpose", x), A.integer("transpose", a),
                                       A.integer("transpose", b)))
 
 
 @builtin("squeeze")
-def squeeze(x: Any, axis: Any = None) -> Tensor:
+def squeeze(x: Any, axis: Any = None) -> TracedTensor:
     with at_site() as g:
-        return Tensor(build.squeeze(g, tensor("squeeze", x), A.axes("squeeze", axis)))
+        return TracedTensor(build.squeeze(g, tensor("squeeze", x), A.axes("squeeze", axis)))
 
 
 @builtin("unsqueeze")
-def unsqueeze(x: Any, axis: Any) -> Tensor:
+def unsqueeze(x: Any, axis: Any) -> TracedTensor:
     with at_site() as g:
-        return Tensor(build.unsqueeze(g, tensor("unsqueeze", x), A.integer("unsqueeze", axis)))
+        axis = A.integer("unsqueeze", axis)
+        return TracedTensor(build.unsqueeze(g, tensor("unsqueeze", x), axis))
 
 
 @builtin("broadcast-to")
-def broadcast_to(x: Any, shape: Any) -> Tensor:
+def broadcast_to(x: Any, shape: Any) -> TracedTensor:
     with at_site() as g:
-        return Tensor(g.apply("broadcast_to", tensor("broadcast-to", x),
+        return TracedTensor(g.apply("broadcast_to", tensor("broadcast-to", x),
                               shape=A.int_list("broadcast-to", shape)))
 
 
 @builtin("slice")
-def slice_(*args: Any) -> Tensor:
+def slice_(*args: Any) -> TracedTensor:
     """(slice x :axis a :start s :end e): elements start..end-1 along one axis."""
     (x,), kw = A.split("slice", args, ("axis", "start", "end"), min_pos=1, max_pos=1)
     with at_site() as g:
@@ -261,7 +263,7 @@ def slice_(*args: Any) -> Tensor:
         ax = axis % n_dims if n_dims and -n_dims <= axis < n_dims else axis
         starts = tuple(start if i == ax else None for i in range(n_dims))
         stops = tuple(end if i == ax else None for i in range(n_dims))
-        return Tensor(g.apply("slice", v, starts=starts, stops=stops, steps=None))
+        return TracedTensor(g.apply("slice", v, starts=starts, stops=stops, steps=None))
 
 
 def _tensor_list(fn: str, xs: Any) -> list[Value]:
@@ -275,97 +277,99 @@ def _tensor_list(fn: str, xs: Any) -> list[Value]:
 
 
 @builtin("concat")
-def concat(*args: Any) -> Tensor:
+def concat(*args: Any) -> TracedTensor:
     """(concat (list a b ...) :axis k)."""
     (xs,), kw = A.split("concat", args, ("axis",), min_pos=1, max_pos=1)
     with at_site() as g:
-        return Tensor(g.apply("concat", *_tensor_list("concat", xs),
+        return TracedTensor(g.apply("concat", *_tensor_list("concat", xs),
                               axis=A.integer("concat", kw.get("axis", 0), "axis")))
 
 
 @builtin("stack")
-def stack(*args: Any) -> Tensor:
+def stack(*args: Any) -> TracedTensor:
     (xs,), kw = A.split("stack", args, ("axis",), min_pos=1, max_pos=1)
     with at_site() as g:
-        return Tensor(build.stack(g, _tensor_list("stack", xs),
+        return TracedTensor(build.stack(g, _tensor_list("stack", xs),
                                   A.integer("stack", kw.get("axis", 0), "axis")))
 
 
 @builtin("take")
-def take(table: Any, idx: Any) -> Tensor:
+def take(table: Any, idx: Any) -> TracedTensor:
     """(take table idx): rows of `table` (V, ...) at integer `idx` -> (*idx, ...)."""
     with at_site() as g:
-        return Tensor(g.apply("take", tensor("take", table), tensor("take", idx)))
+        return TracedTensor(g.apply("take", tensor("take", table), tensor("take", idx)))
 
 
 @builtin("one-hot")
-def one_hot(*args: Any) -> Tensor:
+def one_hot(*args: Any) -> TracedTensor:
     (idx, n), kw = A.split("one-hot", args, ("dtype",), min_pos=2, max_pos=2)
     with at_site() as g:
         dtype = A.dtype("one-hot", kw["dtype"]) if "dtype" in kw else "f32"
-        return Tensor(build.one_hot(g, tensor("one-hot", idx), A.integer("one-hot", n), dtype))
+        n = A.integer("one-hot", n)
+        return TracedTensor(build.one_hot(g, tensor("one-hot", idx), n, dtype))
 
 
 @builtin("where")
-def where(cond: Any, a: Any, b: Any) -> Tensor:
+def where(cond: Any, a: Any, b: Any) -> TracedTensor:
     with at_site() as g:
         c = tensor("where", cond)
-        av = tensor("where", a, b.value if isinstance(b, Tensor) else None)
+        av = tensor("where", a, b.value if isinstance(b, TracedTensor) else None)
         bv = tensor("where", b, av)
         av, bv = promote(g, av, bv)
-        return Tensor(g.apply("where", c, av, bv))
+        return TracedTensor(g.apply("where", c, av, bv))
 
 
 @builtin("masked-fill")
-def masked_fill(x: Any, mask: Any, value: Any) -> Tensor:
+def masked_fill(x: Any, mask: Any, value: Any) -> TracedTensor:
     with at_site() as g:
-        return Tensor(build.masked_fill(g, tensor("masked-fill", x), tensor("masked-fill", mask),
-                                        A.number("masked-fill", value)))
+        return TracedTensor(build.masked_fill(g, tensor("masked-fill", x),
+                                              tensor("masked-fill", mask),
+                                              A.number("masked-fill", value)))
 
 
 @builtin("causal-mask")
-def causal_mask(t: Any) -> Tensor:
+def causal_mask(t: Any) -> TracedTensor:
     """(causal-mask t): bool (t t), true where a position may attend (column <= row)."""
     with at_site() as g:
-        return Tensor(build.causal_mask(g, A.integer("causal-mask", t)))
+        return TracedTensor(build.causal_mask(g, A.integer("causal-mask", t)))
 
 
 @builtin("iota")
-def iota(*args: Any) -> Tensor:
+def iota(*args: Any) -> TracedTensor:
     (n,), kw = A.split("iota", args, ("dtype",), min_pos=1, max_pos=1)
     with at_site() as g:
         dtype = A.dtype("iota", kw["dtype"]) if "dtype" in kw else "i64"
-        return Tensor(build.iota_along(g, A.integer("iota", n), 0, 1, dtype))
+        return TracedTensor(build.iota_along(g, A.integer("iota", n), 0, 1, dtype))
 
 
-def _filled(fn: str, args: tuple, value: float | None) -> Tensor:
+def _filled(fn: str, args: tuple, value: float | None) -> TracedTensor:
     n_pos = 1 if value is not None else 2
     pos, kw = A.split(fn, args, ("dtype",), min_pos=n_pos, max_pos=n_pos)
     fill = value if value is not None else A.number(fn, pos[1])
     with at_site() as g:
         dtype = A.dtype(fn, kw["dtype"]) if "dtype" in kw else "f32"
-        return Tensor(g.apply("full", shape=A.int_list(fn, pos[0]), dtype=dtype, value=fill))
+        return TracedTensor(g.apply("full", shape=A.int_list(fn, pos[0]), dtype=dtype, value=fill))
 
 
 @builtin("zeros")
-def zeros(*args: Any) -> Tensor:
+def zeros(*args: Any) -> TracedTensor:
     return _filled("zeros", args, 0.0)
 
 
 @builtin("ones")
-def ones(*args: Any) -> Tensor:
+def ones(*args: Any) -> TracedTensor:
     return _filled("ones", args, 1.0)
 
 
 @builtin("full")
-def full(*args: Any) -> Tensor:
+def full(*args: Any) -> TracedTensor:
     return _filled("full", args, None)
 
 
 @builtin("cast")
-def cast(x: Any, dtype: Any) -> Tensor:
+def cast(x: Any, dtype: Any) -> TracedTensor:
     with at_site() as g:
-        return Tensor(g.apply("cast", tensor("cast", x), dtype=A.dtype("cast", dtype)))
+        return TracedTensor(g.apply("cast", tensor("cast", x), dtype=A.dtype("cast", dtype)))
 
 
 # -- activations and normalisers ---------------------------------------------------
@@ -377,23 +381,23 @@ for _lisp, _op in (("relu", "relu"), ("gelu", "gelu"), ("silu", "silu"), ("sign"
 
 
 @builtin("softmax")
-def softmax(*args: Any) -> Tensor:
+def softmax(*args: Any) -> TracedTensor:
     (x,), kw = A.split("softmax", args, ("axis",), min_pos=1, max_pos=1)
     with at_site() as g:
         v = _float(g, tensor("softmax", x))
-        return Tensor(build.softmax(g, v, A.integer("softmax", kw.get("axis", -1), "axis")))
+        return TracedTensor(build.softmax(g, v, A.integer("softmax", kw.get("axis", -1), "axis")))
 
 
 @builtin("log-softmax")
-def log_softmax(*args: Any) -> Tensor:
+def log_softmax(*args: Any) -> TracedTensor:
     (x,), kw = A.split("log-softmax", args, ("axis",), min_pos=1, max_pos=1)
     with at_site() as g:
         v = _float(g, tensor("log-softmax", x))
-        return Tensor(build.log_softmax(g, v, A.integer("log-softmax", kw.get("axis", -1))))
+        return TracedTensor(build.log_softmax(g, v, A.integer("log-softmax", kw.get("axis", -1))))
 
 
 @builtin("dropout")
-def dropout(x: Any, p: Any) -> Tensor:
+def dropout(x: Any, p: Any) -> TracedTensor:
     """(dropout x p): zero each element with probability p during training, scale by
     1/(1-p); the identity in evaluate graphs. The mask comes from the counter-based RNG."""
     rate = float(A.number("dropout", p, "p"))
@@ -401,17 +405,17 @@ def dropout(x: Any, p: Any) -> Tensor:
         raise A.fail("dropout: p must be in [0, 1)", expected="0 <= p < 1", actual=str(rate))
     trace = current()
     if trace.mode != "train" or rate == 0.0:
-        return x if isinstance(x, Tensor) else Tensor(tensor("dropout", x))
+        return x if isinstance(x, TracedTensor) else TracedTensor(tensor("dropout", x))
     with at_site() as g:
         v = tensor("dropout", x)
         seed = trace.rng_input()
-        return Tensor(g.apply("dropout", v, seed, p=rate, stream=trace.next_stream()))
+        return TracedTensor(g.apply("dropout", v, seed, p=rate, stream=trace.next_stream()))
 
 
 # -- convolution and pooling ---------------------------------------------------
 
 
-def _conv(fn: str, args: tuple) -> Tensor:
+def _conv(fn: str, args: tuple) -> TracedTensor:
     (x, w), kw = A.split(fn, args, ("stride", "padding"), min_pos=2, max_pos=2)
     stride = A.int_list(fn, kw.get("stride", 1), ":stride")
     padding = A.int_list(fn, kw.get("padding", 0), ":padding")
@@ -425,7 +429,7 @@ def _conv(fn: str, args: tuple) -> Tensor:
                 actual=f"x {_fmt(xv.shape)}, w {_fmt(wv.shape)}")
         stride_t = stride * nsp if len(stride) == 1 else stride
         padding_t = padding * nsp if len(padding) == 1 else padding
-        return Tensor(build.conv(g, xv, wv, stride_t, padding_t))
+        return TracedTensor(build.conv(g, xv, wv, stride_t, padding_t))
 
 
 def _fmt(shape: tuple[int, ...]) -> str:
@@ -433,36 +437,36 @@ def _fmt(shape: tuple[int, ...]) -> str:
 
 
 @builtin("conv1d")
-def conv1d(*args: Any) -> Tensor:
+def conv1d(*args: Any) -> TracedTensor:
     """(conv1d x w &key stride padding): x (N C L), w (O C K) -> (N O L')."""
     return _conv("conv1d", args)
 
 
 @builtin("conv2d")
-def conv2d(*args: Any) -> Tensor:
+def conv2d(*args: Any) -> TracedTensor:
     """(conv2d x w &key stride padding): x (N C H W), w (O C KH KW)."""
     return _conv("conv2d", args)
 
 
-def _pool(fn: str, kind: str, args: tuple) -> Tensor:
+def _pool(fn: str, kind: str, args: tuple) -> TracedTensor:
     (x, k), kw = A.split(fn, args, ("stride",), min_pos=2, max_pos=2)
     with at_site() as g:
         v = tensor(fn, x)
         nsp = max(1, len(v.shape) - 2)
         kernel = A.int_list(fn, k, "kernel")
         stride = A.int_list(fn, kw["stride"], ":stride") if "stride" in kw else None
-        return Tensor(build.pool(g, v, kernel if len(kernel) > 1 else kernel[0],
+        return TracedTensor(build.pool(g, v, kernel if len(kernel) > 1 else kernel[0],
                                  None if stride is None else (stride if len(stride) > 1
                                                               else stride[0]), kind, nsp))
 
 
 @builtin("max-pool")
-def max_pool(*args: Any) -> Tensor:
+def max_pool(*args: Any) -> TracedTensor:
     return _pool("max-pool", "max", args)
 
 
 @builtin("avg-pool")
-def avg_pool(*args: Any) -> Tensor:
+def avg_pool(*args: Any) -> TracedTensor:
     return _pool("avg-pool", "avg", args)
 
 
@@ -491,11 +495,11 @@ def dtype(x: Any) -> Any:
 
 @builtin("tensorp")
 def tensorp(x: Any) -> Any:
-    return A.boolean(isinstance(x, Tensor))
+    return A.boolean(isinstance(x, TracedTensor))
 
 
-def _need(fn: str, x: Any) -> Tensor:
-    if not isinstance(x, Tensor):
+def _need(fn: str, x: Any) -> TracedTensor:
+    if not isinstance(x, TracedTensor):
         raise A.fail(f"{fn}: expected a tensor", expected="a tensor", actual=A.show(x))
     return x
 

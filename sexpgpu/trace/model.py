@@ -13,7 +13,7 @@ from sexpgpu.diagnostics import Span, define_code, error
 from sexpgpu.ir.graph import Value
 from sexpgpu.lisp.types import NIL, Cons, Symbol, to_py
 from sexpgpu.trace import args as A
-from sexpgpu.trace.tensor import Tensor, current, site
+from sexpgpu.trace.tensor import TracedTensor, current, site
 
 E_MODEL = define_code(
     "E-MODEL", "malformed model",
@@ -74,7 +74,7 @@ class Scope:
         self.kind = kind                      # "root", "child" or "instance"
         self.instances: list[Scope] = []      # for child slots: constructors called inside
         self.is_list = False
-        self.locals: dict[str, Any] = {}      # instance: local name -> Tensor or child value
+        self.locals: dict[str, Any] = {}      # instance: local name -> TracedTensor or child value
         self.model: str = ""
 
     def parts(self) -> list[str]:
@@ -139,7 +139,7 @@ class ModelBuilder:
                         actual=A.show(forward), fix="end the defmodel body with a lambda",
                         notes=list(notes))
         self._children[id(forward)] = scope
-        from sexpgpu.trace.diagnostics import wrap_forward
+        from sexpgpu.trace.health import wrap_forward
 
         wrapped = wrap_forward(forward, scope)  # itself, unless tracing the diagnostics graph
         self._children[id(wrapped)] = scope
@@ -162,13 +162,13 @@ class ModelBuilder:
                         actual=f"a second {form} {name}", fix=f"rename one of the two `{name}`",
                         notes=list(notes))
 
-    def defparam(self, name: str, shape: Any, init: Any, tie: Any, dtype: Any) -> Tensor:
+    def defparam(self, name: str, shape: Any, init: Any, tie: Any, dtype: Any) -> TracedTensor:
         scope = self._instance("defparam")
         self._claim(scope, name, "defparam")
         span, _ = site()
         trace = current("defparam")
         if tie is not None and tie is not NIL:
-            if not isinstance(tie, Tensor) or tie.value.role != "param":
+            if not isinstance(tie, TracedTensor) or tie.value.role != "param":
                 raise A.fail(f"defparam {name}: :tie needs a parameter", expected="a parameter "
                              "such as (child-param wte 'weight)", actual=A.show(tie))
             if shape is not None and shape is not NIL and _shape(name, shape) != tie.shape:
@@ -183,7 +183,7 @@ class ModelBuilder:
         spec_init = parse_init(init, dims)
         value = trace.graph.input(name, dims, kind, role="param")
         self._pending.append(_Pending(scope, name, value, span, init=spec_init))
-        tensor = Tensor(value)
+        tensor = TracedTensor(value)
         scope.locals[name] = tensor
         return tensor
 
@@ -203,12 +203,12 @@ class ModelBuilder:
         self._stack.append(slot)
         return slot
 
-    def child_param(self, child: Any, name: str) -> Tensor:
+    def child_param(self, child: Any, name: str) -> TracedTensor:
         scope = self._children.get(id(child))
         found = scope.locals.get(name) if scope is not None else None
-        if not isinstance(found, Tensor):
+        if not isinstance(found, TracedTensor):
             known = sorted(k for k, v in (scope.locals.items() if scope else ())
-                           if isinstance(v, Tensor))
+                           if isinstance(v, TracedTensor))
             raise A.fail(f"child-param: no parameter `{name}`",
                          expected=f"one of: {', '.join(known) or '(not a model child)'}",
                          actual=name)

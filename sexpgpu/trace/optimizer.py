@@ -14,7 +14,7 @@ from sexpgpu.ir.graph import Graph, Value
 from sexpgpu.lisp.types import Foreign, Symbol, to_py
 from sexpgpu.trace import args as A
 from sexpgpu.trace.model import ParamSpec
-from sexpgpu.trace.tensor import Tensor
+from sexpgpu.trace.tensor import TracedTensor
 
 E_OPTIMIZER = define_code(
     "E-OPTIMIZER", "bad optimizer configuration",
@@ -177,20 +177,20 @@ class Ctx(Foreign):
         return "#<ctx>"
 
 
-def ctx_ref(ctx: Any, field_: Any) -> Tensor:
+def ctx_ref(ctx: Any, field_: Any) -> TracedTensor:
     if not isinstance(ctx, Ctx):
         raise A.fail("ctx-ref: expected the ctx", expected="the ctx argument of a schedule",
                      actual=A.show(ctx))
     name = A.kw_name(field_) if A.is_keyword(field_) else A.show(field_)
-    return Tensor(ctx.get(name))
+    return TracedTensor(ctx.get(name))
 
 
 def expect_rank(param: Any, rank: Any, who: Any) -> Any:
     """(expect-rank p 2 "muon"): an update rule that only fits some parameters says so."""
-    if isinstance(param, Tensor) and len(param.shape) == rank:
+    if isinstance(param, TracedTensor) and len(param.shape) == rank:
         return param
-    shape = _fmt(param.shape) if isinstance(param, Tensor) else A.show(param)
-    name = param.value.name if isinstance(param, Tensor) else "?"
+    shape = _fmt(param.shape) if isinstance(param, TracedTensor) else A.show(param)
+    name = param.value.name if isinstance(param, TracedTensor) else "?"
     raise error(E_OPTIMIZER, f"{who} updates parameters of rank {rank}, not `{name}`",
                 expected=f"a parameter with {rank} dimensions", actual=f"{name} {shape}",
                 fix="give it another optimizer with a group, e.g. :groups ((:ndim 1 "
@@ -232,7 +232,7 @@ def check_hyper(group: Group, name: str, value: Any) -> Any:
 
     if A.is_number(value) or value is T or value is NIL:
         return value
-    if isinstance(value, Tensor) and value.shape == ():
+    if isinstance(value, TracedTensor) and value.shape == ():
         return value
     what = "a schedule returned " if is_schedule(group.optimizer.hypers[name]) else ""
     raise error(E_OPTIMIZER, f"{group.optimizer.name} :{name} is not a number", group.span,
@@ -263,8 +263,8 @@ def trace_update(interp: Any, g: Graph, group: Group, param: Value, grad: Value,
     states = []
     for name, _opts in opt.states:
         states.append(g.input(f"opt/{param.name}/{name}", param.shape, "f32", role="state"))
-    result = interp.call(opt.update, Tensor(param), Tensor(grad), ctx,
-                         *[Tensor(s) for s in states], *hypers)
+    result = interp.call(opt.update, TracedTensor(param), TracedTensor(grad), ctx,
+                         *[TracedTensor(s) for s in states], *hypers)
     items = to_py(result)
     new_param = _as_value(g, items[0], param, f"{opt.name}'s update of {param.name}")
     g.update(param, new_param)
@@ -274,7 +274,7 @@ def trace_update(interp: Any, g: Graph, group: Group, param: Value, grad: Value,
 
 
 def _as_value(g: Graph, x: Any, like: Value, what: str) -> Value:
-    if isinstance(x, Tensor):
+    if isinstance(x, TracedTensor):
         v = x.value
     elif A.is_number(x):
         v = build.scalar(g, float(x), like.dtype)

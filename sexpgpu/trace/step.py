@@ -20,7 +20,7 @@ from sexpgpu.trace.optimizer import (
     clip_grads,
     resolve_hyper,
 )
-from sexpgpu.trace.tensor import Tensor, Trace, tracing
+from sexpgpu.trace.tensor import Trace, TracedTensor, tracing
 
 E_LOSS = define_code(
     "E-LOSS", "objective does not return a scalar loss",
@@ -79,15 +79,15 @@ class Tracer:
             if wanted is not None and name not in wanted:
                 continue
             value = g.input(f"data/{name}", (batch,) + tuple(shape), dtype, role="data")
-            args += [keyword(name.upper()), Tensor(value)]
+            args += [keyword(name.upper()), TracedTensor(value)]
         return args
 
     def _loss(self, g: Graph, fn: Any, forward: Any, data: list[Any], span: Span | None) -> Value:
         loss = self.interp.call(fn, forward, *data)
-        if not isinstance(loss, Tensor) or loss.shape != () or not loss.value.type.is_float:
+        if not isinstance(loss, TracedTensor) or loss.shape != () or not loss.value.type.is_float:
             from sexpgpu.trace.args import show
 
-            actual = (f"{loss.dtype} tensor of shape {loss.shape}" if isinstance(loss, Tensor)
+            actual = (f"{loss.dtype} tensor of shape {loss.shape}" if isinstance(loss, TracedTensor)
                       else show(loss))
             raise error(E_LOSS, "the objective must return a float scalar", span,
                         expected="a float tensor of shape ()", actual=actual,
@@ -199,7 +199,7 @@ class Tracer:
 
 
 def _scalar(g: Graph, value: Any) -> Value:
-    return value.value if isinstance(value, Tensor) else build.scalar(g, float(value), "f32")
+    return value.value if isinstance(value, TracedTensor) else build.scalar(g, float(value), "f32")
 
 
 class _at_optimizer:  # noqa: N801 - a context manager, used like one

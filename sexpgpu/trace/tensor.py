@@ -23,7 +23,7 @@ E_TRACE = define_code(
 Site = tuple[Span | None, tuple[Note, ...]]
 
 
-class Tensor(Foreign, OfValue):
+class TracedTensor(Foreign, OfValue):
     """A symbolic tensor: an IR value of the graph being traced."""
 
     __slots__ = ("value",)
@@ -124,7 +124,7 @@ class at_site:  # noqa: N801 - used as `with at_site() as g`, like a contextmana
 def wrap(value: Any) -> Any:
     """IR values become Tensors; tuples of values stay tuples of Tensors."""
     if isinstance(value, Value):
-        return Tensor(value)
+        return TracedTensor(value)
     if isinstance(value, tuple):
         return tuple(wrap(v) for v in value)
     return value

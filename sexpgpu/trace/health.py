@@ -1,4 +1,5 @@
-"""Run diagnostics at trace time: `(diagnostic NAME EXPR :reduce R)`, the built-in set
+"""Run diagnostics (training-health numbers, docs/diagnostics.md; not the error
+reports of sexpgpu.diagnostics) at trace time: `(diagnostic NAME EXPR :reduce R)`, the built-in set
 (grad/weight norms, update/weight ratios, activation RMS) and the one extra graph that
 computes the ones `--diag` selects. Nothing here adds a node to any other graph."""
 
@@ -17,7 +18,7 @@ from sexpgpu.ir.types import FLOAT_DTYPES
 from sexpgpu.lisp.types import MV, NIL, Symbol
 from sexpgpu.trace import args as A
 from sexpgpu.trace.builtins import builtin
-from sexpgpu.trace.tensor import Tensor, current, site
+from sexpgpu.trace.tensor import TracedTensor, current, site
 
 E_DIAG = define_code(
     "E-DIAG", "bad diagnostic",
@@ -175,7 +176,7 @@ def diagnostic(name: Any, value: Any, reduce: Any) -> Any:
         return NIL
     label, how = _label(name), _reduce(reduce)
     span, notes = site()
-    if isinstance(value, Tensor):
+    if isinstance(value, TracedTensor):
         v = value.value
     elif A.is_number(value):
         v = build.scalar(current("diagnostic").graph, float(value), "f32")
@@ -209,7 +210,7 @@ class _Forward:
         finally:
             self.recorder.scopes.pop()
         first = out[0] if type(out) is MV and out else out
-        if path and isinstance(first, Tensor) and first.dtype in FLOAT_DTYPES:
+        if path and isinstance(first, TracedTensor) and first.dtype in FLOAT_DTYPES:
             self.recorder.add(f"act-rms/{path}", first.value, "rms", site()[0])
         return out
 

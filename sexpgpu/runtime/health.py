@@ -1,6 +1,7 @@
-"""Sampling the diagnostics graph during training: on each step the cadence picks, the
+"""Run diagnostics (training-health numbers, docs/diagnostics.md): sampling the
+diagnostics graph during training: on each step the cadence picks, the
 graph sees that step's (first micro)batch, parameters and optimizer state as they were
-before the update; the loop reads the values through `Program.diagnostics(ctx)` and
+before the update; the loop reads the values through `TrainingProgram.diagnostics(ctx)` and
 writes a `diag` event."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import numpy as np
 
 from sexpgpu.diagnostics import error
 from sexpgpu.runtime.evals import due
-from sexpgpu.trace.diagnostics import E_DIAG
+from sexpgpu.trace.health import E_DIAG
 
 Inputs = Callable[[dict[str, np.ndarray], dict[str, Any], list[str]], dict[str, Any]]
 
