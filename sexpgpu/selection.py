@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sexpgpu.diagnostics import Span, define_code, error
-from sexpgpu.lisp.suggest import edit_distance
+from sexpgpu.suggest import did_you_mean
 
 E_KNOB_UNKNOWN = define_code(
     "E-KNOB-UNKNOWN", "no knob by that name",
@@ -33,23 +33,6 @@ E_SWEEP = define_code(
     "`:zip t` the values taken side by side, which needs lists of equal length). "
     "Selecting a sweep that does not exist, or a point past its end, is this error.",
 )
-
-
-def nearest(name: str, candidates: list[str]) -> str | None:
-    """The candidate closest to `name` by edit distance, if reasonably close."""
-    best, best_d = None, None
-    for cand in candidates:
-        d = edit_distance(name, cand)
-        if best_d is None or d < best_d:
-            best, best_d = cand, d
-    if best is None or best_d is None or best_d > max(2, len(name) // 2):
-        return None
-    return best
-
-
-def did_you_mean(name: str, candidates: list[str]) -> str:
-    near = nearest(name, candidates)
-    return f"did you mean `{near}`?" if near else f"use one of: {', '.join(candidates) or '-'}"
 
 
 # --------------------------------------------------------------------------

@@ -11,7 +11,8 @@ from sexpgpu.contract.values import knob_value, plist, to_lisp, to_python
 from sexpgpu.diagnostics import define_code, error
 from sexpgpu.lisp.types import NIL, Cons, Symbol, to_py
 from sexpgpu.runtime.spec import EvalSpec, LoaderSpec, RunSpec, StageSpec, TargetSpec
-from sexpgpu.selection import Binder, did_you_mean
+from sexpgpu.selection import Binder
+from sexpgpu.suggest import did_you_mean
 from sexpgpu.trace import args as A
 from sexpgpu.trace.model import ModelBuilder
 from sexpgpu.trace.optimizer import E_OPTIMIZER as E_OPTIMIZER_CODE

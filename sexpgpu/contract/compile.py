@@ -14,7 +14,8 @@ from sexpgpu.contract.experiment import Experiment
 from sexpgpu.contract.forms import FileShape, check_shape
 from sexpgpu.diagnostics import define_code, error
 from sexpgpu.ir.graph import Graph
-from sexpgpu.selection import Binder, Selection, did_you_mean
+from sexpgpu.selection import Binder, Selection
+from sexpgpu.suggest import did_you_mean
 from sexpgpu.trace.model import ModelBuilder, ParamSpec
 from sexpgpu.trace.step import StepGraphs, Tracer
 

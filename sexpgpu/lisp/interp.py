@@ -502,9 +502,9 @@ class Interpreter(Reporting):
             raise error(E_TYPE, f"{head.name} is a special form, not a function",
                         form.span if form else None)
         from sexpgpu.lisp.errors import Condition
-        from sexpgpu.lisp.suggest import did_you_mean
+        from sexpgpu.suggest import nearest
 
-        hint = did_you_mean(head.name, [s.name for s in list(self.functions) + list(self.macros)])
+        hint = nearest(head.name, [s.name for s in list(self.functions) + list(self.macros)])
         exc = error(E_UNDEFINED_FUNCTION, f"undefined function {head.name.lower()}",
                     form.span if form is not None else None,
                     fix=f"did you mean {hint.lower()}?" if hint else

@@ -81,14 +81,14 @@ class Reporting:
                            "check the recursion has a base case that is reached")
 
     def _unbound(self, sym: Symbol, env: Any) -> SexpError:
-        from sexpgpu.lisp.suggest import did_you_mean
+        from sexpgpu.suggest import nearest
 
         names = set(s.name for s in self.globals if isinstance(s, Symbol))
         e = env
         while e is not None:
             names.update(k.name for k in e.vars if type(k) is Symbol)
             e = e.parent
-        hint = did_you_mean(sym.name, names)
+        hint = nearest(sym.name, names)
         return error(E_UNBOUND, f"unbound variable {sym.name.lower()}",
                      fix=f"did you mean {hint.lower()}?" if hint
                      else "bind it with let, or define it with defvar/defparameter")

@@ -60,7 +60,7 @@ def split(fn: str, args: tuple, keys: tuple[str, ...], *, min_pos: int = 0,
                        actual=" ".join(show(a) for a in args[i:]))
         name = kw_name(key)
         if strict and name not in keys:
-            from sexpgpu.selection import did_you_mean
+            from sexpgpu.suggest import did_you_mean
 
             raise fail(f"{fn}: unknown keyword :{name}",
                        expected=" ".join(f":{k}" for k in keys) or "no keywords",

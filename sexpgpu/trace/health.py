@@ -151,7 +151,7 @@ def _reduce(reduce: Any) -> str:
     label = A.kw_name(reduce) if A.is_keyword(reduce) else None
     if label in REDUCES:
         return label
-    from sexpgpu.selection import did_you_mean
+    from sexpgpu.suggest import did_you_mean
 
     span, notes = site()
     raise error(E_DIAG, "unknown diagnostic reduction", span,
@@ -299,7 +299,7 @@ def families(names: list[str]) -> list[str]:
 
 
 def _no_match(pattern: str, available: list[str]) -> Diagnostic:
-    from sexpgpu.selection import nearest
+    from sexpgpu.suggest import nearest
 
     heads = sorted({n.partition("/")[0] for n in available})
     near = nearest(pattern.partition("/")[0].rstrip("*"), heads)

@@ -293,7 +293,7 @@ def parse_init(init: Any, shape: tuple[int, ...]) -> InitSpec:
     else:
         raise _init_error("an initialiser", init, "a keyword like :zeros or (normal 0.02)")
     if kind not in INIT_KINDS:
-        from sexpgpu.selection import did_you_mean
+        from sexpgpu.suggest import did_you_mean
 
         span, notes = site()
         raise error(E_INIT, f"unknown initialiser `{kind}`", span,

@@ -49,7 +49,7 @@ class OptimizerDef:
     def with_overrides(self, overrides: dict[str, Any], span: Span | None) -> OptimizerDef:
         for key in overrides:
             if key not in self.hypers:
-                from sexpgpu.selection import did_you_mean
+                from sexpgpu.suggest import did_you_mean
 
                 raise error(E_OPTIMIZER, f"{self.name} has no hyperparameter :{key}", span,
                             expected=" ".join(f":{h}" for h in self.hypers), actual=f":{key}",
@@ -164,7 +164,7 @@ class Ctx(Foreign):
 
     def get(self, name: str) -> Value:
         if name not in CTX_FIELDS:
-            from sexpgpu.selection import did_you_mean
+            from sexpgpu.suggest import did_you_mean
 
             raise error(E_CTX, f"ctx has no field :{name}",
                         expected=" ".join(f":{f}" for f in CTX_FIELDS), actual=f":{name}",
