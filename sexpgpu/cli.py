@@ -36,8 +36,7 @@ import traceback
 
 from sexpgpu import __version__, env
 from sexpgpu.diagnostics import E_INTERNAL, Diagnostic, SexpError, SourceMap, render_all
-
-EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_RUNTIME, EXIT_PREEMPTED = 0, 1, 2, 3, 75
+from sexpgpu.exitcodes import EXIT_ERRORS, EXIT_OK, EXIT_PREEMPTED, EXIT_USAGE
 
 # verb -> module under sexpgpu.commands exposing main(argv) -> int
 COMMANDS: dict[str, str] = {

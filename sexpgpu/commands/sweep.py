@@ -27,6 +27,7 @@ from typing import Any
 from docopt import docopt
 
 from sexpgpu.diagnostics import SexpError, define_code, error, render_all
+from sexpgpu.exitcodes import EXIT_PREEMPTED
 from sexpgpu.selection import Binder, Selection, SweepDecl, from_docopt, show, value_kind
 
 E_SWEEP_SET = define_code(
@@ -35,7 +36,6 @@ E_SWEEP_SET = define_code(
     "varies would be overridden in every point, so the sweep would run one point many times.",
 )
 
-EXIT_PREEMPTED = 75
 RUN_FLAGS = ("--runs", "--resume", "--device", "--checkpoint-every", "--log-every")
 
 

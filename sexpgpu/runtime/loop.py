@@ -22,6 +22,7 @@ from typing import Any, TextIO
 from sexpgpu.data.errors import data_error
 from sexpgpu.data.loader import Loader, split_microbatches
 from sexpgpu.diagnostics import Diagnostic, SexpError, define_code, render
+from sexpgpu.exitcodes import EXIT_ERRORS, EXIT_OK, EXIT_PREEMPTED, EXIT_RUNTIME
 from sexpgpu.runtime import checkpoint as ckpt
 from sexpgpu.runtime import rundir
 from sexpgpu.runtime.evals import check_targets, due, run_eval
@@ -38,8 +39,6 @@ E_NONFINITE = define_code(
     "checkpoint stays the latest. Common causes: a learning rate too high, log of zero, "
     "division by a vanishing norm, bad values in the data.",
 )
-
-EXIT_OK, EXIT_ERRORS, EXIT_RUNTIME, EXIT_PREEMPTED = 0, 1, 3, 75
 
 
 def _versions() -> dict[str, str]:
