@@ -24,6 +24,7 @@ from sexpgpu.kernels.render import Names
 from sexpgpu.kernels.source import storage
 
 from sexpgpu import env
+from sexpgpu.devices import DEVICES
 from sexpgpu.diagnostics import define_code, error
 from sexpgpu.ir.graph import Graph, Value
 
@@ -34,7 +35,6 @@ E_RUN_INPUT = define_code(
     "be a C-contiguous array of the storage dtype (float32, uint16 for bf16, int32, "
     "int64, bool), because the update is written into that very array.",
 )
-DEVICES = ("cpu", "cuda")
 
 
 @dataclass

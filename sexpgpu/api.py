@@ -3,6 +3,7 @@ RunPlan and the TrainingProgram the training loop drives (benchmarks and tools u
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from sexpgpu.selection import Selection
@@ -15,11 +16,15 @@ def _selection(selection: Selection | dict[str, Any] | None) -> Selection:
 
 
 def load_program(path: str, selection: Selection | dict[str, Any] | None = None,
-                 device: str = "cpu") -> tuple[Any, Any]:
-    """Compile `path` under `selection` ({knob: value}); returns (RunPlan, TrainingProgram)."""
+                 device: str | None = None) -> tuple[Any, Any]:
+    """Compile `path` under `selection` ({knob: value}); returns (RunPlan, TrainingProgram).
+    `device` overrides `defrun :device` as `--device` does."""
     from sexpgpu.contract import compile_file
     from sexpgpu.runtime.compiled import KernelProgram
 
-    compiled = compile_file(path, _selection(selection))
+    selection = _selection(selection)
+    if device is not None:
+        selection = replace(selection, run={**selection.run, "device": device})
+    compiled = compile_file(path, selection)
     plan = compiled.run_plan()
-    return plan, KernelProgram(compiled, plan.run.seed, device=device)
+    return plan, KernelProgram(compiled, plan.run.seed, device=plan.run.device)

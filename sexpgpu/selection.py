@@ -8,6 +8,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
+from sexpgpu.devices import check_device
 from sexpgpu.diagnostics import Span, define_code, error
 from sexpgpu.suggest import did_you_mean
 
@@ -26,6 +27,11 @@ E_VARIANT_UNKNOWN = define_code(
     "E-VARIANT-UNKNOWN", "no variant by that name",
     "`--variant NAME` (or a sweep) names a variant the file does not declare with "
     "`defvariant`. The diagnostic lists the declared ones and the nearest name.",
+)
+E_RUN_FLAG = define_code(
+    "E-RUN-FLAG", "a run setting flag without a valid value",
+    "`--checkpoint-every N` and `--log-every N` take a number of steps (0 turns the "
+    "cadence off); like `--device`, they override `defrun` and never change results.",
 )
 E_SWEEP = define_code(
     "E-SWEEP", "malformed or unknown sweep",
@@ -128,10 +134,14 @@ class Selection:
     variant: str | None = None
     sweep: str | None = None
     point: int | None = None
+    # run settings the command line overrides (`--device cuda` -> {"device": "cuda"});
+    # they win over defrun's and never change results, so they stay out of to_json
+    run: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_args(cls, sets: list[str] | None = None, variant: str | None = None,
-                  sweep: str | None = None, point: int | None = None) -> Selection:
+                  sweep: str | None = None, point: int | None = None,
+                  run: dict[str, str] | None = None) -> Selection:
         parsed: dict[str, str] = {}
         for item in sets or []:
             if "=" not in item:
@@ -140,7 +150,22 @@ class Selection:
                             fix=f"write --set {item}=VALUE")
             key, _, raw = item.partition("=")
             parsed[key.strip()] = raw.strip()
-        return cls(parsed, variant, sweep, point)
+        return cls(parsed, variant, sweep, point, dict(run or {}))
+
+    def run_overrides(self) -> dict[str, Any]:
+        """The command line's run settings as RunSpec fields, checked: a device name,
+        non-negative cadences."""
+        out: dict[str, Any] = {}
+        for flag, raw in self.run.items():
+            if flag == "device":
+                out["device"] = check_device(raw, "--device")
+                continue
+            if not raw.isdigit():
+                raise error(E_RUN_FLAG, f"--{flag} {raw}: not a number of steps",
+                            expected="an integer >= 0", actual=raw,
+                            fix=f"--{flag} 100 (0 turns it off)")
+            out[flag.replace("-", "_")] = int(raw)
+        return out
 
     def to_json(self) -> dict[str, Any]:
         return {"set": dict(self.sets), "variant": self.variant, "sweep": self.sweep,
@@ -304,6 +329,11 @@ class Binder:
         return value
 
 
+RUN_FLAGS = ("device", "checkpoint-every", "log-every")
+
+
 def from_docopt(args: dict[str, Any]) -> Selection:
-    """The selection flags every verb shares: --set K=V (repeatable) and --variant NAME."""
-    return Selection.from_args(args.get("--set") or [], args.get("--variant"))
+    """The selection flags every verb shares: --set K=V (repeatable), --variant NAME, and
+    the run settings a verb accepts (--device, --checkpoint-every, --log-every)."""
+    run = {flag: args[f"--{flag}"] for flag in RUN_FLAGS if args.get(f"--{flag}") is not None}
+    return Selection.from_args(args.get("--set") or [], args.get("--variant"), run=run)

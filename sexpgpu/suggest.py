@@ -8,13 +8,18 @@ from collections.abc import Iterable
 
 
 def edit_distance(a: str, b: str) -> int:
-    """Levenshtein distance: insertions, deletions and substitutions each cost one."""
+    """Optimal string alignment distance: insertions, deletions, substitutions and
+    swaps of two neighbours (`cdua` -> `cuda`, the commonest typo) each cost one."""
+    before: list[int] = []
     previous = list(range(len(b) + 1))
     for i, ca in enumerate(a, 1):
         current = [i]
         for j, cb in enumerate(b, 1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
-        previous = current
+            d = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb))
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                d = min(d, before[j - 2] + 1)
+            current.append(d)
+        before, previous = previous, current
     return previous[-1]
 
 

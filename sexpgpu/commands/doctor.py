@@ -172,8 +172,7 @@ def memory_check(plan: dict[str, Any], device: str, gpu_free: int | None) -> Che
     return Check("memory", status, f"{parts}; {size(free)} {where} free")
 
 
-def file_checks(path: str, selection: Selection, device: str | None,
-                gpu_free: int | None) -> list[Check]:
+def file_checks(path: str, selection: Selection, gpu_free: int | None) -> list[Check]:
     from sexpgpu.contract import compile_file
     from sexpgpu.contract.compile import evaluate_file
 
@@ -187,7 +186,7 @@ def file_checks(path: str, selection: Selection, device: str | None,
     except SexpError as exc:
         return [Check("compile", "fail", _diag(exc)), *checks]
     plan = compiled.plan_json()
-    device = device or (exp.run.device if exp.run else "cpu")
+    device = exp.run.device if exp.run else "cpu"  # --device is in the selection
     checks.insert(0, Check("compile", "ok", f"{plan['parameters']['total']:,} parameters"))
     if device == "cuda" and gpu_free is None and not env.cuda_simulator():
         checks.append(Check("device", "fail", "the run asks for cuda; none is available"))
@@ -208,7 +207,7 @@ def main(argv: list[str]) -> int:
     cuda_check, gpu_free = cuda()
     checks += [cpus(), cuda_check, disk(args["--runs"]), cache()]
     if args["FILE"]:
-        checks += file_checks(args["FILE"], from_docopt(args), args["--device"], gpu_free)
+        checks += file_checks(args["FILE"], from_docopt(args), gpu_free)
     ok = not any(c.status == "fail" for c in checks)
     if args["--json"]:
         import orjson

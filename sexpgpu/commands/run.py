@@ -34,10 +34,6 @@ from sexpgpu.runtime.health import cadence
 from sexpgpu.selection import from_docopt
 
 
-def _int(value: str | None) -> int | None:
-    return None if value is None else int(value)
-
-
 def main(argv: list[str]) -> int:
     args = docopt(__doc__, argv=["run", *argv])
     from sexpgpu.runtime.compiled import KernelProgram
@@ -45,19 +41,15 @@ def main(argv: list[str]) -> int:
 
     patterns = args["--diag"]
     compiled = compile_file(args["FILE"], from_docopt(args), diagnostics=patterns)
-    plan = compiled.run_plan()
-    device = args["--device"] or plan.run.device
-    every = cadence(args["--diag-every"], patterns, plan.run.diag_every,
-                    _int(args["--log-every"]) or plan.run.log_every)
+    plan = compiled.run_plan()  # --device and the cadences are resolved into plan.run
+    every = cadence(args["--diag-every"], patterns, plan.run.diag_every, plan.run.log_every)
     if patterns:  # set after the plan hash was taken: the cadence does not change results
         plan.run = replace(plan.run, diag_every=every)
     if compiled.diagnostics is not None and compiled.diagnostics.warnings:
         sys.stderr.write(render_all(compiled.diagnostics.warnings) + "\n")
-    program = KernelProgram(compiled, plan.run.seed, device=device,
-                              diag_every=plan.run.diag_every)
-    code, summary = run_training(
-        plan, program, args["--runs"], resume=args["--resume"], device=device,
-        checkpoint_every=_int(args["--checkpoint-every"]), log_every=_int(args["--log-every"]))
+    program = KernelProgram(compiled, plan.run.seed, device=plan.run.device,
+                            diag_every=plan.run.diag_every)
+    code, summary = run_training(plan, program, args["--runs"], resume=args["--resume"])
     if args["--json"]:
         import orjson
 

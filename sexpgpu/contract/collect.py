@@ -8,6 +8,7 @@ from typing import Any
 
 from sexpgpu.contract.experiment import Experiment
 from sexpgpu.contract.values import knob_value, plist, to_lisp, to_python
+from sexpgpu.devices import check_device
 from sexpgpu.diagnostics import define_code, error
 from sexpgpu.lisp.types import NIL, Cons, Symbol, to_py
 from sexpgpu.runtime.spec import EvalSpec, LoaderSpec, RunSpec, StageSpec, TargetSpec
@@ -318,15 +319,18 @@ class Collector:
         model = to_python(kw.get("model", NIL))
         if model is not None:
             self.exp.top_model = str(model)
-        self.exp.run = RunSpec(
-            steps=steps, microbatches=micro, seed=A.integer("defrun", kw.get("seed", 0)),
-            precision=str(precision),
-            checkpoint_every=A.integer("defrun", kw.get("checkpoint-every", 0)),
-            keep_checkpoints=A.integer("defrun", kw.get("keep-checkpoints", 3)),
-            log_every=A.integer("defrun", kw.get("log-every", 10)),
-            diag_every=A.integer("defrun", kw.get("diag-every", 0)),
-            device=str(to_python(kw.get("device", NIL)) or "cpu"), train_loader=str(train))
+        # the defaults live in RunSpec alone: pass only what the file wrote
+        given = {key.replace("-", "_"): A.integer("defrun", kw[key], f":{key}")
+                 for key in _INTEGER_SETTINGS if key in kw}
+        if "device" in kw:
+            given["device"] = check_device(to_python(kw["device"]), "defrun :device", span)
+        given.update(self.binder.selection.run_overrides())  # the command line wins
+        self.exp.run = RunSpec(steps=steps, microbatches=micro, precision=str(precision),
+                               train_loader=str(train), **given)
         return NIL
+
+
+_INTEGER_SETTINGS = ("seed", "checkpoint-every", "keep-checkpoints", "log-every", "diag-every")
 
 
 def _option(value: Any) -> Any:

@@ -176,11 +176,12 @@ def run_plan(c: CompiledExperiment) -> Any:
 
     import orjson
 
-    from sexpgpu.runtime.spec import RunPlan
+    from sexpgpu.runtime.spec import RESULT_FREE, RunPlan
 
     exp = c.experiment
     plan = plan_json(c)
-    digest = hashlib.sha256(orjson.dumps(plan, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
+    hashed = {**plan, "run": {k: v for k, v in plan["run"].items() if k not in RESULT_FREE}}
+    digest = hashlib.sha256(orjson.dumps(hashed, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
     assert exp.run is not None
     return RunPlan(file=exp.file, selection={k: _json(v) for k, v in exp.knobs.items()},
                    source_files=dict(c.sources), loaders=list(exp.loaders),

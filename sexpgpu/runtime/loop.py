@@ -14,7 +14,6 @@ import os
 import platform
 import sys
 import time
-from dataclasses import replace
 from importlib import metadata
 from pathlib import Path
 from typing import Any, TextIO
@@ -79,9 +78,6 @@ def run_training(
     runs_dir: str | Path = "runs",
     resume: str | None = None,
     *,
-    checkpoint_every: int | None = None,
-    log_every: int | None = None,
-    device: str | None = None,
     stderr: TextIO | None = None,
     status_interval_s: float = 0.25,
 ) -> tuple[int, dict[str, Any]]:
@@ -94,13 +90,7 @@ def run_training(
     `status_interval_s` seconds for routine step updates (always for state changes).
     """
     stderr = stderr or sys.stderr
-    settings = replace(
-        plan.run,
-        checkpoint_every=plan.run.checkpoint_every if checkpoint_every is None
-        else checkpoint_every,
-        log_every=plan.run.log_every if log_every is None else log_every,
-        device=device or plan.run.device,
-    )
+    settings = plan.run  # resolved once by the contract: defrun, then the command line
     the_hash = rundir.plan_hash(plan)
 
     # ---- the run directory: new, or an existing one continued from a checkpoint

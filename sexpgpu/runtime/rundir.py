@@ -18,7 +18,7 @@ from typing import Any
 from sexpgpu.diagnostics import define_code, error
 from sexpgpu.runtime.atomic import dumps, read_json, write_bytes_atomic, write_json_atomic
 from sexpgpu.runtime.checkpoint import E_CHECKPOINT
-from sexpgpu.runtime.spec import RunPlan
+from sexpgpu.runtime.spec import RESULT_FREE, RunPlan
 
 E_RUN_EXISTS = define_code(
     "E-RUN-EXISTS", "run directory already exists",
@@ -33,8 +33,6 @@ E_RESUME_MISMATCH = define_code(
     "the diagnostic names what. Resuming would not continue the same run.",
 )
 
-# run-time flags that do not change results, left out of the computed plan hash
-_RESULT_FREE = ("checkpoint_every", "keep_checkpoints", "log_every", "device", "diag_every")
 
 
 def _short(data: bytes, n: int = 8) -> str:
@@ -50,7 +48,7 @@ def plan_hash(plan: RunPlan) -> str:
     """The compiler's hash when given, else one over everything that changes results."""
     if plan.plan_hash:
         return plan.plan_hash
-    run = {k: v for k, v in asdict(plan.run).items() if k not in _RESULT_FREE}
+    run = {k: v for k, v in asdict(plan.run).items() if k not in RESULT_FREE}
     body = plan.to_json()
     body.update(run=run, plan_hash="", sources=sorted(plan.source_files.items()))
     return _short(dumps(body), 16)
@@ -154,7 +152,7 @@ def orjsonable(value: Any) -> Any:
 
 def _same_run(old: dict[str, Any], plan: RunPlan) -> bool:
     new = orjsonable(asdict(plan.run))
-    keep = [k for k in new if k not in _RESULT_FREE]
+    keep = [k for k in new if k not in RESULT_FREE]
     return all(old.get("run", {}).get(k) == new[k] for k in keep)
 
 

@@ -83,6 +83,11 @@ class RunSpec:
     diag_every: int = 0  # sample the program's diagnostics every N steps (0: never)
 
 
+# the RunSpec fields that do not change results: left out of the slug and plan hash, so a
+# run resumes under another --device or cadence
+RESULT_FREE = ("checkpoint_every", "keep_checkpoints", "log_every", "device", "diag_every")
+
+
 @dataclass
 class RunPlan:
     """The compiler's description of one run (the TrainingProgram is handed over beside it).

@@ -1,0 +1,89 @@
+"""Run settings are resolved once, at the contract boundary: defrun's values, then the
+command line's overrides, validated into the RunSpec before anything is traced."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+from cmd_helpers import ROOT, sexpgpu
+
+from sexpgpu.contract import compile_file
+from sexpgpu.diagnostics import SexpError
+from sexpgpu.runtime.spec import RunSpec
+from sexpgpu.selection import Selection
+
+LOGREG = ROOT / "examples" / "mnist1d-logreg.sx"
+BROKEN = Path(__file__).parent / "broken"
+
+
+def _with_defrun(tmp_path: Path, defrun: str) -> str:
+    source = BROKEN.joinpath("device-unknown.sx").read_text().splitlines()[1:-1]
+    path = tmp_path / "run.sx"
+    path.write_text("\n".join([*source, defrun]) + "\n")
+    return str(path)
+
+
+def _run_spec(path: str, **run: str) -> RunSpec:
+    return compile_file(path, Selection(run=run), trace=False).experiment.run
+
+
+def test_unknown_device_flag_is_refused_before_anything_compiles() -> None:
+    script = ("import sys; from sexpgpu import cli; "
+              f"code = cli.main(['run', {str(LOGREG)!r}, '--device', 'tpu', '--runs', 'x']); "
+              "print(code, 'numba' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.stdout.split() == ["1", "False"], proc.stderr
+    assert "error[E-DEVICE]: --device: unknown device `tpu`" in proc.stderr
+    assert "did you mean `cpu`?" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_device_typo_in_defrun_is_a_diagnostic_at_its_line(tmp_path: Path) -> None:
+    path = _with_defrun(tmp_path, "(defrun :steps steps :device :cdua)")
+    with pytest.raises(SexpError) as info:
+        _run_spec(path)
+    diag = info.value.diagnostic
+    assert diag.code == "E-DEVICE" and diag.span.line == 14 and diag.fix == "did you mean `cuda`?"
+
+
+def test_the_command_line_wins_over_defrun(tmp_path: Path) -> None:
+    path = _with_defrun(tmp_path, "(defrun :steps steps :device :cuda :log-every 7)")
+    assert (_run_spec(path).device, _run_spec(path).log_every) == ("cuda", 7)
+    spec = _run_spec(path, **{"device": "cpu", "log-every": "3", "checkpoint-every": "0"})
+    assert (spec.device, spec.log_every, spec.checkpoint_every) == ("cpu", 3, 0)
+
+
+def test_defrun_defaults_are_runspecs(tmp_path: Path) -> None:
+    spec = _run_spec(_with_defrun(tmp_path, "(defrun :steps 5)"))
+    defaults = RunSpec(steps=5, train_loader=spec.train_loader)
+    assert [getattr(spec, f.name) for f in fields(RunSpec)] == \
+        [getattr(defaults, f.name) for f in fields(RunSpec)]
+
+
+@pytest.mark.parametrize("flag", ["--log-every", "--checkpoint-every"])
+def test_a_cadence_flag_needs_a_number(capsys, flag: str) -> None:
+    code, _, err = sexpgpu(capsys, "run", LOGREG, flag, "ten", "--runs", "unused")
+    assert code == 1 and f"error[E-RUN-FLAG]: {flag} ten" in err
+
+
+def test_load_program_device_overrides_defrun_like_the_flag(tmp_path: Path) -> None:
+    from sexpgpu import api
+
+    path = _with_defrun(tmp_path, "(defrun :steps steps :device :cuda)")
+    with pytest.raises(SexpError) as info:
+        api.load_program(path, device="gpu")
+    assert info.value.diagnostic.code == "E-DEVICE"
+    plan, program = api.load_program(path, device="cpu")
+    assert plan.run.device == "cpu" and program.params()
+
+
+def test_result_free_settings_leave_the_plan_hash_alone() -> None:
+    plain = compile_file(str(LOGREG), Selection()).run_plan()
+    flagged = compile_file(str(LOGREG), Selection(run={"device": "cuda", "log-every": "1",
+                                                      "checkpoint-every": "5"})).run_plan()
+    assert flagged.run.device == "cuda" and flagged.plan_json["run"]["log_every"] == 1
+    assert plain.plan_hash == flagged.plan_hash
