@@ -1,4 +1,4 @@
-"""Dropout from the counter-based generator in `kernels/rng.py`: element i of
+"""Dropout from the counter-based generator in `ir/rng.py`: element i of
 the output keeps x[i] when uniform(seed, stream, i) >= p. The seed is a tensor
 input (role "rng"), so each step draws a new mask without recompiling."""
 
@@ -8,6 +8,7 @@ import numpy as np
 
 from sexpgpu.ir.ops._sampling import values
 from sexpgpu.ir.ops.registry import OpDef, ShapeRuleError, register
+from sexpgpu.ir.rng import uniform_array
 from sexpgpu.ir.shapes import fmt, require_dtype, require_float
 from sexpgpu.ir.types import INT_DTYPES, TensorType
 
@@ -25,8 +26,6 @@ def _dropout_infer(types: list[TensorType], attrs: dict) -> TensorType:
 
 def keep_mask(seed: int, stream: int, shape: tuple[int, ...], p: float) -> np.ndarray:
     """The elements dropout keeps: the same bits on every launcher."""
-    from sexpgpu.kernels.rng import uniform_array  # lazy: ops must import without kernels
-
     return uniform_array(int(seed), int(stream), tuple(shape)) >= np.float32(p)
 
 
