@@ -4,7 +4,7 @@ shape error surfaces at the span of the form that made the node."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -132,3 +132,19 @@ class Graph:
         from sexpgpu.ir.printer import format_graph
 
         return format_graph(self)
+
+
+def live_nodes(graph: Graph, roots: Iterable[Value] | None = None) -> list[Node]:
+    """The nodes `roots` depend on (by default every output and update), in graph
+    order: what runs after dead-code elimination (VJPs leave dead nodes: the
+    cotangent of a constant, say)."""
+    if roots is None:
+        roots = [*graph.outputs.values(), *graph.updates.values()]
+    needed = {v.id for v in roots}
+    live: list[Node] = []
+    for node in reversed(graph.nodes):  # topological order: readers come after
+        if any(o.id in needed for o in node.outputs):
+            live.append(node)
+            needed.update(v.id for v in node.inputs)
+    live.reverse()
+    return live
