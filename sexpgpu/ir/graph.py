@@ -1,5 +1,6 @@
-"""Graphs of IR nodes. Building a node runs its op's shape rule at once, so a
-shape error surfaces at the span of the form that made the node."""
+"""Graphs of IR nodes and the walk to the live ones. Building a node runs its op's
+shape rule (from the registry) at once, so a shape error surfaces at the span of
+the form that made the node."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sexpgpu.diagnostics import Note, Span
+from sexpgpu.ir.ops.registry import get_op
+from sexpgpu.ir.printer import format_graph
 from sexpgpu.ir.types import TensorType
 
 _ids = itertools.count()
@@ -103,8 +106,6 @@ class Graph:
 
     def apply(self, op: str, *inputs: Value, **attrs: Any) -> Value | tuple[Value, ...]:
         """Add a node: check it with its op's rule and return its output(s)."""
-        from sexpgpu.ir.ops.registry import get_op
-
         opdef = get_op(op)
         node = Node(op, tuple(inputs), attrs, span=self._span, notes=self._notes)
         types = opdef.check(node)
@@ -129,8 +130,6 @@ class Graph:
         return [v for v in self.inputs if v.role == "param"]
 
     def __str__(self) -> str:
-        from sexpgpu.ir.printer import format_graph
-
         return format_graph(self)
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from sexpgpu.ir import build
 from sexpgpu.ir.graph import Graph, Value
-from sexpgpu.ir.ops.registry import ShapeRuleError
+from sexpgpu.ir.shapes import ShapeRuleError
 from sexpgpu.ir.types import FLOAT_DTYPES
 from sexpgpu.lisp.types import keyword
 from sexpgpu.trace import args as A
