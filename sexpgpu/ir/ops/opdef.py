@@ -29,7 +29,6 @@ class OpDef:
     vjp: VjpFn | None = None                # None: not differentiable (outputs ints/bools)
     kind: str = "opaque"                    # "elementwise", "reduce", "opaque", ...
     scalar: str | None = None               # elementwise body, e.g. "max(x0, 0.0)"
-    lower: Callable[..., Any] | None = None  # kernel renderer for structured ops
     doc: str = ""
     # samples(rng) -> list of (input arrays, attrs): the cases the generated
     # forward (kernels vs reference) and VJP (finite differences) tests run
