@@ -1,5 +1,6 @@
-"""The tensor builtins of SPEC §5 as Python functions over Lisp arguments; each adds
-IR nodes (through `sexpgpu.ir.build`) at the site of the user's form."""
+"""The tensor builtins (docs/tensor-builtins.md) as Python functions over Lisp
+arguments; each adds IR nodes (through `sexpgpu.ir.build`) at the site of the
+user's form."""
 
 from __future__ import annotations
 
