@@ -1,7 +1,6 @@
-"""The reference interpreter: runs a graph node by node with each op's numpy
-reference. It defines what every op means; every device is tested against it.
-float64 mode (`dtype_override="f64"`) computes all floats in double precision
-for finite-difference gradient checks."""
+"""The reference interpreter: runs a graph node by node with each op's numpy reference.
+It defines what every op means (every device is tested against it); float64 mode
+(`dtype_override="f64"`) computes all floats in double for finite-difference checks."""
 
 from __future__ import annotations
 
