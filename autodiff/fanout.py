@@ -1,15 +1,15 @@
-"""Fan-out: the cotangent of a value read several times is the sum of its parts.
-
-Parts that are slice VJPs (`slice_scatter`: zeros with the part written in one
-window) of disjoint windows along one axis are one `concat` instead, with zeros
-only in the gaps: splitting a fused projection into pieces (attention's q, k and
-v from one matmul) then costs one copy backwards, not a zero-filled tensor per
-piece and the adds between them."""
+"""Fan-out: the cotangent of a value read several times is the sum of its parts;
+parts that are slice VJPs of disjoint windows along one axis join in one `concat`."""
 
 from __future__ import annotations
 
 from sexpgpu.ir.graph import Graph, Value
 from sexpgpu.ir.ops.shape import slice_bounds
+
+# A slice VJP (`slice_scatter`) is zeros with the part written in one window. Joining
+# such parts as one `concat`, with zeros only in the gaps, makes splitting a fused
+# projection into pieces (attention's q, k and v from one matmul) cost one copy
+# backwards, not a zero-filled tensor per piece and the adds between them.
 
 
 def sum_parts(g: Graph, parts: list[Value]) -> Value:

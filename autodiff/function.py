@@ -12,6 +12,7 @@ from sexpgpu.autodiff import init as initialisers
 from sexpgpu.autodiff.grad import grad as ir_grad
 from sexpgpu.autodiff.tensor import Tensor, apply
 
+from sexpgpu import kernels
 from sexpgpu.ir.graph import Graph
 from sexpgpu.ir.reference import STORAGE, run_reference
 
@@ -31,9 +32,7 @@ def reference64_backend(graph: Graph) -> Runner:
 
 
 def kernels_backend(graph: Graph) -> Runner:
-    from sexpgpu import kernels  # the fused numba kernels, imported only when asked for
-
-    return kernels.compile(graph)
+    return kernels.compile(graph)  # the fused numba kernels (numba loads here, not at import)
 
 
 BACKENDS: dict[str, Backend] = {"reference": reference_backend,

@@ -8,6 +8,8 @@ from math import prod, sqrt
 
 import numpy as np
 
+from sexpgpu.ir.rng import normal_array, uniform_array
+
 Init = Callable[[int, int, tuple[int, ...]], np.ndarray]
 
 
@@ -23,8 +25,6 @@ def _fan_in(shape: tuple[int, ...]) -> int:
 
 def normal(std: float = 0.02) -> Init:
     def init(seed: int, stream: int, shape: tuple[int, ...]) -> np.ndarray:
-        from sexpgpu.kernels.rng import normal_array
-
         return (normal_array(seed, stream, shape) * np.float32(std)).astype(np.float32)
     return init
 
@@ -32,8 +32,6 @@ def normal(std: float = 0.02) -> Init:
 def uniform(bound: float) -> Init:
     """Uniform in [-bound, bound)."""
     def init(seed: int, stream: int, shape: tuple[int, ...]) -> np.ndarray:
-        from sexpgpu.kernels.rng import uniform_array
-
         u = uniform_array(seed, stream, shape)
         return ((u * 2 - 1) * np.float32(bound)).astype(np.float32)
     return init

@@ -10,7 +10,8 @@ __all__ = ["CompiledGraph", "compile"]
 
 
 def __getattr__(name: str) -> Any:
-    # lazy: the op registry imports sexpgpu.kernels.rng, and `check` must never load numba
+    # lazy: the executor imports numba; autodiff imports this package on `check`'s path,
+    # and `check` must never load numba
     if name in ("compile", "CompiledGraph"):
         from sexpgpu.kernels import executor
 

@@ -13,12 +13,14 @@ import textwrap
 from dataclasses import dataclass, field
 
 import numpy as np
-from sexpgpu.kernels import bf16, mathfn, rng
+from sexpgpu.kernels import bf16, mathfn
 from sexpgpu.kernels.cache import module_name
 from sexpgpu.kernels.lower import KernelPlan
 from sexpgpu.kernels.memplan import MemoryPlan
 from sexpgpu.kernels.render import Names, render
 from sexpgpu.kernels.source import KernelCode
+
+from sexpgpu.ir import rng
 
 # element-operations above which a CPU kernel runs its outer loop with prange
 # (a parallel kernel costs ~0.3 s to compile cold, and waking the OpenMP threads

@@ -10,7 +10,7 @@ from math import prod
 from sexpgpu.kernels import views as strided
 from sexpgpu.kernels.views import View
 
-from sexpgpu.ir.graph import Graph, Node, Value
+from sexpgpu.ir.graph import Graph, Node, Value, live_nodes
 from sexpgpu.ir.ops.registry import get_op
 from sexpgpu.ir.shapes import axes as norm_axes
 
@@ -84,19 +84,6 @@ def _is_matrix_transpose(node: Node) -> bool:
     perm = tuple(node.attrs["perm"])
     n = len(perm)
     return n >= 2 and perm == tuple(range(n - 2)) + (n - 1, n - 2)
-
-
-def live_nodes(graph: Graph, roots: list[Value]) -> list[Node]:
-    """Nodes some root depends on, in graph (topological) order."""
-    needed: set[int] = set()
-    stack = [v.node for v in roots if v.node is not None]
-    while stack:
-        node = stack.pop()
-        if node.id in needed:
-            continue
-        needed.add(node.id)
-        stack.extend(v.node for v in node.inputs if v.node is not None)
-    return [n for n in graph.nodes if n.id in needed]
 
 
 def reads_in_place(op: str, view: View) -> bool:

@@ -32,13 +32,14 @@ if not env.cuda_simulator():
 
 else:
     from numba import cuda  # module level: the simulator patches the kernel's globals
-    from sexpgpu.kernels import rng
+    from sexpgpu.kernels.rng import jitted
 
     from sexpgpu import kernels
+    from sexpgpu.ir import rng
     from sexpgpu.ir.graph import Graph
 
     def test_rng_device_functions_are_bit_identical() -> None:
-        fns = rng.jitted("cuda")
+        fns = jitted("cuda")
         uniform, normal = fns.uniform, fns.normal
 
         @cuda.jit

@@ -1,4 +1,5 @@
-"""The reader: every syntax of SPEC §3, positions on lists, and each reader diagnostic."""
+"""The reader: every syntax docs/lisp.md ("The reader") lists, positions on lists, and
+each reader diagnostic."""
 
 from __future__ import annotations
 

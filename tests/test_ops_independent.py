@@ -95,8 +95,7 @@ def test_gelu_is_the_tanh_approximation() -> None:
 
 
 def test_broadcast_rule_agrees_with_numpy() -> None:
-    from sexpgpu.ir.ops.registry import ShapeRuleError
-    from sexpgpu.ir.shapes import broadcast
+    from sexpgpu.ir.shapes import ShapeRuleError, broadcast
 
     rng = np.random.default_rng(4)
     for _ in range(300):

@@ -8,7 +8,7 @@ from collections import Counter
 from math import prod
 from typing import TYPE_CHECKING, Any
 
-from sexpgpu.ir.graph import Graph, Node, Value
+from sexpgpu.ir.graph import Graph, Node, Value, live_nodes
 
 if TYPE_CHECKING:
     from sexpgpu.contract.compile import CompiledExperiment
@@ -22,18 +22,6 @@ FREE_OPS = frozenset({"reshape", "permute", "broadcast_to", "slice", "concat", "
 
 def nbytes(v: Value) -> int:
     return prod(v.shape) * BYTES.get(v.dtype, 4)
-
-
-def live_nodes(g: Graph) -> list[Node]:
-    """Nodes an output or an update depends on (what runs after dead-code elimination)."""
-    needed = {v.id for v in g.outputs.values()} | {v.id for v in g.updates.values()}
-    live: list[Node] = []
-    for node in reversed(g.nodes):
-        if any(o.id in needed for o in node.outputs):
-            live.append(node)
-            needed.update(v.id for v in node.inputs)
-    live.reverse()
-    return live
 
 
 def node_flops(node: Node) -> tuple[str, int]:

@@ -6,13 +6,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from math import prod
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sexpgpu.diagnostics import SexpError, error
-from sexpgpu.ir.graph import Graph, Value
+from sexpgpu.ir.shapes import E_SHAPE, ShapeRuleError, fmt
 from sexpgpu.ir.shapes import axes as norm_axes
 from sexpgpu.ir.shapes import axis as norm_axis
-from sexpgpu.ir.shapes import fmt
+
+if TYPE_CHECKING:  # annotations only: graph.py imports the op families, whose VJPs use this
+    from sexpgpu.ir.graph import Graph, Value
 
 
 def scalar(g: Graph, value: float | int | bool, dtype: str) -> Value:
@@ -199,7 +201,7 @@ def conv(g: Graph, x: Value, w: Value, stride: Any = 1, padding: Any = 0) -> Val
 
 def shape_error(g: Graph, message: str, **facts: str) -> SexpError:
     """An E-SHAPE diagnostic at the span nodes are being built under."""
-    return error("E-SHAPE", message, g._span, notes=list(g._notes), **facts)
+    return error(E_SHAPE, message, g._span, notes=list(g._notes), **facts)
 
 
 def pool(g: Graph, x: Value, kernel: Any, stride: Any = None, kind: str = "max",
@@ -271,8 +273,6 @@ def index(g: Graph, x: Value, key: Any) -> Value:
 def checked(fn: Any, g: Graph, *args: Any) -> Value:
     """Run a composition, turning a shape-rule failure outside any single node
     (a bad axis, say) into a diagnostic at the current span."""
-    from sexpgpu.ir.ops.registry import ShapeRuleError
-
     try:
         return fn(g, *args)
     except ShapeRuleError as exc:

@@ -1,15 +1,18 @@
-"""Graphs of IR nodes. Building a node runs its op's shape rule at once, so a
-shape error surfaces at the span of the form that made the node."""
+"""Graphs of IR nodes and the walk to the live ones. Building a node runs its op's
+shape rule (from the registry) at once, so a shape error surfaces at the span of
+the form that made the node."""
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from sexpgpu.diagnostics import Note, Span
+from sexpgpu.ir.ops.registry import get_op
+from sexpgpu.ir.printer import format_graph
 from sexpgpu.ir.types import TensorType
 
 _ids = itertools.count()
@@ -103,8 +106,6 @@ class Graph:
 
     def apply(self, op: str, *inputs: Value, **attrs: Any) -> Value | tuple[Value, ...]:
         """Add a node: check it with its op's rule and return its output(s)."""
-        from sexpgpu.ir.ops.registry import get_op
-
         opdef = get_op(op)
         node = Node(op, tuple(inputs), attrs, span=self._span, notes=self._notes)
         types = opdef.check(node)
@@ -129,6 +130,20 @@ class Graph:
         return [v for v in self.inputs if v.role == "param"]
 
     def __str__(self) -> str:
-        from sexpgpu.ir.printer import format_graph
-
         return format_graph(self)
+
+
+def live_nodes(graph: Graph, roots: Iterable[Value] | None = None) -> list[Node]:
+    """The nodes `roots` depend on (by default every output and update), in graph
+    order: what runs after dead-code elimination (VJPs leave dead nodes: the
+    cotangent of a constant, say)."""
+    if roots is None:
+        roots = [*graph.outputs.values(), *graph.updates.values()]
+    needed = {v.id for v in roots}
+    live: list[Node] = []
+    for node in reversed(graph.nodes):  # topological order: readers come after
+        if any(o.id in needed for o in node.outputs):
+            live.append(node)
+            needed.update(v.id for v in node.inputs)
+    live.reverse()
+    return live

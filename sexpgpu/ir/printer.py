@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sexpgpu.ir.graph import Graph, Value
+if TYPE_CHECKING:  # annotations only: Graph.__str__ prints through this module
+    from sexpgpu.ir.graph import Graph, Value
 
 
 def _name(v: Value) -> str:

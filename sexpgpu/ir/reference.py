@@ -1,7 +1,6 @@
-"""The reference interpreter: runs a graph node by node with each op's numpy
-reference. It defines what every op means; every device is tested against it.
-float64 mode (`dtype_override="f64"`) computes all floats in double precision
-for finite-difference gradient checks."""
+"""The reference interpreter: runs a graph node by node with each op's numpy reference.
+It defines what every op means (every device is tested against it); float64 mode
+(`dtype_override="f64"`) computes all floats in double for finite-difference checks."""
 
 from __future__ import annotations
 
@@ -9,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from sexpgpu.ir.graph import Graph, Node, Value
+from sexpgpu.ir.graph import Graph, Value, live_nodes
 from sexpgpu.ir.ops.registry import get_op
 
 # how values of each dtype are held between ops: bf16 and f16 are computed in
@@ -78,18 +77,6 @@ def run_reference(graph: Graph, inputs: dict[str, Any], dtype_override: str | No
         for target, array in new.items():
             np.copyto(inputs[target.name], array, casting="unsafe")
     return outputs
-
-
-def live_nodes(graph: Graph) -> list[Node]:
-    """The nodes an output or update depends on, in order (VJPs leave dead ones:
-    the cotangent of a constant, say)."""
-    needed = {v.id for v in graph.outputs.values()} | {v.id for v in graph.updates.values()}
-    live: list[Node] = []
-    for node in reversed(graph.nodes):
-        if any(o.id in needed for o in node.outputs):
-            live.append(node)
-            needed.update(v.id for v in node.inputs)
-    return live[::-1]
 
 
 def store(array: np.ndarray, value: Value) -> np.ndarray:

@@ -1,22 +1,36 @@
-"""Shape helpers shared by the op rules: numpy broadcasting, axis normalisation
-and the `(12 64 128)` notation diagnostics use. Pure Python: graph building is cheap."""
+"""Shape rules' common parts: the error a rule raises (ShapeRuleError, E-SHAPE and
+E-DTYPE), numpy broadcasting, axis normalisation and the `(12 64 128)` notation
+diagnostics use. Pure Python: graph building is cheap."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from sexpgpu.diagnostics import define_code
 from sexpgpu.ir.types import FLOAT_DTYPES, TensorType
 
+E_SHAPE = define_code(
+    "E-SHAPE", "tensor shapes do not fit",
+    "An op received tensors whose shapes it cannot combine: broadcasting failed, "
+    "matmul inner dimensions differ, a reshape changes the element count, an axis "
+    "is out of range. The message names the op and which argument.",
+)
+E_DTYPE = define_code(
+    "E-DTYPE", "tensor dtype not accepted",
+    "An op received a dtype it does not take, e.g. a float tensor as gather indices "
+    "or a boolean tensor to `exp`.",
+)
 
-def ShapeRuleError(*args, **kwargs) -> Exception:  # noqa: N802 - stands in for the class
-    """The registry's ShapeRuleError, imported at call time: the op families import
-    this module while `sexpgpu.ir.ops` (home of the registry) is still loading."""
-    from sexpgpu.ir.ops.registry import ShapeRuleError as cls
 
-    return cls(*args, **kwargs)
+class ShapeRuleError(Exception):
+    """Raised by a shape rule; `OpDef.check` (or `build.checked`) turns it into an
+    E-SHAPE/E-DTYPE diagnostic at the span of the form being built."""
 
-
-E_DTYPE = "E-DTYPE"
+    def __init__(self, message: str, expected: str | None = None, actual: str | None = None,
+                 fix: str | None = None, code: str = E_SHAPE):
+        super().__init__(message)
+        self.message, self.expected, self.actual, self.fix, self.code = (
+            message, expected, actual, fix, code)
 
 
 def fmt(shape: Sequence[int]) -> str:

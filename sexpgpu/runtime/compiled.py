@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from sexpgpu.diagnostics import define_code, error
+from sexpgpu.ir import rng
 from sexpgpu.ir.graph import Graph
 from sexpgpu.runtime.program import Batch
 
@@ -32,8 +33,6 @@ def stream_of(path: str) -> int:
 
 def init_param(spec: Any, seed: int) -> np.ndarray:
     """Fill one parameter as its InitSpec says, from (seed, stream of its path)."""
-    from sexpgpu.kernels import rng
-
     shape, dist, p = tuple(spec.shape), spec.init.dist, spec.init.params
     if dist == "zeros":
         out = np.zeros(shape, np.float32)

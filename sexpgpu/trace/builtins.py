@@ -1,5 +1,6 @@
-"""The tensor builtins of SPEC §5 as Python functions over Lisp arguments; each adds
-IR nodes (through `sexpgpu.ir.build`) at the site of the user's form."""
+"""The tensor builtins (docs/tensor-builtins.md) as Python functions over Lisp
+arguments; each adds IR nodes (through `sexpgpu.ir.build`) at the site of the
+user's form."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 from sexpgpu.ir import build
 from sexpgpu.ir.graph import Graph, Value
-from sexpgpu.ir.ops.registry import ShapeRuleError
+from sexpgpu.ir.shapes import ShapeRuleError
 from sexpgpu.ir.types import FLOAT_DTYPES
 from sexpgpu.lisp.types import keyword
 from sexpgpu.trace import args as A

@@ -1,13 +1,3 @@
-"""Op families; importing this package registers every op."""
-
-from sexpgpu.ir.ops import (  # noqa: F401 - each import registers its ops
-    binary,
-    conv,
-    creation,
-    elementwise,
-    indexing,
-    linalg,
-    random,
-    reduce,
-    shape,
-)
+"""The op set. `opdef.py` says what an op is; each family module (binary, conv,
+creation, elementwise, indexing, linalg, random, reduce, shape) defines its ops in
+an `OPS` list; `registry.py` imports the families and gathers them by name."""

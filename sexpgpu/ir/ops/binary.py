@@ -9,9 +9,12 @@ import numpy as np
 
 from sexpgpu.ir.build import scalar, unbroadcast
 from sexpgpu.ir.ops._sampling import BINARY_SHAPES, values
-from sexpgpu.ir.ops.registry import OpDef, register
-from sexpgpu.ir.shapes import broadcast, require_dtype, same_dtype
+from sexpgpu.ir.ops.opdef import OpDef
+from sexpgpu.ir.shapes import E_DTYPE, ShapeRuleError, broadcast, require_dtype, same_dtype
 from sexpgpu.ir.types import DTYPES, FLOAT_DTYPES, INT_DTYPES, TensorType
+
+# the ops this family defines, in order; ops/registry.py gathers every family's
+OPS: list[OpDef] = []
 
 NUMERIC = FLOAT_DTYPES | INT_DTYPES
 NAMES = ("the left argument", "the right argument")
@@ -19,8 +22,8 @@ NAMES = ("the left argument", "the right argument")
 
 def _binary(name: str, reference: Callable, scalar_body: str, vjp: Callable | None,
             dtypes: frozenset[str] = NUMERIC, out_dtype: str | None = None,
-            domains: tuple[str, str] = ("real", "real"), doc: str = "") -> OpDef:
-    """Register a broadcasting binary op; out dtype is the inputs' (or `out_dtype`)."""
+            domains: tuple[str, str] = ("real", "real"), doc: str = "") -> None:
+    """Define a broadcasting binary op; out dtype is the inputs' (or `out_dtype`)."""
 
     def infer(types: list[TensorType], attrs: dict) -> TensorType:
         dtype = same_dtype(types, NAMES)
@@ -34,8 +37,8 @@ def _binary(name: str, reference: Callable, scalar_body: str, vjp: Callable | No
         return [([values(rng, a, domains[0]), values(rng, b, domains[1])], {})
                 for a, b in BINARY_SHAPES]
 
-    return register(OpDef(name, infer, reference, vjp, kind="elementwise", scalar=scalar_body,
-                          samples=samples, doc=doc))
+    OPS.append(OpDef(name, infer, reference, vjp, kind="elementwise", scalar=scalar_body,
+                     samples=samples, doc=doc))
 
 
 def _both(g, node, ct_a, ct_b):
@@ -145,16 +148,15 @@ def _where_samples(rng: np.random.Generator) -> list:
     return [([rng.random(c) < 0.5, values(rng, a), values(rng, b)], {}) for c, a, b in shapes]
 
 
-register(OpDef("where", _where_infer, np.where, _where_vjp, kind="elementwise",
-               scalar="x1 if x0 else x2", samples=_where_samples,
-               doc="cond ? a : b, broadcasting all three"))
+OPS.append(OpDef("where", _where_infer, np.where, _where_vjp, kind="elementwise",
+                 scalar="x1 if x0 else x2", samples=_where_samples,
+                 doc="cond ? a : b, broadcasting all three"))
 
 
 # -- cast -------------------------------------------------------------------------
 
 def _cast_infer(types: list[TensorType], attrs: dict) -> TensorType:
     if attrs.get("dtype") not in DTYPES:
-        from sexpgpu.ir.ops.registry import E_DTYPE, ShapeRuleError
         raise ShapeRuleError("unknown target dtype", expected=" | ".join(DTYPES),
                              actual=repr(attrs.get("dtype")), code=E_DTYPE)
     return TensorType(types[0].shape, attrs["dtype"])
@@ -183,7 +185,7 @@ def _cast_samples(rng: np.random.Generator) -> list:
             ([values(rng, (0, 2))], {"dtype": "f32"})]
 
 
-register(OpDef("cast", _cast_infer, _cast_reference, _cast_vjp, kind="elementwise",
-               scalar="x0", samples=_cast_samples,
-               doc="convert to attrs dtype; the kernel's store does the conversion "
-                   "(bf16: round to nearest even), the body is the identity"))
+OPS.append(OpDef("cast", _cast_infer, _cast_reference, _cast_vjp, kind="elementwise",
+                 scalar="x0", samples=_cast_samples,
+                 doc="convert to attrs dtype; the kernel's store does the conversion "
+                     "(bf16: round to nearest even), the body is the identity"))

@@ -9,9 +9,12 @@ import itertools
 import numpy as np
 
 from sexpgpu.ir.ops._sampling import distinct, values
-from sexpgpu.ir.ops.registry import OpDef, ShapeRuleError, register
-from sexpgpu.ir.shapes import fmt
+from sexpgpu.ir.ops.opdef import OpDef
+from sexpgpu.ir.shapes import ShapeRuleError, fmt
 from sexpgpu.ir.types import TensorType
+
+# the ops this family defines, in order; ops/registry.py gathers every family's
+OPS: list[OpDef] = []
 
 
 def _window_attrs(shape: tuple[int, ...], attrs: dict) -> tuple[tuple[int, ...], ...]:
@@ -69,9 +72,9 @@ def _unfold_samples(rng: np.random.Generator) -> list:
             ([distinct(rng, (1, 1, 4))], {"kernel": (4,), "stride": (1,), "padding": (0,)})]
 
 
-register(OpDef("unfold", _unfold_infer, _unfold_reference, _unfold_vjp, kind="opaque",
-               samples=_unfold_samples,
-               doc="x [N, C, *S] -> [N, C, *kernel, *S'] (attrs kernel, stride, padding)"))
+OPS.append(OpDef("unfold", _unfold_infer, _unfold_reference, _unfold_vjp, kind="opaque",
+                 samples=_unfold_samples,
+                 doc="x [N, C, *S] -> [N, C, *kernel, *S'] (attrs kernel, stride, padding)"))
 
 
 def _fold_infer(types: list[TensorType], attrs: dict) -> TensorType:
@@ -105,6 +108,6 @@ def _fold_samples(rng: np.random.Generator) -> list:
                                            "padding": (1,)})]
 
 
-register(OpDef("fold", _fold_infer, _fold_reference, _fold_vjp, kind="opaque",
-               samples=_fold_samples,
-               doc="unfold's transpose: sum windows back into attrs shape [N, C, *S]"))
+OPS.append(OpDef("fold", _fold_infer, _fold_reference, _fold_vjp, kind="opaque",
+                 samples=_fold_samples,
+                 doc="unfold's transpose: sum windows back into attrs shape [N, C, *S]"))

@@ -7,9 +7,13 @@ from math import prod
 
 import numpy as np
 
-from sexpgpu.ir.ops.registry import E_DTYPE, OpDef, ShapeRuleError, register
+from sexpgpu.ir.ops.opdef import OpDef
+from sexpgpu.ir.shapes import E_DTYPE, ShapeRuleError
 from sexpgpu.ir.shapes import axis as norm_axis
 from sexpgpu.ir.types import DTYPES, TensorType
+
+# the ops this family defines, in order; ops/registry.py gathers every family's
+OPS: list[OpDef] = []
 
 
 def _shape_dtype(attrs: dict) -> tuple[tuple[int, ...], str]:
@@ -31,11 +35,11 @@ def _full_reference(shape: tuple[int, ...], dtype: str, value: float) -> np.ndar
     return np.full(shape, value)
 
 
-register(OpDef("full", _full_infer, _full_reference, None, kind="elementwise", scalar="{value}",
-               samples=lambda rng: [([], {"shape": (2, 3), "dtype": "f32", "value": 1.5}),
-                                    ([], {"shape": (), "dtype": "i64", "value": 7}),
-                                    ([], {"shape": (0, 2), "dtype": "bool", "value": True})],
-               doc="attrs shape, dtype, value; no inputs; its scalar body formats {value}"))
+OPS.append(OpDef("full", _full_infer, _full_reference, None, kind="elementwise", scalar="{value}",
+                 samples=lambda rng: [([], {"shape": (2, 3), "dtype": "f32", "value": 1.5}),
+                                      ([], {"shape": (), "dtype": "i64", "value": 7}),
+                                      ([], {"shape": (0, 2), "dtype": "bool", "value": True})],
+                 doc="attrs shape, dtype, value; no inputs; its scalar body formats {value}"))
 
 
 def _iota_infer(types: list[TensorType], attrs: dict) -> TensorType:
@@ -50,11 +54,11 @@ def _iota_reference(shape: tuple[int, ...], dtype: str, axis: int = 0) -> np.nda
     return np.broadcast_to(line, shape).copy()
 
 
-register(OpDef("iota", _iota_infer, _iota_reference, None, kind="opaque",
-               samples=lambda rng: [([], {"shape": (4,), "dtype": "i64", "axis": 0}),
-                                    ([], {"shape": (2, 5), "dtype": "f32", "axis": 1}),
-                                    ([], {"shape": (3, 1), "dtype": "i32", "axis": -2})],
-               doc="attrs shape, dtype, axis: element = its index along axis"))
+OPS.append(OpDef("iota", _iota_infer, _iota_reference, None, kind="opaque",
+                 samples=lambda rng: [([], {"shape": (4,), "dtype": "i64", "axis": 0}),
+                                      ([], {"shape": (2, 5), "dtype": "f32", "axis": 1}),
+                                      ([], {"shape": (3, 1), "dtype": "i32", "axis": -2})],
+                 doc="attrs shape, dtype, axis: element = its index along axis"))
 
 
 def _const_infer(types: list[TensorType], attrs: dict) -> TensorType:
@@ -69,7 +73,7 @@ def _const_reference(shape: tuple[int, ...], dtype: str, value: tuple) -> np.nda
     return np.asarray(value).reshape(shape)
 
 
-register(OpDef("const", _const_infer, _const_reference, None, kind="opaque",
-               samples=lambda rng: [([], {"shape": (2, 2), "dtype": "f32",
-                                          "value": (1.0, 2.0, 3.0, 4.0)})],
-               doc="attrs shape, dtype, value (a flat tuple, row-major): a literal array"))
+OPS.append(OpDef("const", _const_infer, _const_reference, None, kind="opaque",
+                 samples=lambda rng: [([], {"shape": (2, 2), "dtype": "f32",
+                                            "value": (1.0, 2.0, 3.0, 4.0)})],
+                 doc="attrs shape, dtype, value (a flat tuple, row-major): a literal array"))

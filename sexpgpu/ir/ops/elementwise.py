@@ -10,9 +10,12 @@ import numpy as np
 
 from sexpgpu.ir.build import scalar
 from sexpgpu.ir.ops._sampling import UNARY_SHAPES, values
-from sexpgpu.ir.ops.registry import OpDef, register
+from sexpgpu.ir.ops.opdef import OpDef
 from sexpgpu.ir.shapes import require_dtype
 from sexpgpu.ir.types import FLOAT_DTYPES, INT_DTYPES, TensorType
+
+# the ops this family defines, in order; ops/registry.py gathers every family's
+OPS: list[OpDef] = []
 
 NUMERIC = FLOAT_DTYPES | INT_DTYPES
 GELU_C = 0.7978845608028654  # sqrt(2 / pi), the tanh approximation's constant
@@ -21,8 +24,8 @@ GELU_K = 0.044715
 
 def _unary(name: str, reference: Callable, scalar_body: str, vjp: Callable | None,
            dtypes: frozenset[str] = FLOAT_DTYPES, domain: str = "real", doc: str = "",
-           extra: dict | None = None) -> OpDef:
-    """Register a unary elementwise op: same shape out; dtype kept (or `out_dtype`)."""
+           extra: dict | None = None) -> None:
+    """Define a unary elementwise op: same shape and dtype out."""
 
     def infer(types: list[TensorType], attrs: dict) -> TensorType:
         require_dtype(types[0], dtypes, f"{name}'s argument")
@@ -33,8 +36,8 @@ def _unary(name: str, reference: Callable, scalar_body: str, vjp: Callable | Non
             return [([rng.random(s) < 0.5], {}) for s in UNARY_SHAPES]
         return [([values(rng, s, domain)], {}) for s in UNARY_SHAPES]
 
-    return register(OpDef(name, infer, reference, vjp, kind="elementwise", scalar=scalar_body,
-                          samples=samples, doc=doc, extra={"domain": domain, **(extra or {})}))
+    OPS.append(OpDef(name, infer, reference, vjp, kind="elementwise", scalar=scalar_body,
+                     samples=samples, doc=doc, extra={"domain": domain, **(extra or {})}))
 
 
 def _c(g, value: float, like) -> object:

@@ -7,10 +7,13 @@ from __future__ import annotations
 import numpy as np
 
 from sexpgpu.ir.ops._sampling import ints, values
-from sexpgpu.ir.ops.registry import OpDef, ShapeRuleError, register
+from sexpgpu.ir.ops.opdef import OpDef
+from sexpgpu.ir.shapes import ShapeRuleError, fmt, require_dtype
 from sexpgpu.ir.shapes import axis as norm_axis
-from sexpgpu.ir.shapes import fmt, require_dtype
 from sexpgpu.ir.types import INT_DTYPES, TensorType
+
+# the ops this family defines, in order; ops/registry.py gathers every family's
+OPS: list[OpDef] = []
 
 
 def _take_infer(types: list[TensorType], attrs: dict) -> TensorType:
@@ -38,9 +41,9 @@ def _take_samples(rng: np.random.Generator) -> list:
             ([values(rng, (4,)), np.array(3)], {"axis": 0})]
 
 
-register(OpDef("take", _take_infer, _take_reference, _take_vjp, kind="opaque",
-               samples=_take_samples,
-               doc="x [.., V, ..], idx int [I..] -> [.., I.., ..] along attrs axis (embedding)"))
+OPS.append(OpDef("take", _take_infer, _take_reference, _take_vjp, kind="opaque",
+                 samples=_take_samples,
+                 doc="x [.., V, ..], idx int [I..] -> [.., I.., ..] along attrs axis (embedding)"))
 
 
 def _scatter_add_infer(types: list[TensorType], attrs: dict) -> TensorType:
@@ -70,6 +73,6 @@ def _scatter_add_samples(rng: np.random.Generator) -> list:
             ([values(rng, (3, 2)), ints(rng, (2,), 3)], {"axis": 1, "size": 3})]
 
 
-register(OpDef("scatter_add", _scatter_add_infer, _scatter_add_reference, _scatter_add_vjp,
-               kind="opaque", samples=_scatter_add_samples,
-               doc="zeros with attrs size on attrs axis, src added at idx (take's VJP)"))
+OPS.append(OpDef("scatter_add", _scatter_add_infer, _scatter_add_reference, _scatter_add_vjp,
+                 kind="opaque", samples=_scatter_add_samples,
+                 doc="zeros with attrs size on attrs axis, src added at idx (take's VJP)"))

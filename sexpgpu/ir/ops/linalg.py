@@ -7,9 +7,12 @@ import numpy as np
 
 from sexpgpu.ir.build import transpose, unbroadcast
 from sexpgpu.ir.ops._sampling import values
-from sexpgpu.ir.ops.registry import OpDef, ShapeRuleError, register
-from sexpgpu.ir.shapes import broadcast, fmt, require_float, same_dtype
+from sexpgpu.ir.ops.opdef import OpDef
+from sexpgpu.ir.shapes import ShapeRuleError, broadcast, fmt, require_float, same_dtype
 from sexpgpu.ir.types import TensorType
+
+# the ops this family defines, in order; ops/registry.py gathers every family's
+OPS: list[OpDef] = []
 
 
 def _matmul_infer(types: list[TensorType], attrs: dict) -> TensorType:
@@ -45,6 +48,6 @@ def _matmul_samples(rng: np.random.Generator) -> list:
     return [([values(rng, a), values(rng, b)], {}) for a, b in pairs]
 
 
-register(OpDef("matmul", _matmul_infer, np.matmul, _matmul_vjp, kind="opaque",
-               samples=_matmul_samples,
-               doc="(..., m, k) @ (..., k, n) -> (..., m, n), batch axes broadcast"))
+OPS.append(OpDef("matmul", _matmul_infer, np.matmul, _matmul_vjp, kind="opaque",
+                 samples=_matmul_samples,
+                 doc="(..., m, k) @ (..., k, n) -> (..., m, n), batch axes broadcast"))

@@ -1,4 +1,4 @@
-"""Dropout from the counter-based generator in `kernels/rng.py`: element i of
+"""Dropout from the counter-based generator in `ir/rng.py`: element i of
 the output keeps x[i] when uniform(seed, stream, i) >= p. The seed is a tensor
 input (role "rng"), so each step draws a new mask without recompiling."""
 
@@ -7,9 +7,13 @@ from __future__ import annotations
 import numpy as np
 
 from sexpgpu.ir.ops._sampling import values
-from sexpgpu.ir.ops.registry import OpDef, ShapeRuleError, register
-from sexpgpu.ir.shapes import fmt, require_dtype, require_float
+from sexpgpu.ir.ops.opdef import OpDef
+from sexpgpu.ir.rng import uniform_array
+from sexpgpu.ir.shapes import ShapeRuleError, fmt, require_dtype, require_float
 from sexpgpu.ir.types import INT_DTYPES, TensorType
+
+# the ops this family defines, in order; ops/registry.py gathers every family's
+OPS: list[OpDef] = []
 
 
 def _dropout_infer(types: list[TensorType], attrs: dict) -> TensorType:
@@ -25,8 +29,6 @@ def _dropout_infer(types: list[TensorType], attrs: dict) -> TensorType:
 
 def keep_mask(seed: int, stream: int, shape: tuple[int, ...], p: float) -> np.ndarray:
     """The elements dropout keeps: the same bits on every launcher."""
-    from sexpgpu.kernels.rng import uniform_array  # lazy: ops must import without kernels
-
     return uniform_array(int(seed), int(stream), tuple(shape)) >= np.float32(p)
 
 
@@ -40,8 +42,12 @@ def _dropout_vjp(g, node, cts):
     return [g.apply("dropout", cts[0], node.inputs[1], **node.attrs), None]
 
 
-register(OpDef("dropout", _dropout_infer, _dropout_reference, _dropout_vjp, kind="opaque",
-               samples=lambda rng: [([values(rng, (4, 5)), np.array(7)], {"p": 0.3, "stream": 1}),
-                                    ([values(rng, (0, 3)), np.array(1)], {"p": 0.5, "stream": 0})],
-               extra={"rng": "uniform"},
-               doc="inputs x and an integer scalar seed; attrs p, stream; scales kept by 1/(1-p)"))
+def _dropout_samples(rng: np.random.Generator) -> list:
+    return [([values(rng, (4, 5)), np.array(7)], {"p": 0.3, "stream": 1}),
+            ([values(rng, (0, 3)), np.array(1)], {"p": 0.5, "stream": 0})]
+
+
+OPS.append(OpDef("dropout", _dropout_infer, _dropout_reference, _dropout_vjp, kind="opaque",
+                 samples=_dropout_samples, extra={"rng": "uniform"},
+                 doc="inputs x and an integer scalar seed; attrs p, stream; "
+                     "scales kept by 1/(1-p)"))

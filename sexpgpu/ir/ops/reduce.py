@@ -8,11 +8,14 @@ import numpy as np
 
 from sexpgpu.ir.build import expand_reduced
 from sexpgpu.ir.ops._sampling import distinct, values
-from sexpgpu.ir.ops.registry import OpDef, ShapeRuleError, register
+from sexpgpu.ir.ops.opdef import OpDef
+from sexpgpu.ir.shapes import ShapeRuleError, reduced, require_dtype
 from sexpgpu.ir.shapes import axes as norm_axes
 from sexpgpu.ir.shapes import axis as norm_axis
-from sexpgpu.ir.shapes import reduced, require_dtype
 from sexpgpu.ir.types import FLOAT_DTYPES, INT_DTYPES, TensorType
+
+# the ops this family defines, in order; ops/registry.py gathers every family's
+OPS: list[OpDef] = []
 
 NUMERIC = FLOAT_DTYPES | INT_DTYPES
 CASES = (((3, 4), (1,)), ((3, 4), (0, 1)), ((2, 3, 5), (0, 2)), ((7,), None), ((4, 1), (-1,)))
@@ -46,7 +49,7 @@ def _sum_samples(rng: np.random.Generator) -> list:
     return cases + [([values(rng, (0, 3))], {"axes": (0,), "keepdims": False})]
 
 
-register(OpDef(
+OPS.append(OpDef(
     "sum", _infer("sum", True),
     lambda x, axes=None, keepdims=False: np.sum(x, axis=_np_axes(x, axes), keepdims=keepdims),
     _sum_vjp, kind="reduce", samples=_sum_samples,
@@ -70,12 +73,12 @@ def _extreme_samples(rng: np.random.Generator) -> list:
             for (s, a), k in zip(CASES, (False, True, False, True, False))]
 
 
-register(OpDef(
+OPS.append(OpDef(
     "amax", _infer("amax", False),
     lambda x, axes=None, keepdims=False: np.amax(x, axis=_np_axes(x, axes), keepdims=keepdims),
     _extreme_vjp, kind="reduce", samples=_extreme_samples,
     extra={"combine": "max", "init": float("-inf")}, doc="max over axes"))
-register(OpDef(
+OPS.append(OpDef(
     "amin", _infer("amin", False),
     lambda x, axes=None, keepdims=False: np.amin(x, axis=_np_axes(x, axes), keepdims=keepdims),
     _extreme_vjp, kind="reduce", samples=_extreme_samples,
@@ -95,7 +98,7 @@ def _argmax_reference(x: np.ndarray, axis: int = -1, keepdims: bool = False) -> 
     return np.argmax(x, axis=axis, keepdims=keepdims)
 
 
-register(OpDef("argmax", _argmax_infer, _argmax_reference, None, kind="opaque",
-               samples=lambda rng: [([distinct(rng, (3, 5))], {"axis": -1}),
-                                    ([distinct(rng, (4, 2, 3))], {"axis": 1, "keepdims": True})],
-               doc="index of the first max along axis -> i64"))
+OPS.append(OpDef("argmax", _argmax_infer, _argmax_reference, None, kind="opaque",
+                 samples=lambda rng: [([distinct(rng, (3, 5))], {"axis": -1}),
+                                      ([distinct(rng, (4, 2, 3))], {"axis": 1, "keepdims": True})],
+                 doc="index of the first max along axis -> i64"))

@@ -10,10 +10,13 @@ import numpy as np
 
 from sexpgpu.ir.build import unbroadcast
 from sexpgpu.ir.ops._sampling import values
-from sexpgpu.ir.ops.registry import OpDef, ShapeRuleError, register
+from sexpgpu.ir.ops.opdef import OpDef
+from sexpgpu.ir.shapes import ShapeRuleError, broadcast, fmt, same_dtype
 from sexpgpu.ir.shapes import axis as norm_axis
-from sexpgpu.ir.shapes import broadcast, fmt, same_dtype
 from sexpgpu.ir.types import TensorType
+
+# the ops this family defines, in order; ops/registry.py gathers every family's
+OPS: list[OpDef] = []
 
 # -- reshape -----------------------------------------------------------------------
 
@@ -31,13 +34,13 @@ def _reshape_vjp(g, node, cts):
     return [g.apply("reshape", cts[0], shape=node.inputs[0].shape)]
 
 
-register(OpDef("reshape", _reshape_infer, lambda x, shape: np.reshape(x, shape), _reshape_vjp,
-               kind="view",
-               samples=lambda rng: [([values(rng, (3, 4))], {"shape": (2, 6)}),
-                                    ([values(rng, (1,))], {"shape": ()}),
-                                    ([values(rng, (0, 4))], {"shape": (2, 0, 2)}),
-                                    ([values(rng, (2, 3, 5))], {"shape": (6, 1, 5)})],
-               doc="attrs shape: same elements, row-major, new shape"))
+OPS.append(OpDef("reshape", _reshape_infer, lambda x, shape: np.reshape(x, shape), _reshape_vjp,
+                 kind="view",
+                 samples=lambda rng: [([values(rng, (3, 4))], {"shape": (2, 6)}),
+                                      ([values(rng, (1,))], {"shape": ()}),
+                                      ([values(rng, (0, 4))], {"shape": (2, 0, 2)}),
+                                      ([values(rng, (2, 3, 5))], {"shape": (6, 1, 5)})],
+                 doc="attrs shape: same elements, row-major, new shape"))
 
 
 # -- permute -----------------------------------------------------------------------
@@ -89,12 +92,12 @@ def _transposed_product(g, ct):
     return g.apply("sum", product, axes=summed.attrs["axes"], keepdims=False)
 
 
-register(OpDef("permute", _permute_infer, lambda x, perm: np.transpose(x, perm).copy(),
-               _permute_vjp, kind="opaque",
-               samples=lambda rng: [([values(rng, (2, 3, 4))], {"perm": (2, 0, 1)}),
-                                    ([values(rng, (3, 5))], {"perm": (1, 0)}),
-                                    ([values(rng, (0, 2))], {"perm": (1, 0)})],
-               doc="attrs perm: output axis i is input axis perm[i]"))
+OPS.append(OpDef("permute", _permute_infer, lambda x, perm: np.transpose(x, perm).copy(),
+                 _permute_vjp, kind="opaque",
+                 samples=lambda rng: [([values(rng, (2, 3, 4))], {"perm": (2, 0, 1)}),
+                                      ([values(rng, (3, 5))], {"perm": (1, 0)}),
+                                      ([values(rng, (0, 2))], {"perm": (1, 0)})],
+                 doc="attrs perm: output axis i is input axis perm[i]"))
 
 
 # -- broadcast_to -----------------------------------------------------------------
@@ -112,13 +115,13 @@ def _broadcast_to_vjp(g, node, cts):
     return [unbroadcast(g, cts[0], node.inputs[0].shape)]
 
 
-register(OpDef("broadcast_to", _broadcast_to_infer,
-               lambda x, shape: np.broadcast_to(x, shape).copy(), _broadcast_to_vjp,
-               kind="elementwise", scalar="x0",
-               samples=lambda rng: [([values(rng, (3, 1))], {"shape": (2, 3, 4)}),
-                                    ([values(rng, ())], {"shape": (5,)}),
-                                    ([values(rng, (1, 4))], {"shape": (0, 4)})],
-               doc="attrs shape: numpy broadcasting made explicit"))
+OPS.append(OpDef("broadcast_to", _broadcast_to_infer,
+                 lambda x, shape: np.broadcast_to(x, shape).copy(), _broadcast_to_vjp,
+                 kind="elementwise", scalar="x0",
+                 samples=lambda rng: [([values(rng, (3, 1))], {"shape": (2, 3, 4)}),
+                                      ([values(rng, ())], {"shape": (5,)}),
+                                      ([values(rng, (1, 4))], {"shape": (0, 4)})],
+                 doc="attrs shape: numpy broadcasting made explicit"))
 
 
 # -- slice and slice_scatter -------------------------------------------------------
@@ -166,9 +169,9 @@ def _slice_samples(rng: np.random.Generator) -> list:
             ([values(rng, (3, 4))], {"starts": (2, 0), "stops": (2, 4), "steps": (1, 1)})]
 
 
-register(OpDef("slice", _slice_infer, _slice_reference, _slice_vjp, kind="opaque",
-               samples=_slice_samples,
-               doc="attrs starts, stops, steps: Python slicing per axis (steps > 0)"))
+OPS.append(OpDef("slice", _slice_infer, _slice_reference, _slice_vjp, kind="opaque",
+                 samples=_slice_samples,
+                 doc="attrs starts, stops, steps: Python slicing per axis (steps > 0)"))
 
 
 def _slice_scatter_infer(types: list[TensorType], attrs: dict) -> TensorType:
@@ -196,9 +199,9 @@ def _slice_scatter_samples(rng: np.random.Generator) -> list:
                                      "steps": (1, 2)})]
 
 
-register(OpDef("slice_scatter", _slice_scatter_infer, _slice_scatter_reference,
-               _slice_scatter_vjp, kind="opaque", samples=_slice_scatter_samples,
-               doc="zeros of attrs shape with the input written at the slice (slice's VJP)"))
+OPS.append(OpDef("slice_scatter", _slice_scatter_infer, _slice_scatter_reference,
+                 _slice_scatter_vjp, kind="opaque", samples=_slice_scatter_samples,
+                 doc="zeros of attrs shape with the input written at the slice (slice's VJP)"))
 
 
 # -- concat --------------------------------------------------------------------------
@@ -233,9 +236,9 @@ def _concat_vjp(g, node, cts):
     return out
 
 
-register(OpDef("concat", _concat_infer, lambda *xs, axis=0: np.concatenate(xs, axis=axis),
-               _concat_vjp, kind="opaque",
-               samples=lambda rng: [([values(rng, (2, 3)), values(rng, (4, 3))], {"axis": 0}),
-                                    ([values(rng, (2, 1)), values(rng, (2, 0)),
-                                      values(rng, (2, 3))], {"axis": -1})],
-               doc="attrs axis: join tensors that agree off that axis"))
+OPS.append(OpDef("concat", _concat_infer, lambda *xs, axis=0: np.concatenate(xs, axis=axis),
+                 _concat_vjp, kind="opaque",
+                 samples=lambda rng: [([values(rng, (2, 3)), values(rng, (4, 3))], {"axis": 0}),
+                                      ([values(rng, (2, 1)), values(rng, (2, 0)),
+                                        values(rng, (2, 3))], {"axis": -1})],
+                 doc="attrs axis: join tensors that agree off that axis"))
