@@ -43,13 +43,11 @@ class Names:
                 self.index[v] = len(self.index)
 
     def base(self, value: Value) -> Value:
-        return self.program.base.get(value, value)
+        return self.program.base(value)
 
     def home(self, value: Value) -> Value:
-        """The value whose buffer holds `value`: its view base, or for an update
-        made in place the input it overwrites."""
-        base = self.base(value)
-        return self.program.in_place.get(base, base)
+        """The value whose buffer holds `value` (see KernelPlan.home)."""
+        return self.program.home(value)
 
     def buf(self, value: Value) -> str:
         return f"b{self.index[self.home(value)]}"
@@ -110,9 +108,9 @@ def _operand(value: Value, kernel: Kernel, program: KernelPlan, names: Names,
              domain: tuple[int, ...], index: list[str]) -> str:
     value = program.source(value)
     base = names.base(value)
-    if base in program.consts:
-        node = program.consts[base]
-        return literal(node.attrs["value"], base.dtype)
+    const = program.const(base)
+    if const is not None:
+        return literal(const.attrs["value"], base.dtype)
     if base in kernel.values:
         return names.var(base)
     if value.shape == domain and index:
