@@ -212,121 +212,122 @@ def reads_in_place(op: str, view: View) -> bool:
     return op == "concat" or (op == "matmul" and view.grid is None)
 
 
+def _rule(node: Node) -> str:
+    """Which of the grouper's rules (_Grouper.RULES) places `node`."""
+    op = get_op(node.op)
+    if node.op == "full":
+        return "const"
+    if op.kind == "view" or _is_identity(node):
+        return "alias"
+    if node.op == "broadcast_to":
+        return "broadcast"
+    if op.kind in ("elementwise", "reduce"):
+        return op.kind
+    if _is_matrix_transpose(node):
+        return "transpose"
+    return "structured"
+
+
+def _sums_batch(total: Node) -> bool:
+    """`total` sums an f32 batched matmul over exactly its batch axes, both
+    operands having that batch."""
+    x = total.inputs[0]
+    a, b = x.node.inputs
+    batch = x.shape[:-2]
+    return (bool(batch) and a.shape[:-2] == batch and b.shape[:-2] == batch
+            and all(v.dtype == "f32" for v in (a, b, x, total.outputs[0]))
+            and tuple(norm_axes(total.attrs.get("axes"), len(x.shape)))
+            == tuple(range(len(batch)))
+            and total.outputs[0].shape == x.shape[-2:])
+
+
 class _Grouper:
     """Walks the nodes once, growing open loop kernels and closing them when a
     value they hold is needed by something that cannot join them; records where
     each value lives in `plan.where`."""
 
-    def __init__(self, plan: KernelPlan, uses: dict[Value, int] | None = None) -> None:
+    def __init__(self, plan: KernelPlan, uses: dict[Value, int]) -> None:
         self.plan = plan
         self.where = plan.where
-        self.kernels = plan.kernels
-        self.uses = uses or {}    # how many node inputs and roots read each value
+        self.uses = uses          # how many node inputs and roots read each value
         self.open: list[Kernel] = []
+
+    # -- kernels ------------------------------------------------------------------
 
     def close(self, kernel: Kernel | None) -> None:
         if kernel is not None and not kernel.closed:
             kernel.closed = True
             self.open.remove(kernel)
-            self.kernels.append(kernel)
+            self.plan.kernels.append(kernel)
 
-    def resolve(self, value: Value) -> Value:
-        """The value whose buffer or loop variable a loop reads for `value`."""
-        return self.plan.base(self.plan.source(value))
+    def _closed(self, kind: str, node: Node, view: View | None = None) -> Kernel:
+        """A kernel of one node, appended to the program as it is."""
+        kernel = Kernel(kind, [node], node.outputs[0].shape, closed=True, view=view)
+        self.plan.kernels.append(kernel)
+        return kernel
+
+    def _open_kernel(self, value: Value) -> Kernel | None:
+        """The open loop that a loop reading `value` could join."""
+        kernel = self.plan.kernel(self.plan.base(self.plan.source(value)))
+        return kernel if kernel is not None and not kernel.closed else None
 
     def materialize(self, value: Value) -> None:
-        """Make sure `value` lives in a buffer before a non-loop consumer runs."""
+        """Make sure `value`'s elements are in a buffer before a non-loop reader runs."""
         value = self.plan.base(value)
-        place = self.where.get(value)
-        if isinstance(place, Strided):
-            # a view read by something that cannot read it in place: one kernel
-            # copies it out of its root's buffer (however many ops made the view);
-            # readers that can keep reading it in place
-            if place.copy is None:
-                self.materialize(place.view.root)
-                kernel = Kernel("op", [value.node], value.shape, closed=True, view=place.view)
-                self.kernels.append(kernel)
-                self.where[value] = Strided(place.view, kernel)
-            return
-        if isinstance(place, Transposed):
-            # a transpose read by something other than a matmul: now it needs a
-            # kernel (matmuls keep reading its source transposed)
-            if place.copy is None:
-                self.materialize(place.source)
-                kernel = Kernel("op", [value.node], value.shape, closed=True)
-                self.kernels.append(kernel)
-                self.where[value] = Transposed(place.source, kernel)
-            return
-        if isinstance(place, Broadcast):
-            # a broadcast read by a structured op or returned: now it needs a loop
-            self.materialize(place.source)
-            kernel = Kernel("loop", [value.node], value.shape, closed=True)
-            self.kernels.append(kernel)
-            self.where[value] = Computed(kernel)
-            return
-        if isinstance(place, Const):
-            # a constant read by a structured op: fill a buffer with it
-            kernel = Kernel("loop", [place.node], value.shape, closed=True)
-            self.kernels.append(kernel)
-            self.where[value] = Computed(kernel)
-        self.close(self.plan.kernel(value))
+        match self.where.get(value):
+            case Computed(kernel=kernel):
+                self.close(kernel)
+            case Strided(view=view, copy=None):
+                # one kernel copies the view out of its root's buffer (however many
+                # ops made it); readers that read it in place keep doing so
+                self.materialize(view.root)
+                self.where[value] = Strided(view, self._closed("op", value.node, view))
+            case Transposed(source=source, copy=None):
+                # matmuls keep reading its source transposed
+                self.materialize(source)
+                self.where[value] = Transposed(source, self._closed("op", value.node))
+            case Broadcast(source=source):
+                self.materialize(source)
+                self.where[value] = Computed(self._closed("loop", value.node))
+            case Const(node=node):
+                self.where[value] = Computed(self._closed("loop", node))
 
-    def _emit_op(self, node: Node) -> None:
-        kernel = Kernel("op", [node], node.outputs[0].shape, closed=True)
-        self.kernels.append(kernel)
-        for v in node.outputs:
-            self.where[v] = Computed(kernel)
+    # -- placing a node -----------------------------------------------------------
 
     def add(self, node: Node) -> None:
-        op = get_op(node.op)
-        out = node.outputs[0]
-        base = self.plan.base
-        inner = self.where.get(base(node.inputs[0])) if node.inputs else None
-        if _is_matrix_transpose(node) and isinstance(inner, Transposed):
-            # the transpose of a transpose (a linear layer's weight in its input
-            # gradient) is the original buffer: no copy, no kernel
-            self.where[out] = Alias(base(inner.source))
-            return
-        if self._add_view(node):
+        """Place `node`: join or open a loop, record a free location, or emit its kernel."""
+        if self._undo_transpose(node) or self._add_view(node):
             return
         for v in node.inputs:
-            place = self.where.get(base(v))
-            if (node.op != "matmul" and isinstance(place, Transposed)) or \
-                    (isinstance(place, Strided) and not reads_in_place(node.op, place.view)):
+            if self._needs_elements(v, node.op):
                 self.materialize(v)
-        if node.op == "full":
-            self.where[out] = Const(node)
-        elif op.kind == "view" or _is_identity(node):
-            # a reshape reads its input's buffer row-major: no kernel at all
-            src = node.inputs[0]
-            if isinstance(self.where.get(src), Broadcast):
-                if _is_identity(node):
-                    self.where[out] = Broadcast(src)
-                    return
-                self.materialize(src)  # a reshape of a broadcast needs its elements
-            self.where[out] = Alias(base(src))
-        elif node.op == "broadcast_to":
-            # loops read the input broadcast straight into their own index space
-            self.where[out] = Broadcast(node.inputs[0])
-        elif op.kind == "elementwise":
-            self._add_elementwise(node)
-        elif op.kind == "reduce" and self._fold_batch_sum(node):
-            pass
-        elif op.kind == "reduce":
-            self._add_reduce(node)
-        elif _is_matrix_transpose(node) and not isinstance(self.where.get(node.inputs[0]),
-                                                           Broadcast):
-            # matmul reads it transposed in place (BLAS flags / swapped offsets)
-            self.where[out] = Transposed(node.inputs[0])
-        else:
-            for v in node.inputs:
-                self.materialize(self.plan.operand(v, node.op))
-            self._emit_op(node)
+        self.RULES[_rule(node)](self, node)
+
+    def _needs_elements(self, value: Value, op: str) -> bool:
+        """A kernel of `op` cannot read `value` where it lies (a transpose read by
+        anything but a matmul, a view by anything but `reads_in_place`)."""
+        match self.where.get(self.plan.base(value)):
+            case Transposed():
+                return op != "matmul"
+            case Strided(view=view):
+                return not reads_in_place(op, view)
+        return False
+
+    def _undo_transpose(self, node: Node) -> bool:
+        """The transpose of a transpose (a linear layer's weight in its input
+        gradient) is the original buffer: no copy, no kernel."""
+        if not _is_matrix_transpose(node):
+            return False
+        place = self.where.get(self.plan.base(node.inputs[0]))
+        if not isinstance(place, Transposed):
+            return False
+        self.where[node.outputs[0]] = Alias(self.plan.base(place.source))
+        return True
 
     def _add_view(self, node: Node) -> bool:
         """A slice or permute of a buffer, or a slice, permute or reshape of such a
-        view, becomes a pending view (kernels.views): matmuls read it in place, and
-        it is made a kernel only when something else reads it."""
+        view, becomes a Strided location (kernels.views): matmuls read it in place,
+        and it is made a kernel only when something else reads it."""
         if node.op not in ("slice", "permute", "reshape") or node.outputs[0].dtype != "f32":
             return False
         src = node.inputs[0]
@@ -339,67 +340,68 @@ class _Grouper:
             if isinstance(place, Strided):
                 self.materialize(source)  # no strides describe it: copy it out, then view that
             elif node.op == "reshape" or _is_matrix_transpose(node):
-                return False  # a reshape of a buffer is a plain view; a transpose is flipped
+                return False  # a reshape of a buffer is an Alias; a transpose is Transposed
             view = strided.apply(strided.whole(src, source), node)
         self.where[node.outputs[0]] = Strided(view)
         return True
+
+    # -- the rules, one per _rule() ------------------------------------------------
+
+    def _add_const(self, node: Node) -> None:
+        self.where[node.outputs[0]] = Const(node)
+
+    def _add_alias(self, node: Node) -> None:
+        """A reshape reads its input's buffer row-major: no kernel at all."""
+        src = node.inputs[0]
+        if isinstance(self.where.get(src), Broadcast):
+            if _is_identity(node):
+                self.where[node.outputs[0]] = Broadcast(src)
+                return
+            self.materialize(src)  # a reshape of a broadcast needs its elements
+        self.where[node.outputs[0]] = Alias(self.plan.base(src))
+
+    def _add_broadcast(self, node: Node) -> None:
+        """Loops read the input broadcast straight into their own index space."""
+        self.where[node.outputs[0]] = Broadcast(node.inputs[0])
 
     def _add_elementwise(self, node: Node) -> None:
         shape = node.outputs[0].shape
         joinable: list[Kernel] = []
         for v in node.inputs:
-            kernel = self.plan.kernel(self.resolve(v))
-            if kernel is None or kernel.closed:
+            kernel = self._open_kernel(v)
+            if kernel is None:
                 continue
             if kernel.domain == shape and kernel.reduce is None \
                     and self.plan.source(v).shape == shape:
                 if kernel not in joinable:
                     joinable.append(kernel)
             else:
-                self.close(kernel)
-        joinable = [k for k in joinable if not k.closed]
-        if joinable:
-            target = joinable[0]
-            for other in joinable[1:]:
-                # both open, so neither has been read outside: one loop can hold both
-                target.nodes = sorted(target.nodes + other.nodes, key=lambda n: n.id)
-                for v in other.values:
-                    self.where[v] = Computed(target)
-                self.open.remove(other)
-        else:
-            target = Kernel("loop", [], shape)
-            self.open.append(target)
+                self.close(kernel)  # another shape, a reduction, or read broadcast
+        target = self._merge([k for k in joinable if not k.closed], shape)
         target.nodes.append(node)
         for v in node.outputs:
             self.where[v] = Computed(target)
 
-    def _fold_batch_sum(self, node: Node) -> bool:
-        """`sum(matmul(permute(a), b), batch axes)` (a weight gradient) joins its
-        matmul's kernel: one (m, batch*k) x (batch*k, n) product, no (batch, m, n)."""
-        x = node.inputs[0]
-        mm = x.node
-        if node.op != "sum" or mm is None or mm.op != "matmul" or self.uses.get(x) != 1:
-            return False
-        kernel = self.plan.kernel(x)
-        a, b = mm.inputs
-        a_place, b_place = self.where.get(self.plan.base(a)), self.where.get(self.plan.base(b))
-        batch = x.shape[:-2]
-        if (kernel is None or kernel.nodes != [mm] or not batch
-                or a.shape[:-2] != batch or b.shape[:-2] != batch
-                or any(v.dtype != "f32" for v in (a, b, x, node.outputs[0]))
-                or not isinstance(a_place, Transposed)
-                or isinstance(b_place, (Transposed, Strided))
-                or tuple(norm_axes(node.attrs.get("axes"), len(x.shape)))
-                != tuple(range(len(batch)))
-                or node.outputs[0].shape != x.shape[-2:]):
-            return False
-        kernel.nodes.append(node)
-        self.where[node.outputs[0]] = Computed(kernel)
-        return True
+    def _merge(self, loops: list[Kernel], shape: tuple[int, ...]) -> Kernel:
+        """One open loop holding all of `loops` (a new one if there are none)."""
+        if not loops:
+            target = Kernel("loop", [], shape)
+            self.open.append(target)
+            return target
+        target = loops[0]
+        for other in loops[1:]:
+            # both open, so neither has been read outside: one loop can hold both
+            target.nodes = sorted(target.nodes + other.nodes, key=lambda n: n.id)
+            for v in other.values:
+                self.where[v] = Computed(target)
+            self.open.remove(other)
+        return target
 
     def _add_reduce(self, node: Node) -> None:
+        if self._fold_batch_sum(node):
+            return
         x = node.inputs[0]
-        kernel = self.plan.kernel(self.resolve(x))
+        kernel = self._open_kernel(x)
         if self.plan.source(x).shape != x.shape:
             self.close(kernel)  # x is a broadcast: read its source from a buffer
         for v in node.inputs[1:]:
@@ -417,6 +419,48 @@ class _Grouper:
         self.where[node.outputs[0]] = Computed(kernel)
         self.close(kernel)
 
+    def _fold_batch_sum(self, node: Node) -> bool:
+        """`sum(matmul(permute(a), b), batch axes)` (a weight gradient) joins its
+        matmul's kernel: one (m, batch*k) x (batch*k, n) product, no (batch, m, n)."""
+        x = node.inputs[0]
+        mm = x.node
+        if node.op != "sum" or mm is None or mm.op != "matmul" or self.uses.get(x) != 1:
+            return False
+        kernel = self.plan.kernel(x)
+        if kernel is None or kernel.nodes != [mm] or not _sums_batch(node):
+            return False
+        a, b = (self.where.get(self.plan.base(v)) for v in mm.inputs)
+        if not isinstance(a, Transposed) or isinstance(b, (Transposed, Strided)):
+            return False
+        kernel.nodes.append(node)
+        self.where[node.outputs[0]] = Computed(kernel)
+        return True
+
+    def _add_transpose(self, node: Node) -> None:
+        """Matmuls read it transposed in place (BLAS flags / swapped offsets)."""
+        if isinstance(self.where.get(node.inputs[0]), Broadcast):
+            self._add_structured(node)
+            return
+        self.where[node.outputs[0]] = Transposed(node.inputs[0])
+
+    def _add_structured(self, node: Node) -> None:
+        """Its own kernel, run once the buffers it reads are written."""
+        for v in node.inputs:
+            self.materialize(self.plan.operand(v, node.op))
+        kernel = self._closed("op", node)
+        for v in node.outputs:
+            self.where[v] = Computed(kernel)
+
+    RULES = {
+        "const": _add_const,
+        "alias": _add_alias,
+        "broadcast": _add_broadcast,
+        "elementwise": _add_elementwise,
+        "reduce": _add_reduce,
+        "transpose": _add_transpose,
+        "structured": _add_structured,
+    }
+
 
 def lower(graph: Graph, outputs: list[str] | None = None) -> KernelPlan:
     """Group the nodes needed for `outputs` (all by default) and `graph.updates`."""
@@ -424,11 +468,8 @@ def lower(graph: Graph, outputs: list[str] | None = None) -> KernelPlan:
     wanted = {name: graph.outputs[name] for name in names}
     roots = list(wanted.values()) + list(graph.updates.values())
     nodes = live_nodes(graph, roots)
-    uses: dict[Value, int] = {}
-    for value in [v for n in nodes for v in n.inputs] + roots:
-        uses[value] = uses.get(value, 0) + 1
     program = KernelPlan(graph, [], wanted)
-    grouper = _Grouper(program, uses)
+    grouper = _Grouper(program, _count_uses(nodes, roots))
     for node in nodes:
         grouper.add(node)
     for value in roots:
@@ -440,30 +481,39 @@ def lower(graph: Graph, outputs: list[str] | None = None) -> KernelPlan:
     return program
 
 
+def _count_uses(nodes: list[Node], roots: list[Value]) -> dict[Value, int]:
+    """How many node inputs and roots read each value."""
+    uses: dict[Value, int] = {}
+    for value in [v for n in nodes for v in n.inputs] + roots:
+        uses[value] = uses.get(value, 0) + 1
+    return uses
+
+
 def _link(program: KernelPlan, roots: list[Value]) -> None:
     """Number the kernels and find what each reads from and stores to buffers."""
     needed_outside: set[Value] = {program.base(v) for v in roots}
     for index, kernel in enumerate(program.kernels):
         kernel.index = index
-        mine = kernel.values
-        reads: list[Value] = []
-        if kernel.view is not None:
-            root = program.base(kernel.view.root)
-            kernel.inputs = [root]
-            needed_outside.add(root)
-            continue
-        for node in kernel.nodes:
-            for v in node.inputs:
-                if kernel.kind == "loop":
-                    v = program.source(v)
-                b = program.operand(v, node.op)
-                if b in mine or program.const(b) is not None or b in reads:
-                    continue
-                reads.append(b)
-                needed_outside.add(b)
-        kernel.inputs = reads
+        kernel.inputs = _buffers_read(program, kernel)
+        needed_outside.update(kernel.inputs)
     for kernel in program.kernels:
         kernel.outputs = [v for n in kernel.nodes for v in n.outputs if v in needed_outside]
+
+
+def _buffers_read(program: KernelPlan, kernel: Kernel) -> list[Value]:
+    """The values whose buffers `kernel` reads, in first-read order."""
+    if kernel.view is not None:
+        return [program.base(kernel.view.root)]
+    mine = kernel.values
+    reads: list[Value] = []
+    for node in kernel.nodes:
+        for v in node.inputs:
+            if kernel.kind == "loop":
+                v = program.source(v)
+            b = program.operand(v, node.op)
+            if b not in mine and program.const(b) is None and b not in reads:
+                reads.append(b)
+    return reads
 
 
 def _update_in_place(program: KernelPlan) -> None:
@@ -478,13 +528,18 @@ def _update_in_place(program: KernelPlan) -> None:
     for target, new in program.graph.updates.items():
         value = program.base(new)
         kernel = owner.get(value)
-        if (kernel is None or kernel.kind != "loop" or kernel.reduce is not None
-                or value.type != target.type or kernel.domain != value.shape
-                or target in outputs or program.home(value) is not value
-                or last_read.get(target, -1) > kernel.index
-                or not _reads_in_step(kernel, program, target)):
-            continue
-        program.where[value] = Computed(kernel, into=target)
+        if kernel is None or target in outputs or last_read.get(target, -1) > kernel.index:
+            continue  # made by no kernel, or the old value is still needed after it
+        if _can_store_into(program, kernel, value, target):
+            program.where[value] = Computed(kernel, into=target)
+
+
+def _can_store_into(program: KernelPlan, kernel: Kernel, value: Value, target: Value) -> bool:
+    """`kernel` is an elementwise loop over `value`'s shape that can store `value`
+    over `target` (not already stored over another input) as it reads it."""
+    return (kernel.kind == "loop" and kernel.reduce is None and value.type == target.type
+            and kernel.domain == value.shape and program.home(value) is value
+            and _reads_in_step(kernel, program, target))
 
 
 def _reads_in_step(kernel: Kernel, program: KernelPlan, target: Value) -> bool:
