@@ -18,6 +18,7 @@ from sexpgpu.kernels.source import (
     store,
     strides,
 )
+from sexpgpu.kernels.structured import render_batch_sum_matmul, render_op, render_view_copy
 
 from sexpgpu.ir.graph import Node, Value
 from sexpgpu.ir.ops.registry import get_op
@@ -206,8 +207,6 @@ def _render_reduce(kernel: Kernel, program: KernelPlan, names: Names, name: str,
 
 def render(kernel: Kernel, program: KernelPlan, names: Names, name: str) -> KernelCode:
     """The source of `kernel`, parameters being its input then output buffers."""
-    from sexpgpu.kernels.structured import render_batch_sum_matmul, render_op, render_view_copy
-
     # an in-place update reads and stores one buffer: one parameter, so that LLVM
     # sees a single array (two that may overlap stop it vectorising)
     params = list(dict.fromkeys([names.buf(v) for v in kernel.inputs]
