@@ -1,10 +1,6 @@
-"""The executor: `compile(graph)` lowers, plans memory, generates and imports the
-kernel module; `CompiledGraph.run(inputs)` is one call into the generated `step`.
-
-Design: the caller owns every input array. `graph.updates` are written in place
-into the caller's arrays (so params and optimizer state live in the training
-loop's dicts); buffers for intermediates are owned by `CompiledGraph` and reused
-between calls; outputs are returned as fresh arrays."""
+"""The executor, the folder's entry point: `compile(graph)` lowers, plans memory,
+generates and imports the modules; `CompiledGraph.run(inputs)` is one call into the
+generated `step`."""
 
 from __future__ import annotations
 
@@ -47,7 +43,12 @@ class _Input:
 
 
 class CompiledGraph:
-    """A compiled graph: `run(inputs) -> outputs`, applying `graph.updates` in place."""
+    """A compiled graph: `run(inputs) -> outputs`, applying `graph.updates` in place.
+
+    The caller owns every input array: updates are written into the caller's
+    arrays (so params and optimizer state live in the training loop's dicts);
+    buffers for intermediates belong to the CompiledGraph and are reused between
+    calls; outputs are returned as fresh arrays."""
 
     def __init__(self, program: KernelPlan, plan: MemoryPlan, generated: Generated, module: Any,
                  device: str):

@@ -1,7 +1,6 @@
-"""Lowering: group a graph's nodes into kernels and record where each value lives.
-Elementwise nodes of one shape fuse into one loop (several stores allowed); a
-reduction absorbs the loop that feeds it; views, broadcasts and constants cost
-no kernel until a reader needs their elements; every other op is its own kernel."""
+"""Lowering: group a graph's nodes into kernels and record where each value lives
+(KernelPlan). Same-shape elementwise nodes fuse into one loop, a reduction absorbs
+the loop feeding it, views and constants cost nothing, any other op is one kernel."""
 
 from __future__ import annotations
 

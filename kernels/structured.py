@@ -1,7 +1,6 @@
-"""Kernel renderers of the structured ops (everything that is not elementwise, a
-reduction or a view), keyed by op name. Each renders a body run once per output
-element (or row), so the CPU and CUDA launchers share it; matmul also renders a
-BLAS call for the CPU. `tests/test_kernels_ops.py` checks every op has one."""
+"""Kernel renderers of the structured ops (all but elementwise, reduction and view
+ops), keyed by op name: each renders a body run once per output element (or row),
+shared by the CPU and CUDA launchers; matmul also renders a CPU BLAS call."""
 
 from __future__ import annotations
 
@@ -19,7 +18,7 @@ from sexpgpu.ir.ops.shape import slice_bounds
 from sexpgpu.ir.shapes import axis as norm_axis
 
 Renderer = Callable[[Node, "object", str, list[str]], KernelCode]
-RENDERERS: dict[str, Renderer] = {}
+RENDERERS: dict[str, Renderer] = {}  # tests/test_kernels_ops.py checks every op has one
 
 
 def renderer(*ops: str):
