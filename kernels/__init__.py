@@ -1,6 +1,23 @@
-"""Kernels: lowering of IR graphs to fused loops, numba code generation cached
-on disk, CPU (njit) and CUDA launchers, and the counter-based RNG. Importing
-this package does not import numba; `kernels.compile` does."""
+"""Kernels: an IR graph lowered to a few fused loops, generated as numba Python
+modules cached on disk, run on the CPU (njit) or CUDA. Importing this package
+does not import numba; `kernels.compile` (kernels.executor) does.
+
+Modules, in pipeline order:
+    lower       group nodes into kernels; KernelPlan says where each value lives
+    views       strided views (slice, permute, reshape chains) read without a copy
+    memplan     one slot per stored value, reused once the value is dead
+    render      one kernel's body: a fused loop, a fused reduction, or a structured op
+    structured  the structured ops' renderers (matmul, concat, take, fold, ...)
+    source      source pieces every renderer shares: loads, stores, literals, offsets
+    codegen     the step module, and one cached module per distinct kernel text
+    cache       the on-disk module cache, imported under stable module names
+    executor    `compile(graph)` and `CompiledGraph.run(inputs)`: the entry point
+    blas        the thread count of the OpenBLAS behind `np.dot` in CPU kernels
+    mathfn      vectorisable `exp` and `tanh`, copied into kernel modules
+    bf16        bf16 stored as uint16: scalar conversions for kernels, numpy ones
+    rng         the counter-based RNG: the same bits from numpy, njit and CUDA
+    demo        an MLP training step and its numpy baseline, for tests and benches
+"""
 
 from __future__ import annotations
 

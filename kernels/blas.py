@@ -8,11 +8,11 @@ import functools
 import glob
 import os
 
+import scipy
+
 
 @functools.cache
 def _library() -> ctypes.CDLL | None:
-    import scipy
-
     root = os.path.join(os.path.dirname(scipy.__file__), "..", "scipy.libs")
     for path in sorted(glob.glob(os.path.join(root, "*openblas*.so*"))):
         lib = ctypes.CDLL(path)

@@ -12,6 +12,8 @@ import tempfile
 from pathlib import Path
 from types import ModuleType
 
+import numba
+
 from sexpgpu import env
 
 
@@ -20,8 +22,6 @@ def kernel_dir() -> Path:
 
 
 def source_key(source: str) -> str:
-    import numba
-
     return hashlib.sha256(f"{numba.__version__}\n{source}".encode()).hexdigest()[:24]
 
 

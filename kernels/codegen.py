@@ -1,8 +1,6 @@
-"""Code generation: one Python module per (graph, device) with a `step` function
-that runs every kernel in order. On the CPU each distinct kernel text is an
-`numba.njit` loop nest (prange where it pays) in its own module, shared by all
-graphs, and `step` is plain Python calling them; the CUDA module launches the
-same bodies one thread per outer point."""
+"""Code generation: one Python module per (graph, device) whose plain-Python `step`
+runs every kernel in order: on the CPU each distinct kernel text is a `numba.njit`
+function in its own module, shared by all graphs; on CUDA a thread per outer point."""
 
 from __future__ import annotations
 

@@ -8,12 +8,12 @@ from typing import Any
 
 import numpy as np
 
+from sexpgpu import autodiff as ad
+
 
 def mlp_step(batch: int = 100, sizes: tuple[int, ...] = (40, 256, 256, 10), lr: float = 1e-3,
              seed: int = 0) -> Any:
     """An `autodiff.Function` whose graph is one full training step."""
-    from sexpgpu import autodiff as ad
-
     fn = ad.Function("mlp-step", seed=seed)
     x = fn.input("x", (batch, sizes[0]))
     y = fn.input("y", (batch,), "i64")

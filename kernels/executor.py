@@ -1,10 +1,6 @@
-"""The executor: `compile(graph)` lowers, plans memory, generates and imports the
-kernel module; `CompiledGraph.run(inputs)` is one call into the generated `step`.
-
-Design: the caller owns every input array. `graph.updates` are written in place
-into the caller's arrays (so params and optimizer state live in the training
-loop's dicts); buffers for intermediates are owned by `CompiledGraph` and reused
-between calls; outputs are returned as fresh arrays."""
+"""The executor, the folder's entry point: `compile(graph)` lowers, plans memory,
+generates and imports the modules; `CompiledGraph.run(inputs)` is one call into the
+generated `step`."""
 
 from __future__ import annotations
 
@@ -14,6 +10,8 @@ from math import prod
 from typing import Any
 
 import numpy as np
+from numba import cuda
+from numba.core.errors import NumbaPerformanceWarning
 from sexpgpu.kernels.bf16 import from_bf16, to_bf16
 from sexpgpu.kernels.blas import set_threads as set_blas_threads
 from sexpgpu.kernels.cache import load_module
@@ -45,7 +43,12 @@ class _Input:
 
 
 class CompiledGraph:
-    """A compiled graph: `run(inputs) -> outputs`, applying `graph.updates` in place."""
+    """A compiled graph: `run(inputs) -> outputs`, applying `graph.updates` in place.
+
+    The caller owns every input array: updates are written into the caller's
+    arrays (so params and optimizer state live in the training loop's dicts);
+    buffers for intermediates belong to the CompiledGraph and are reused between
+    calls; outputs are returned as fresh arrays."""
 
     def __init__(self, program: KernelPlan, plan: MemoryPlan, generated: Generated, module: Any,
                  device: str):
@@ -59,8 +62,6 @@ class CompiledGraph:
                         for v in program.graph.inputs]
         slots = plan.allocate()
         if device == "cuda":
-            from numba import cuda
-
             slots = [cuda.to_device(s) for s in slots]
         # each stored value is a view of its slot, made once
         self._fixed = [slots[plan.slot_of[v]][:max(1, prod(v.shape))] for v in plan.slot_of]
@@ -119,8 +120,6 @@ class CompiledGraph:
     __call__ = run  # a CompiledGraph is an autodiff backend runner
 
     def _run_cuda(self, inputs, arrays: list[np.ndarray]) -> dict[str, np.ndarray]:
-        from numba import cuda
-
         device_arrays = [cuda.to_device(a) for a in arrays]
         self._step(*device_arrays, *self._fixed)
         for spec, host, dev in zip(self._inputs, arrays, device_arrays):
@@ -160,7 +159,5 @@ def _quiet_view_packing() -> None:
     """numba warns, when compiling, that np.dot packs non-contiguous operands:
     strided views (kernels.views) are read that way on purpose, since packing one
     small matrix inside the call costs less than a kernel copying the whole tensor."""
-    from numba.core.errors import NumbaPerformanceWarning
-
     warnings.filterwarnings("ignore", message=r".*np\.vdot\(\) is faster on contiguous",
                             category=NumbaPerformanceWarning)

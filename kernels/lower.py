@@ -1,6 +1,6 @@
-"""Lowering: group a graph's nodes into kernels. Elementwise nodes of one shape
-fuse into one loop (several stores allowed); a reduction absorbs the loop that
-feeds it; views (reshape) cost nothing; every other op is its own kernel."""
+"""Lowering: group a graph's nodes into kernels and record where each value lives
+(KernelPlan). Same-shape elementwise nodes fuse into one loop, a reduction absorbs
+the loop feeding it, views and constants cost nothing, any other op is one kernel."""
 
 from __future__ import annotations
 
@@ -41,32 +41,137 @@ class Kernel:
         return seen
 
 
+# -- where a value lives ----------------------------------------------------------
+# Each value lowering has placed has one Location (a graph input has none: it is
+# the caller's array). A Const or Broadcast that a structured op or an output needs
+# becomes Computed by a fill kernel; a Transposed or Strided one gains a `copy`
+# kernel for such readers while matmuls (and concats) keep reading it in place.
+
+
+@dataclass(frozen=True)
+class Computed:
+    """Made by `kernel`: a loop variable, stored to a buffer when read elsewhere."""
+
+    kernel: Kernel
+    into: Value | None = None     # an update stored straight into the input it replaces
+
+
+@dataclass(frozen=True)
+class Alias:
+    """The elements of `of`, row-major (reshape, stop_gradient, a same-dtype cast)."""
+
+    of: Value                     # never itself an Alias
+
+
+@dataclass(frozen=True)
+class Const:
+    """A `full` constant, written as a literal into the loops that read it."""
+
+    node: Node
+
+
+@dataclass(frozen=True)
+class Broadcast:
+    """broadcast_to: loops read `source` broadcast into their own index space."""
+
+    source: Value
+
+
+@dataclass(frozen=True)
+class Transposed:
+    """A transpose of the last two axes: matmuls read `source` transposed (BLAS
+    flags, swapped offsets); other readers read `copy`, made for the first one."""
+
+    source: Value
+    copy: Kernel | None = None
+
+
+@dataclass(frozen=True)
+class Strided:
+    """A slice, permute or reshape chain over a buffer (kernels.views): readers that
+    `reads_in_place` read `view.root`; others read `copy`, made for the first one."""
+
+    view: View
+    copy: Kernel | None = None
+
+
+Location = Computed | Alias | Const | Broadcast | Transposed | Strided
+
+
 @dataclass
 class KernelPlan:
-    """The kernels in run order plus how every value is reached."""
+    """The kernels in run order plus where every value lives."""
 
     graph: Graph
     kernels: list[Kernel]
     outputs: dict[str, Value]
-    base: dict[Value, Value]      # a view's value -> the value whose buffer it reads
-    consts: dict[Value, Node]     # `full` values inlined as literals into loops
-    stretch: dict[Value, Value]   # broadcast_to's value -> its input, read broadcast
-    flipped: dict[Value, Value]   # a matrix transpose read only by matmuls -> its input
-    # an update's new value stored straight into the input it replaces -> that input
-    in_place: dict[Value, Value] = field(default_factory=dict)
-    # a slice/permute/reshape of a buffer -> where its elements lie (kernels.views);
-    # readers that cannot read it in place (reads_in_place) read its copy's buffer
-    views: dict[Value, View] = field(default_factory=dict)
+    where: dict[Value, Location] = field(default_factory=dict)  # graph inputs: absent
+
+    def base(self, value: Value) -> Value:
+        """The value whose buffer or loop variable holds `value`'s elements."""
+        place = self.where.get(value)
+        return place.of if isinstance(place, Alias) else value
+
+    def source(self, value: Value) -> Value:
+        """The value a loop loads for `value` (broadcast into its index space)."""
+        place = self.where.get(value)
+        while isinstance(place, Broadcast):
+            value = place.source
+            place = self.where.get(value)
+        return value
+
+    def home(self, value: Value) -> Value:
+        """The value whose buffer holds `value`: its base, or for an update stored
+        in place the input it overwrites."""
+        value = self.base(value)
+        place = self.where.get(value)
+        if isinstance(place, Computed) and place.into is not None:
+            return place.into
+        return value
+
+    def const(self, value: Value) -> Node | None:
+        """The `full` node of a constant loops inline as a literal."""
+        place = self.where.get(self.base(value))
+        return place.node if isinstance(place, Const) else None
+
+    def transposed(self, value: Value) -> Value | None:
+        """The value a matmul reads transposed for `value`, if `value` is Transposed."""
+        place = self.where.get(self.base(value))
+        return place.source if isinstance(place, Transposed) else None
+
+    def view(self, value: Value) -> View | None:
+        """Where `value`'s elements lie, if `value` is a strided view."""
+        place = self.where.get(self.base(value))
+        return place.view if isinstance(place, Strided) else None
+
+    def kernel(self, value: Value) -> Kernel | None:
+        """The kernel that makes `value`'s elements (a transpose's or view's copy)."""
+        place = self.where.get(value)
+        if isinstance(place, Computed):
+            return place.kernel
+        return place.copy if isinstance(place, (Transposed, Strided)) else None
+
+    def operand(self, value: Value, op: str) -> Value:
+        """The value whose buffer a kernel of `op` reads for `value`: a matmul reads
+        a transpose's source, a reader that `reads_in_place` a strided view's root."""
+        value = self.base(value)
+        place = self.where.get(value)
+        if op == "matmul" and isinstance(place, Transposed):
+            value = self.base(place.source)
+            place = self.where.get(value)
+        if isinstance(place, Strided) and reads_in_place(op, place.view):
+            value = self.base(place.view.root)
+        return value
+
+    @property
+    def in_place(self) -> dict[Value, Value]:
+        """Updates stored straight into the input they replace: new value -> input."""
+        return {v: p.into for v, p in self.where.items()
+                if isinstance(p, Computed) and p.into is not None}
 
     def last_reads(self) -> dict[Value, int]:
         """Each buffer value -> the index of the last kernel that reads it."""
         return {v: kernel.index for kernel in self.kernels for v in kernel.inputs}
-
-    def source(self, value: Value) -> Value:
-        """The value a loop loads for `value` (broadcast into its index space)."""
-        while value in self.stretch:
-            value = self.stretch[value]
-        return value
 
 
 def _is_identity(node: Node) -> bool:
@@ -93,207 +198,197 @@ def reads_in_place(op: str, view: View) -> bool:
     return op == "concat" or (op == "matmul" and view.grid is None)
 
 
+def _rule(node: Node) -> str:
+    """Which of the grouper's rules (_Grouper.RULES) places `node`."""
+    op = get_op(node.op)
+    if node.op == "full":
+        return "const"
+    if op.kind == "view" or _is_identity(node):
+        return "alias"
+    if node.op == "broadcast_to":
+        return "broadcast"
+    if op.kind in ("elementwise", "reduce"):
+        return op.kind
+    if _is_matrix_transpose(node):
+        return "transpose"
+    return "structured"
+
+
+def _sums_batch(total: Node) -> bool:
+    """`total` sums an f32 batched matmul over exactly its batch axes, both
+    operands having that batch."""
+    x = total.inputs[0]
+    a, b = x.node.inputs
+    batch = x.shape[:-2]
+    return (bool(batch) and a.shape[:-2] == batch and b.shape[:-2] == batch
+            and all(v.dtype == "f32" for v in (a, b, x, total.outputs[0]))
+            and tuple(norm_axes(total.attrs.get("axes"), len(x.shape)))
+            == tuple(range(len(batch)))
+            and total.outputs[0].shape == x.shape[-2:])
+
+
 class _Grouper:
     """Walks the nodes once, growing open loop kernels and closing them when a
-    value they hold is needed by something that cannot join them."""
+    value they hold is needed by something that cannot join them; records where
+    each value lives in `plan.where`."""
 
-    def __init__(self, uses: dict[Value, int] | None = None) -> None:
-        self.uses = uses or {}    # how many node inputs and roots read each value
-        self.kernels: list[Kernel] = []
-        self.owner: dict[Value, Kernel] = {}
-        self.base: dict[Value, Value] = {}
-        self.consts: dict[Value, Node] = {}
-        self.stretch: dict[Value, Value] = {}
-        self.flipped: dict[Value, Value] = {}
-        self.views: dict[Value, View] = {}      # copied out only when some reader needs it
+    def __init__(self, plan: KernelPlan, uses: dict[Value, int]) -> None:
+        self.plan = plan
+        self.where = plan.where
+        self.uses = uses          # how many node inputs and roots read each value
         self.open: list[Kernel] = []
+
+    # -- kernels ------------------------------------------------------------------
 
     def close(self, kernel: Kernel | None) -> None:
         if kernel is not None and not kernel.closed:
             kernel.closed = True
             self.open.remove(kernel)
-            self.kernels.append(kernel)
+            self.plan.kernels.append(kernel)
 
-    def read(self, value: Value) -> Value:
-        """The value a loop loads for `value`, broadcast into its index space."""
-        while value in self.stretch:
-            value = self.stretch[value]
-        return value
+    def _closed(self, kind: str, node: Node, view: View | None = None) -> Kernel:
+        """A kernel of one node, appended to the program as it is."""
+        kernel = Kernel(kind, [node], node.outputs[0].shape, closed=True, view=view)
+        self.plan.kernels.append(kernel)
+        return kernel
 
-    def resolve(self, value: Value) -> Value:
-        """The value whose buffer or loop variable a loop reads for `value`."""
-        while value in self.stretch:
-            value = self.stretch[value]
-        return self.base.get(value, value)
+    def _open_kernel(self, value: Value) -> Kernel | None:
+        """The open loop that a loop reading `value` could join."""
+        kernel = self.plan.kernel(self.plan.base(self.plan.source(value)))
+        return kernel if kernel is not None and not kernel.closed else None
 
     def materialize(self, value: Value) -> None:
-        """Make sure `value` lives in a buffer before a non-loop consumer runs."""
-        value = self.base.get(value, value)
-        if value in self.views:
-            # a view read by something that cannot read it in place: one kernel
-            # copies it out of its root's buffer (however many ops made the view);
-            # readers that can keep reading it in place
-            if value not in self.owner:
-                view = self.views[value]
+        """Make sure `value`'s elements are in a buffer before a non-loop reader runs."""
+        value = self.plan.base(value)
+        match self.where.get(value):
+            case Computed(kernel=kernel):
+                self.close(kernel)
+            case Strided(view=view, copy=None):
+                # one kernel copies the view out of its root's buffer (however many
+                # ops made it); readers that read it in place keep doing so
                 self.materialize(view.root)
-                kernel = Kernel("op", [value.node], value.shape, closed=True, view=view)
-                self.kernels.append(kernel)
-                self.owner[value] = kernel
-            return
-        if value in self.flipped:
-            # a transpose read by something other than a matmul: now it needs a
-            # kernel (matmuls keep reading its source transposed)
-            if value not in self.owner:
-                self.materialize(self.flipped[value])
-                self._emit_op(value.node)
-            return
-        if value in self.stretch:
-            # a broadcast read by a structured op or returned: now it needs a loop
-            source = self.stretch.pop(value)
-            self.materialize(source)
-            kernel = Kernel("loop", [value.node], value.shape, closed=True)
-            self.kernels.append(kernel)
-            self.owner[value] = kernel
-            return
-        if value in self.consts:
-            # a constant read by a structured op: fill a buffer with it
-            node = self.consts.pop(value)
-            kernel = Kernel("loop", [node], value.shape, closed=True)
-            self.kernels.append(kernel)
-            self.owner[value] = kernel
-        self.close(self.owner.get(value))
+                self.where[value] = Strided(view, self._closed("op", value.node, view))
+            case Transposed(source=source, copy=None):
+                # matmuls keep reading its source transposed
+                self.materialize(source)
+                self.where[value] = Transposed(source, self._closed("op", value.node))
+            case Broadcast(source=source):
+                self.materialize(source)
+                self.where[value] = Computed(self._closed("loop", value.node))
+            case Const(node=node):
+                self.where[value] = Computed(self._closed("loop", node))
 
-    def _emit_op(self, node: Node) -> None:
-        kernel = Kernel("op", [node], node.outputs[0].shape, closed=True)
-        self.kernels.append(kernel)
-        for v in node.outputs:
-            self.owner[v] = kernel
+    # -- placing a node -----------------------------------------------------------
 
     def add(self, node: Node) -> None:
-        op = get_op(node.op)
-        out = node.outputs[0]
-        inner = self.base.get(node.inputs[0], node.inputs[0]) if node.inputs else None
-        if _is_matrix_transpose(node) and inner in self.flipped:
-            # the transpose of a transpose (a linear layer's weight in its input
-            # gradient) is the original buffer: no copy, no kernel
-            source = self.flipped[inner]
-            self.base[out] = self.base.get(source, source)
-            return
-        if self._add_view(node):
+        """Place `node`: join or open a loop, record a free location, or emit its kernel."""
+        if self._undo_transpose(node) or self._add_view(node):
             return
         for v in node.inputs:
-            view = self.views.get(self.base.get(v, v))
-            if (node.op != "matmul" and self.base.get(v, v) in self.flipped) or \
-                    (view is not None and not reads_in_place(node.op, view)):
+            if self._needs_elements(v, node.op):
                 self.materialize(v)
-        if node.op == "full":
-            self.consts[out] = node
-        elif op.kind == "view" or _is_identity(node):
-            # a reshape reads its input's buffer row-major: no kernel at all
-            src = node.inputs[0]
-            if src in self.stretch:
-                if _is_identity(node):
-                    self.stretch[out] = src
-                    return
-                self.materialize(src)  # a reshape of a broadcast needs its elements
-            self.base[out] = self.base.get(src, src)
-        elif node.op == "broadcast_to":
-            # loops read the input broadcast straight into their own index space
-            self.stretch[out] = node.inputs[0]
-        elif op.kind == "elementwise":
-            self._add_elementwise(node)
-        elif op.kind == "reduce" and self._fold_batch_sum(node):
-            pass
-        elif op.kind == "reduce":
-            self._add_reduce(node)
-        elif _is_matrix_transpose(node) and node.inputs[0] not in self.stretch:
-            # matmul reads it transposed in place (BLAS flags / swapped offsets)
-            self.flipped[out] = node.inputs[0]
-        else:
-            for v in node.inputs:
-                if node.op == "matmul" and self.base.get(v, v) in self.flipped:
-                    v = self.flipped[self.base.get(v, v)]
-                view = self.views.get(self.base.get(v, v))
-                if view is not None and reads_in_place(node.op, view):
-                    v = view.root
-                self.materialize(v)
-            self._emit_op(node)
+        self.RULES[_rule(node)](self, node)
+
+    def _needs_elements(self, value: Value, op: str) -> bool:
+        """A kernel of `op` cannot read `value` where it lies (a transpose read by
+        anything but a matmul, a view by anything but `reads_in_place`)."""
+        match self.where.get(self.plan.base(value)):
+            case Transposed():
+                return op != "matmul"
+            case Strided(view=view):
+                return not reads_in_place(op, view)
+        return False
+
+    def _undo_transpose(self, node: Node) -> bool:
+        """The transpose of a transpose (a linear layer's weight in its input
+        gradient) is the original buffer: no copy, no kernel."""
+        if not _is_matrix_transpose(node):
+            return False
+        place = self.where.get(self.plan.base(node.inputs[0]))
+        if not isinstance(place, Transposed):
+            return False
+        self.where[node.outputs[0]] = Alias(self.plan.base(place.source))
+        return True
 
     def _add_view(self, node: Node) -> bool:
         """A slice or permute of a buffer, or a slice, permute or reshape of such a
-        view, becomes a pending view (kernels.views): matmuls read it in place, and
-        it is made a kernel only when something else reads it."""
+        view, becomes a Strided location (kernels.views): matmuls read it in place,
+        and it is made a kernel only when something else reads it."""
         if node.op not in ("slice", "permute", "reshape") or node.outputs[0].dtype != "f32":
             return False
         src = node.inputs[0]
-        source = self.base.get(src, src)
-        if src in self.stretch or source in self.consts or source in self.flipped:
+        source = self.plan.base(src)
+        place = self.where.get(source)
+        if isinstance(place, (Broadcast, Const, Transposed)):
             return False
-        view = strided.apply(self.views[source], node) if source in self.views else None
+        view = strided.apply(place.view, node) if isinstance(place, Strided) else None
         if view is None:
-            if source in self.views:
+            if isinstance(place, Strided):
                 self.materialize(source)  # no strides describe it: copy it out, then view that
             elif node.op == "reshape" or _is_matrix_transpose(node):
-                return False  # a reshape of a buffer is a plain view; a transpose is flipped
+                return False  # a reshape of a buffer is an Alias; a transpose is Transposed
             view = strided.apply(strided.whole(src, source), node)
-        self.views[node.outputs[0]] = view
+        self.where[node.outputs[0]] = Strided(view)
         return True
+
+    # -- the rules, one per _rule() ------------------------------------------------
+
+    def _add_const(self, node: Node) -> None:
+        self.where[node.outputs[0]] = Const(node)
+
+    def _add_alias(self, node: Node) -> None:
+        """A reshape reads its input's buffer row-major: no kernel at all."""
+        src = node.inputs[0]
+        if isinstance(self.where.get(src), Broadcast):
+            if _is_identity(node):
+                self.where[node.outputs[0]] = Broadcast(src)
+                return
+            self.materialize(src)  # a reshape of a broadcast needs its elements
+        self.where[node.outputs[0]] = Alias(self.plan.base(src))
+
+    def _add_broadcast(self, node: Node) -> None:
+        """Loops read the input broadcast straight into their own index space."""
+        self.where[node.outputs[0]] = Broadcast(node.inputs[0])
 
     def _add_elementwise(self, node: Node) -> None:
         shape = node.outputs[0].shape
         joinable: list[Kernel] = []
         for v in node.inputs:
-            kernel = self.owner.get(self.resolve(v))
-            if kernel is None or kernel.closed:
+            kernel = self._open_kernel(v)
+            if kernel is None:
                 continue
-            if kernel.domain == shape and kernel.reduce is None and self.read(v).shape == shape:
+            if kernel.domain == shape and kernel.reduce is None \
+                    and self.plan.source(v).shape == shape:
                 if kernel not in joinable:
                     joinable.append(kernel)
             else:
-                self.close(kernel)
-        joinable = [k for k in joinable if not k.closed]
-        if joinable:
-            target = joinable[0]
-            for other in joinable[1:]:
-                # both open, so neither has been read outside: one loop can hold both
-                target.nodes = sorted(target.nodes + other.nodes, key=lambda n: n.id)
-                for v in other.values:
-                    self.owner[v] = target
-                self.open.remove(other)
-        else:
-            target = Kernel("loop", [], shape)
-            self.open.append(target)
+                self.close(kernel)  # another shape, a reduction, or read broadcast
+        target = self._merge([k for k in joinable if not k.closed], shape)
         target.nodes.append(node)
         for v in node.outputs:
-            self.owner[v] = target
+            self.where[v] = Computed(target)
 
-    def _fold_batch_sum(self, node: Node) -> bool:
-        """`sum(matmul(permute(a), b), batch axes)` (a weight gradient) joins its
-        matmul's kernel: one (m, batch*k) x (batch*k, n) product, no (batch, m, n)."""
-        x = node.inputs[0]
-        mm = x.node
-        if node.op != "sum" or mm is None or mm.op != "matmul" or self.uses.get(x) != 1:
-            return False
-        kernel = self.owner.get(x)
-        a, b = mm.inputs
-        batch = x.shape[:-2]
-        if (kernel is None or kernel.nodes != [mm] or not batch
-                or a.shape[:-2] != batch or b.shape[:-2] != batch
-                or any(v.dtype != "f32" for v in (a, b, x, node.outputs[0]))
-                or self.base.get(a, a) not in self.flipped or self.base.get(b, b) in self.flipped
-                or self.base.get(a, a) in self.views or self.base.get(b, b) in self.views
-                or tuple(norm_axes(node.attrs.get("axes"), len(x.shape)))
-                != tuple(range(len(batch)))
-                or node.outputs[0].shape != x.shape[-2:]):
-            return False
-        kernel.nodes.append(node)
-        self.owner[node.outputs[0]] = kernel
-        return True
+    def _merge(self, loops: list[Kernel], shape: tuple[int, ...]) -> Kernel:
+        """One open loop holding all of `loops` (a new one if there are none)."""
+        if not loops:
+            target = Kernel("loop", [], shape)
+            self.open.append(target)
+            return target
+        target = loops[0]
+        for other in loops[1:]:
+            # both open, so neither has been read outside: one loop can hold both
+            target.nodes = sorted(target.nodes + other.nodes, key=lambda n: n.id)
+            for v in other.values:
+                self.where[v] = Computed(target)
+            self.open.remove(other)
+        return target
 
     def _add_reduce(self, node: Node) -> None:
+        if self._fold_batch_sum(node):
+            return
         x = node.inputs[0]
-        kernel = self.owner.get(self.resolve(x))
-        if self.read(x).shape != x.shape:
+        kernel = self._open_kernel(x)
+        if self.plan.source(x).shape != x.shape:
             self.close(kernel)  # x is a broadcast: read its source from a buffer
         for v in node.inputs[1:]:
             self.materialize(v)
@@ -307,8 +402,50 @@ class _Grouper:
             self.close(kernel)
             kernel = Kernel("loop", [node], x.shape, reduce=node)
             self.open.append(kernel)
-        self.owner[node.outputs[0]] = kernel
+        self.where[node.outputs[0]] = Computed(kernel)
         self.close(kernel)
+
+    def _fold_batch_sum(self, node: Node) -> bool:
+        """`sum(matmul(permute(a), b), batch axes)` (a weight gradient) joins its
+        matmul's kernel: one (m, batch*k) x (batch*k, n) product, no (batch, m, n)."""
+        x = node.inputs[0]
+        mm = x.node
+        if node.op != "sum" or mm is None or mm.op != "matmul" or self.uses.get(x) != 1:
+            return False
+        kernel = self.plan.kernel(x)
+        if kernel is None or kernel.nodes != [mm] or not _sums_batch(node):
+            return False
+        a, b = (self.where.get(self.plan.base(v)) for v in mm.inputs)
+        if not isinstance(a, Transposed) or isinstance(b, (Transposed, Strided)):
+            return False
+        kernel.nodes.append(node)
+        self.where[node.outputs[0]] = Computed(kernel)
+        return True
+
+    def _add_transpose(self, node: Node) -> None:
+        """Matmuls read it transposed in place (BLAS flags / swapped offsets)."""
+        if isinstance(self.where.get(node.inputs[0]), Broadcast):
+            self._add_structured(node)
+            return
+        self.where[node.outputs[0]] = Transposed(node.inputs[0])
+
+    def _add_structured(self, node: Node) -> None:
+        """Its own kernel, run once the buffers it reads are written."""
+        for v in node.inputs:
+            self.materialize(self.plan.operand(v, node.op))
+        kernel = self._closed("op", node)
+        for v in node.outputs:
+            self.where[v] = Computed(kernel)
+
+    RULES = {
+        "const": _add_const,
+        "alias": _add_alias,
+        "broadcast": _add_broadcast,
+        "elementwise": _add_elementwise,
+        "reduce": _add_reduce,
+        "transpose": _add_transpose,
+        "structured": _add_structured,
+    }
 
 
 def lower(graph: Graph, outputs: list[str] | None = None) -> KernelPlan:
@@ -317,51 +454,52 @@ def lower(graph: Graph, outputs: list[str] | None = None) -> KernelPlan:
     wanted = {name: graph.outputs[name] for name in names}
     roots = list(wanted.values()) + list(graph.updates.values())
     nodes = live_nodes(graph, roots)
-    uses: dict[Value, int] = {}
-    for value in [v for n in nodes for v in n.inputs] + roots:
-        uses[value] = uses.get(value, 0) + 1
-    grouper = _Grouper(uses)
+    program = KernelPlan(graph, [], wanted)
+    grouper = _Grouper(program, _count_uses(nodes, roots))
     for node in nodes:
         grouper.add(node)
     for value in roots:
         grouper.materialize(value)
     for kernel in list(grouper.open):
         grouper.close(kernel)
-    program = KernelPlan(graph, grouper.kernels, wanted, grouper.base, grouper.consts,
-                      stretch=grouper.stretch, flipped=grouper.flipped, views=grouper.views)
     _link(program, roots)
     _update_in_place(program)
     return program
 
 
+def _count_uses(nodes: list[Node], roots: list[Value]) -> dict[Value, int]:
+    """How many node inputs and roots read each value."""
+    uses: dict[Value, int] = {}
+    for value in [v for n in nodes for v in n.inputs] + roots:
+        uses[value] = uses.get(value, 0) + 1
+    return uses
+
+
 def _link(program: KernelPlan, roots: list[Value]) -> None:
     """Number the kernels and find what each reads from and stores to buffers."""
-    needed_outside: set[Value] = {program.base.get(v, v) for v in roots}
+    needed_outside: set[Value] = {program.base(v) for v in roots}
     for index, kernel in enumerate(program.kernels):
         kernel.index = index
-        mine = kernel.values
-        reads: list[Value] = []
-        if kernel.view is not None:
-            root = program.base.get(kernel.view.root, kernel.view.root)
-            kernel.inputs = [root]
-            needed_outside.add(root)
-            continue
-        for node in kernel.nodes:
-            for v in node.inputs:
-                if kernel.kind == "loop":
-                    v = program.source(v)
-                b = program.base.get(v, v)
-                b = program.flipped.get(b, b) if node.op == "matmul" else b
-                view = program.views.get(b)
-                b = view.root if view is not None and reads_in_place(node.op, view) else b
-                b = program.base.get(b, b)
-                if b in mine or b in program.consts or b in reads:
-                    continue
-                reads.append(b)
-                needed_outside.add(b)
-        kernel.inputs = reads
+        kernel.inputs = _buffers_read(program, kernel)
+        needed_outside.update(kernel.inputs)
     for kernel in program.kernels:
         kernel.outputs = [v for n in kernel.nodes for v in n.outputs if v in needed_outside]
+
+
+def _buffers_read(program: KernelPlan, kernel: Kernel) -> list[Value]:
+    """The values whose buffers `kernel` reads, in first-read order."""
+    if kernel.view is not None:
+        return [program.base(kernel.view.root)]
+    mine = kernel.values
+    reads: list[Value] = []
+    for node in kernel.nodes:
+        for v in node.inputs:
+            if kernel.kind == "loop":
+                v = program.source(v)
+            b = program.operand(v, node.op)
+            if b not in mine and program.const(b) is None and b not in reads:
+                reads.append(b)
+    return reads
 
 
 def _update_in_place(program: KernelPlan) -> None:
@@ -370,19 +508,24 @@ def _update_in_place(program: KernelPlan) -> None:
     input and reads it only at its own position: no buffer and no copy-back, and
     a loop that reads and writes one array vectorises where two arrays that may
     overlap make LLVM fall back to scalar code (Adam's update ran 7x faster)."""
-    outputs = {program.base.get(v, v) for v in program.outputs.values()}
+    outputs = {program.base(v) for v in program.outputs.values()}
     last_read = program.last_reads()
     owner = {v: k for k in program.kernels for v in k.outputs}
     for target, new in program.graph.updates.items():
-        value = program.base.get(new, new)
+        value = program.base(new)
         kernel = owner.get(value)
-        if (kernel is None or kernel.kind != "loop" or kernel.reduce is not None
-                or value.type != target.type or kernel.domain != value.shape
-                or target in outputs or value in program.in_place
-                or last_read.get(target, -1) > kernel.index
-                or not _reads_in_step(kernel, program, target)):
-            continue
-        program.in_place[value] = target
+        if kernel is None or target in outputs or last_read.get(target, -1) > kernel.index:
+            continue  # made by no kernel, or the old value is still needed after it
+        if _can_store_into(program, kernel, value, target):
+            program.where[value] = Computed(kernel, into=target)
+
+
+def _can_store_into(program: KernelPlan, kernel: Kernel, value: Value, target: Value) -> bool:
+    """`kernel` is an elementwise loop over `value`'s shape that can store `value`
+    over `target` (not already stored over another input) as it reads it."""
+    return (kernel.kind == "loop" and kernel.reduce is None and value.type == target.type
+            and kernel.domain == value.shape and program.home(value) is value
+            and _reads_in_step(kernel, program, target))
 
 
 def _reads_in_step(kernel: Kernel, program: KernelPlan, target: Value) -> bool:
@@ -390,6 +533,6 @@ def _reads_in_step(kernel: Kernel, program: KernelPlan, target: Value) -> bool:
     for node in kernel.nodes:
         for v in node.inputs:
             read = program.source(v)
-            if program.base.get(read, read) is target and read.shape != kernel.domain:
+            if program.base(read) is target and read.shape != kernel.domain:
                 return False
     return True

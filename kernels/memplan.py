@@ -32,16 +32,17 @@ class MemoryPlan:
 def plan_memory(program: KernelPlan) -> MemoryPlan:
     """Greedy interval allocation in run order: a value lives from the kernel that
     stores it to the last kernel that reads it (outputs and updates: forever)."""
-    kept = {program.base.get(v, v) for v in program.outputs.values()}
-    kept |= {program.base.get(v, v) for v in program.graph.updates.values()}
+    kept = {program.base(v) for v in program.outputs.values()}
+    kept |= {program.base(v) for v in program.graph.updates.values()}
     last_read = program.last_reads()
+    in_place = program.in_place
     slots: list[tuple[str, int]] = []
     free_after: list[int] = []
     slot_of: dict[Value, int] = {}
     naive = 0
     for kernel in program.kernels:
         for v in kernel.outputs:
-            if v in program.in_place:
+            if v in in_place:
                 continue  # stored into the input it updates
             dtype, size = storage(v), max(1, prod(v.shape))
             naive += size * np.dtype(dtype).itemsize

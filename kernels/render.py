@@ -18,6 +18,7 @@ from sexpgpu.kernels.source import (
     store,
     strides,
 )
+from sexpgpu.kernels.structured import render_batch_sum_matmul, render_op, render_view_copy
 
 from sexpgpu.ir.graph import Node, Value
 from sexpgpu.ir.ops.registry import get_op
@@ -43,13 +44,11 @@ class Names:
                 self.index[v] = len(self.index)
 
     def base(self, value: Value) -> Value:
-        return self.program.base.get(value, value)
+        return self.program.base(value)
 
     def home(self, value: Value) -> Value:
-        """The value whose buffer holds `value`: its view base, or for an update
-        made in place the input it overwrites."""
-        base = self.base(value)
-        return self.program.in_place.get(base, base)
+        """The value whose buffer holds `value` (see KernelPlan.home)."""
+        return self.program.home(value)
 
     def buf(self, value: Value) -> str:
         return f"b{self.index[self.home(value)]}"
@@ -110,9 +109,9 @@ def _operand(value: Value, kernel: Kernel, program: KernelPlan, names: Names,
              domain: tuple[int, ...], index: list[str]) -> str:
     value = program.source(value)
     base = names.base(value)
-    if base in program.consts:
-        node = program.consts[base]
-        return literal(node.attrs["value"], base.dtype)
+    const = program.const(base)
+    if const is not None:
+        return literal(const.attrs["value"], base.dtype)
     if base in kernel.values:
         return names.var(base)
     if value.shape == domain and index:
@@ -208,8 +207,6 @@ def _render_reduce(kernel: Kernel, program: KernelPlan, names: Names, name: str,
 
 def render(kernel: Kernel, program: KernelPlan, names: Names, name: str) -> KernelCode:
     """The source of `kernel`, parameters being its input then output buffers."""
-    from sexpgpu.kernels.structured import render_batch_sum_matmul, render_op, render_view_copy
-
     # an in-place update reads and stores one buffer: one parameter, so that LLVM
     # sees a single array (two that may overlap stop it vectorising)
     params = list(dict.fromkeys([names.buf(v) for v in kernel.inputs]

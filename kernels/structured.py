@@ -1,7 +1,6 @@
-"""Kernel renderers of the structured ops (everything that is not elementwise, a
-reduction or a view), keyed by op name. Each renders a body run once per output
-element (or row), so the CPU and CUDA launchers share it; matmul also renders a
-BLAS call for the CPU. `tests/test_kernels_ops.py` checks every op has one."""
+"""Kernel renderers of the structured ops (all but elementwise, reduction and view
+ops), keyed by op name: each renders a body run once per output element (or row),
+shared by the CPU and CUDA launchers; matmul also renders a CPU BLAS call."""
 
 from __future__ import annotations
 
@@ -19,7 +18,7 @@ from sexpgpu.ir.ops.shape import slice_bounds
 from sexpgpu.ir.shapes import axis as norm_axis
 
 Renderer = Callable[[Node, "object", str, list[str]], KernelCode]
-RENDERERS: dict[str, Renderer] = {}
+RENDERERS: dict[str, Renderer] = {}  # tests/test_kernels_ops.py checks every op has one
 
 
 def renderer(*ops: str):
@@ -54,7 +53,7 @@ def _elementwise(node: Node, name: str, params: list[str], body: list[str],
 def _located(names, x: Value, index: list[str]) -> tuple[str, str]:
     """(buffer, offset) of `x` at multi-index `index`: through its strided view
     (kernels.views) when x is one, else in x's own buffer row-major."""
-    view = names.program.views.get(names.base(x)) or strided.whole(x, x)
+    view = names.program.view(x) or strided.whole(x, x)
     return names.buf(view.root), view.at(index)
 
 
@@ -339,21 +338,26 @@ def _batch_offsets(node: Node) -> tuple[list[str], str, str, str]:
 def _matrix(names, v) -> tuple[str, bool]:
     """The buffer holding matmul operand `v`, and whether it is stored transposed
     (the operand is a lowered-away permute of the last two axes)."""
-    program = names.program
-    base = program.base.get(v, v)
-    if base in program.flipped:
-        return names.buf(program.flipped[base]), True
+    source = names.program.transposed(v)
+    if source is not None:
+        return names.buf(source), True
     return names.buf(v), False
 
 
 def _view_operand(names, v, batch: tuple[int, ...], bidx: list[str]) -> tuple[str, str, int, int]:
     """A strided-view operand (kernels.views): its root's buffer, the offset of one
     batch's matrix and the matrix's row and column strides, in elements."""
-    view = names.program.views[names.base(v)]
+    view = names.program.view(v)
     lead = len(batch) - (len(view.shape) - 2)
     terms = [(bidx[lead + j], st) for j, (d, st) in enumerate(zip(view.shape[:-2],
                                                                   view.strides[:-2])) if d != 1]
     return names.buf(view.root), affine(terms, view.offset), view.strides[-2], view.strides[-1]
+
+
+def _read_in_place(names, v) -> bool:
+    """Whether matmul operand `v` is a strided view read where its elements lie."""
+    view = names.program.view(v)
+    return view is not None and reads_in_place("matmul", view)
 
 
 @renderer("matmul")
@@ -365,9 +369,7 @@ def _matmul(node, names, name, params):
     (A, ta), (B, tb), O = _matrix(names, a), _matrix(names, b), names.buf(out)
     # (row, column) strides of each operand matrix; views have their own
     a_rc, b_rc = ((1, m) if ta else (k, 1)), ((1, k) if tb else (n, 1))
-    views = names.program.views
-    a_view, b_view = (names.base(v) in views and reads_in_place("matmul", views[names.base(v)])
-                      for v in (a, b))
+    a_view, b_view = (_read_in_place(names, v) for v in (a, b))
     if a_view:
         A, ao, *a_rc = _view_operand(names, a, out.shape[:-2], bidx)
     if b_view:

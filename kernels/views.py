@@ -1,8 +1,6 @@
-"""Strided views: a slice, permute or reshape of a buffer (or of such a view)
-described as offset, shape and strides into the buffer, so that a matmul reads
-it in place (BLAS through an `as_strided` array) instead of a kernel copying it
-first. Attention's q, k and v are slices of one projection split into heads:
-as views they cost no kernel at all."""
+"""Strided views: a slice, permute or reshape of a buffer (or of such a view) as
+offset, shape and strides into the buffer, so that a matmul (BLAS on an
+`as_strided` array) or a concat reads it in place, with no kernel copying it."""
 
 from __future__ import annotations
 
@@ -18,6 +16,9 @@ from sexpgpu.ir.ops.shape import slice_bounds
 
 @dataclass(frozen=True)
 class View:
+    """Where a view's elements lie in `root`'s buffer. Attention's q, k and v are
+    slices of one projection split into heads: as views they cost no kernel."""
+
     root: Value                  # the value whose buffer holds the elements
     offset: int                  # in elements
     shape: tuple[int, ...]
