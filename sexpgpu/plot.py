@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sexpgpu.atomic import read_json
 from sexpgpu.diagnostics import define_code, error
-from sexpgpu.runtime.atomic import read_json
 from sexpgpu.runtime.events import last_by_step, read_events
 
 E_PLOT_MISSING = define_code(

@@ -8,9 +8,10 @@ from typing import Any
 
 from sexpgpu.contract.experiment import Experiment
 from sexpgpu.contract.values import knob_value, plist, to_lisp, to_python
+from sexpgpu.data.spec import LoaderSpec, StageSpec
 from sexpgpu.diagnostics import define_code, error
 from sexpgpu.lisp.types import NIL, Cons, Symbol, to_py
-from sexpgpu.runtime.spec import EvalSpec, LoaderSpec, RunSpec, StageSpec, TargetSpec
+from sexpgpu.runtime.spec import EvalSpec, RunSpec, TargetSpec
 from sexpgpu.selection import Binder, did_you_mean
 from sexpgpu.trace import args as A
 from sexpgpu.trace.model import ModelBuilder

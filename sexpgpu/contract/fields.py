@@ -8,8 +8,8 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from sexpgpu.data.spec import LoaderSpec
 from sexpgpu.diagnostics import Span, error
-from sexpgpu.runtime.spec import LoaderSpec
 
 Field = tuple[tuple[int, ...], str]
 

@@ -13,8 +13,9 @@ from typing import Any
 
 import numpy as np
 
+from sexpgpu.data.spec import LoaderSpec
 from sexpgpu.runtime.program import Batch
-from sexpgpu.runtime.spec import EvalSpec, LoaderSpec, RunPlan, RunSpec, TargetSpec
+from sexpgpu.runtime.spec import EvalSpec, RunPlan, RunSpec, TargetSpec
 
 
 class SoftmaxRegression:

@@ -15,8 +15,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from sexpgpu.atomic import dumps, read_json, write_bytes_atomic, write_json_atomic
 from sexpgpu.diagnostics import define_code, error
-from sexpgpu.runtime.atomic import dumps, read_json, write_bytes_atomic, write_json_atomic
 from sexpgpu.runtime.checkpoint import E_CHECKPOINT
 from sexpgpu.runtime.spec import RunPlan
 
