@@ -61,14 +61,14 @@ class CompiledExperiment:
 
 def make_interpreter(stdout: Any = None) -> Any:
     """An interpreter with the tensor builtins, the generic-op hook and the contract forms."""
-    import sexpgpu.trace.health  # noqa: F401 - registers the `diagnostic` builtins
     from sexpgpu.lisp.interp import Interpreter
     from sexpgpu.trace.builtins import BUILTINS, generic
+    from sexpgpu.trace.health import DIAGNOSTIC_BUILTINS
     from sexpgpu.trace.optimizer import ctx_ref, expect_rank
     from sexpgpu.trace.tensor import TracedTensor
 
     interp = Interpreter(stdout=stdout if stdout is not None else sys.stderr)
-    for name, fn in BUILTINS.items():
+    for name, fn in {**BUILTINS, **DIAGNOSTIC_BUILTINS}.items():
         interp.builtin(name)(fn)
     interp.builtin("ctx-ref")(ctx_ref)
     interp.builtin("expect-rank")(expect_rank)
