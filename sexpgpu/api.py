@@ -17,9 +17,10 @@ def _selection(selection: Selection | dict[str, Any] | None) -> Selection:
 def load_program(path: str, selection: Selection | dict[str, Any] | None = None,
                  device: str = "cpu") -> tuple[Any, Any]:
     """Compile `path` under `selection` ({knob: value}); returns (RunPlan, TrainingProgram)."""
-    from sexpgpu.contract import compile_file
+    from sexpgpu.contract.compile import compile_file
+    from sexpgpu.contract.plan import run_plan
     from sexpgpu.runtime.compiled import KernelProgram
 
     compiled = compile_file(path, _selection(selection))
-    plan = compiled.run_plan()
+    plan = run_plan(compiled)
     return plan, KernelProgram(compiled, plan.run.seed, device=device)

@@ -74,9 +74,10 @@ def main(argv: list[str]) -> int:
 
 def build(file: str, selection: Selection, out: Path, wheels: bool = False) -> dict[str, Any]:
     """Write the bundle for `file` under `selection` into `out` (a new directory)."""
-    from sexpgpu.contract import compile_file
+    from sexpgpu.contract.compile import compile_file
+    from sexpgpu.contract.plan import run_plan
 
-    plan = compile_file(file, selection).run_plan()
+    plan = run_plan(compile_file(file, selection))
     staging = out.with_name(out.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     try:

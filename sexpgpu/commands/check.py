@@ -17,7 +17,8 @@ import sys
 
 from docopt import docopt
 
-from sexpgpu.contract import compile_file
+from sexpgpu.contract.compile import compile_file
+from sexpgpu.contract.values import knob_json
 from sexpgpu.selection import from_docopt
 
 
@@ -32,7 +33,7 @@ def main(argv: list[str]) -> int:
         import orjson
 
         payload = {"ok": True, "file": args["FILE"], "parameters": total, "graphs": graphs,
-                   "knobs": compiled.plan_json()["knobs"]}
+                   "knobs": {k: knob_json(v) for k, v in compiled.experiment.knobs.items()}}
         sys.stdout.write(orjson.dumps(payload).decode() + "\n")
     else:
         shown = ", ".join(f"{name} {n} nodes" for name, n in graphs.items())

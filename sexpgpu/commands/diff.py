@@ -62,8 +62,8 @@ class Side:
 def load(path: str) -> Side:
     import orjson
 
-    from sexpgpu.contract import compile_file
-    from sexpgpu.contract.compile import read_forms
+    from sexpgpu.contract.compile import compile_file, read_forms
+    from sexpgpu.contract.plan import plan_json
 
     p = Path(path)
     if p.is_dir():
@@ -81,7 +81,7 @@ def load(path: str) -> Side:
                     expected="a run file or a run directory", actual="no such path",
                     fix="check the path")
     text, _ = read_forms(path)
-    return Side(path, compile_file(path).plan_json(), text, path)
+    return Side(path, plan_json(compile_file(path)), text, path)
 
 
 def differences(a: Any, b: Any, path: str) -> list[dict[str, Any]]:

@@ -174,8 +174,8 @@ def memory_check(plan: dict[str, Any], device: str, gpu_free: int | None) -> Che
 
 def file_checks(path: str, selection: Selection, device: str | None,
                 gpu_free: int | None) -> list[Check]:
-    from sexpgpu.contract import compile_file
-    from sexpgpu.contract.compile import evaluate_file
+    from sexpgpu.contract.compile import compile_file, evaluate_file
+    from sexpgpu.contract.plan import plan_json
 
     try:
         exp, _, _, _ = evaluate_file(path, selection)
@@ -186,7 +186,7 @@ def file_checks(path: str, selection: Selection, device: str | None,
         compiled = compile_file(path, selection)
     except SexpError as exc:
         return [Check("compile", "fail", _diag(exc)), *checks]
-    plan = compiled.plan_json()
+    plan = plan_json(compiled)
     device = device or (exp.run.device if exp.run else "cpu")
     checks.insert(0, Check("compile", "ok", f"{plan['parameters']['total']:,} parameters"))
     if device == "cuda" and gpu_free is None and not env.cuda_simulator():

@@ -18,7 +18,8 @@ from typing import Any
 
 from docopt import docopt
 
-from sexpgpu.contract import compile_file
+from sexpgpu.contract.compile import compile_file
+from sexpgpu.contract.plan import plan_json
 from sexpgpu.selection import from_docopt
 
 
@@ -80,7 +81,7 @@ def render(plan: dict[str, Any]) -> str:
 
 def main(argv: list[str]) -> int:
     args = docopt(__doc__, argv=["explain", *argv])
-    plan = compile_file(args["FILE"], from_docopt(args)).plan_json()
+    plan = plan_json(compile_file(args["FILE"], from_docopt(args)))
     if args["--json"]:
         import orjson
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from docopt import docopt
 
-from sexpgpu.contract import compile_file
+from sexpgpu.contract.compile import compile_file
 from sexpgpu.ir.graph import Graph
 from sexpgpu.ir.printer import format_node_line
 from sexpgpu.selection import from_docopt

@@ -28,7 +28,8 @@ from dataclasses import replace
 
 from docopt import docopt
 
-from sexpgpu.contract import compile_file
+from sexpgpu.contract.compile import compile_file
+from sexpgpu.contract.plan import run_plan
 from sexpgpu.diagnostics import render_all
 from sexpgpu.runtime.health import cadence
 from sexpgpu.selection import from_docopt
@@ -45,7 +46,7 @@ def main(argv: list[str]) -> int:
 
     patterns = args["--diag"]
     compiled = compile_file(args["FILE"], from_docopt(args), diagnostics=patterns)
-    plan = compiled.run_plan()
+    plan = run_plan(compiled)
     device = args["--device"] or plan.run.device
     every = cadence(args["--diag-every"], patterns, plan.run.diag_every,
                     _int(args["--log-every"]) or plan.run.log_every)

@@ -46,7 +46,7 @@ def own_sources(path: str, sources: dict[str, str]) -> list[str]:
 
 def check_once(path: str, selection: Selection) -> dict[str, Any]:
     """Compile and trace like `sexpgpu check`; the result as a JSON-ready dict."""
-    from sexpgpu.contract import compile_file
+    from sexpgpu.contract.compile import compile_file
 
     started = time.perf_counter()
     try:
