@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from sexpgpu.contract.compile import compile_file
+from sexpgpu.contract.plan import run_plan
+from sexpgpu.runtime.compiled import KernelProgram
 from sexpgpu.selection import Selection
 
 
@@ -17,10 +20,6 @@ def _selection(selection: Selection | dict[str, Any] | None) -> Selection:
 def load_program(path: str, selection: Selection | dict[str, Any] | None = None,
                  device: str = "cpu") -> tuple[Any, Any]:
     """Compile `path` under `selection` ({knob: value}); returns (RunPlan, TrainingProgram)."""
-    from sexpgpu.contract.compile import compile_file
-    from sexpgpu.contract.plan import run_plan
-    from sexpgpu.runtime.compiled import KernelProgram
-
     compiled = compile_file(path, _selection(selection))
     plan = run_plan(compiled)
     return plan, KernelProgram(compiled, plan.run.seed, device=device)

@@ -137,7 +137,7 @@ def _target_metric(target: dict[str, Any]) -> str:
 def _pyplot_free_figure(n_panels: int) -> Any:
     """A matplotlib Figure with no global pyplot state (safe in tests and threads)."""
     try:
-        from matplotlib.figure import Figure
+        from matplotlib.figure import Figure  # optional (the plot extra): E-PLOT-MISSING
     except ImportError:
         raise error(E_PLOT_MISSING, "plotting needs matplotlib, which is not installed",
                     expected="the `plot` extra", actual="import matplotlib failed",

@@ -16,6 +16,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+import orjson
 from docopt import docopt
 
 from sexpgpu.contract.compile import compile_file
@@ -83,8 +84,6 @@ def main(argv: list[str]) -> int:
     args = docopt(__doc__, argv=["explain", *argv])
     plan = plan_json(compile_file(args["FILE"], from_docopt(args)))
     if args["--json"]:
-        import orjson
-
         sys.stdout.write(orjson.dumps(plan).decode() + "\n")
     else:
         sys.stdout.write(render(plan))

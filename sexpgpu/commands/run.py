@@ -26,12 +26,15 @@ from __future__ import annotations
 import sys
 from dataclasses import replace
 
+import orjson
 from docopt import docopt
 
 from sexpgpu.contract.compile import compile_file
 from sexpgpu.contract.plan import run_plan
 from sexpgpu.diagnostics import render_all
+from sexpgpu.runtime.compiled import KernelProgram
 from sexpgpu.runtime.health import cadence
+from sexpgpu.runtime.loop import run_training
 from sexpgpu.selection import from_docopt
 
 
@@ -41,9 +44,6 @@ def _int(value: str | None) -> int | None:
 
 def main(argv: list[str]) -> int:
     args = docopt(__doc__, argv=["run", *argv])
-    from sexpgpu.runtime.compiled import KernelProgram
-    from sexpgpu.runtime.loop import run_training
-
     patterns = args["--diag"]
     compiled = compile_file(args["FILE"], from_docopt(args), diagnostics=patterns)
     plan = run_plan(compiled)
@@ -60,8 +60,6 @@ def main(argv: list[str]) -> int:
         plan, program, args["--runs"], resume=args["--resume"], device=device,
         checkpoint_every=_int(args["--checkpoint-every"]), log_every=_int(args["--log-every"]))
     if args["--json"]:
-        import orjson
-
         sys.stdout.write(orjson.dumps(summary).decode() + "\n")
     else:
         sys.stderr.write(_describe(summary) + "\n")

@@ -13,11 +13,10 @@ from sexpgpu.contract.collect import E_LOADER, E_RUN, Collector
 from sexpgpu.contract.compiled import CompiledExperiment
 from sexpgpu.contract.experiment import Experiment
 from sexpgpu.contract.fields import Field, batch_fields
-from sexpgpu.contract.forms import FileShape, check_shape
+from sexpgpu.contract.forms import FileShape, check_shape, read_forms
 from sexpgpu.data.spec import LoaderSpec
-from sexpgpu.diagnostics import Span, define_code, error
+from sexpgpu.diagnostics import Span, error
 from sexpgpu.lisp.interp import Interpreter
-from sexpgpu.lisp.reader import read_all
 from sexpgpu.lisp.types import intern
 from sexpgpu.selection import Binder, Selection, did_you_mean
 from sexpgpu.trace.builtins import BUILTINS, generic
@@ -27,11 +26,6 @@ from sexpgpu.trace.optimizer import ctx_ref, expect_rank
 from sexpgpu.trace.site import site_provider
 from sexpgpu.trace.step import Tracer
 from sexpgpu.trace.tensor import TracedTensor, set_site_provider
-
-E_FILE = define_code(
-    "E-FILE", "cannot read the run file",
-    "The path given on the command line does not exist or is not a readable text file.",
-)
 
 PACKAGE = Path(__file__).resolve().parent.parent
 FORMS_FILE = PACKAGE / "contract" / "forms.sx"
@@ -55,16 +49,6 @@ def make_interpreter(stdout: Any = None) -> Interpreter:
     set_site_provider(site_provider(interp))
     interp.load(FORMS_FILE.read_text(encoding="utf-8"), str(FORMS_FILE), library=True)
     return interp
-
-
-def read_forms(path: str) -> tuple[str, list[Any]]:
-    """The text of the run file and its forms, read but not evaluated."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise error(E_FILE, f"cannot read {path}", expected="a readable .sx file",
-                    actual=type(exc).__name__, fix="check the path") from None
-    return text, read_all(text, path)
 
 
 def evaluate_file(path: str, selection: Selection | None = None

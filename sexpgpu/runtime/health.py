@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from sexpgpu import kernels
 from sexpgpu.diagnostics import error
 from sexpgpu.runtime.evals import due
 from sexpgpu.trace.health import E_DIAG
@@ -45,8 +46,6 @@ class DiagSampler:
     runs the graph on that copy after the step, so the step's own timing stays clean."""
 
     def __init__(self, graph: Any, ctx_names: list[str], every: int, device: str = "cpu"):
-        from sexpgpu import kernels
-
         self.compiled = kernels.compile(graph, device=device)
         self.names = list(graph.outputs)
         self.reads = {v.name for v in graph.inputs}
