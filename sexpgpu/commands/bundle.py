@@ -1,7 +1,6 @@
 """`sexpgpu bundle FILE --out DIR`: one directory that trains the experiment on another
 machine and resumes it after preemption: the run file and every file it read, the data
-files its loaders read, the package, its pinned requirements (and their wheels with
-`--wheels`), and a launcher, `DIR/run.sh`.
+its loaders read, the package, pinned requirements (wheels with `--wheels`), `DIR/run.sh`.
 
 Usage:
   sexpgpu bundle FILE --out DIR [--set K=V]... [--variant NAME] [--wheels] [--json]

@@ -1,8 +1,9 @@
-"""Run diagnostics (training-health numbers, docs/diagnostics.md): sampling the
-diagnostics graph during training: on each step the cadence picks, the
-graph sees that step's (first micro)batch, parameters and optimizer state as they were
-before the update; the loop reads the values through `TrainingProgram.diagnostics(ctx)` and
-writes a `diag` event."""
+"""Run diagnostics during training (training-health numbers, docs/diagnostics.md):
+sampling the compiled `--diag` graph at the cadence the run sets.
+
+On each sampled step the graph sees that step's (first micro)batch, parameters and
+optimizer state as they were before the update; the loop reads the values through
+`TrainingProgram.diagnostics(ctx)` and writes a `diag` event."""
 
 from __future__ import annotations
 
