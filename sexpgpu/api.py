@@ -6,6 +6,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from sexpgpu.contract.compile import compile_file
+from sexpgpu.contract.plan import run_plan
+from sexpgpu.runtime.compiled import KernelProgram
 from sexpgpu.selection import Selection
 
 
@@ -19,12 +22,9 @@ def load_program(path: str, selection: Selection | dict[str, Any] | None = None,
                  device: str | None = None) -> tuple[Any, Any]:
     """Compile `path` under `selection` ({knob: value}); returns (RunPlan, TrainingProgram).
     `device` overrides `defrun :device` as `--device` does."""
-    from sexpgpu.contract import compile_file
-    from sexpgpu.runtime.compiled import KernelProgram
-
     selection = _selection(selection)
     if device is not None:
         selection = replace(selection, run={**selection.run, "device": device})
     compiled = compile_file(path, selection)
-    plan = compiled.run_plan()
+    plan = run_plan(compiled)
     return plan, KernelProgram(compiled, plan.run.seed, device=plan.run.device)

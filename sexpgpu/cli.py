@@ -63,7 +63,7 @@ def print_diagnostics(
 ) -> None:
     """Diagnostics go to stderr as text, or to stdout as JSON with --json."""
     if as_json:
-        import orjson
+        import orjson  # only for --json: kept off the import path of every command
 
         payload = {"ok": False, "diagnostics": [d.to_json() for d in diags]}
         sys.stdout.write(orjson.dumps(payload).decode() + "\n")

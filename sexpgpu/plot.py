@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sexpgpu.atomic import read_json
 from sexpgpu.diagnostics import define_code, error
-from sexpgpu.runtime.atomic import read_json
 from sexpgpu.runtime.events import last_by_step, read_events
 
 E_PLOT_MISSING = define_code(
@@ -137,7 +137,7 @@ def _target_metric(target: dict[str, Any]) -> str:
 def _pyplot_free_figure(n_panels: int) -> Any:
     """A matplotlib Figure with no global pyplot state (safe in tests and threads)."""
     try:
-        from matplotlib.figure import Figure
+        from matplotlib.figure import Figure  # optional (the plot extra): E-PLOT-MISSING
     except ImportError:
         raise error(E_PLOT_MISSING, "plotting needs matplotlib, which is not installed",
                     expected="the `plot` extra", actual="import matplotlib failed",

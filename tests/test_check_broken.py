@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sexpgpu.contract import compile_file
+from sexpgpu.contract.compile import compile_file
 from sexpgpu.diagnostics import SexpError
 
 BROKEN = sorted((Path(__file__).parent / "broken").glob("*.sx"))

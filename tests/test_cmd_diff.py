@@ -9,7 +9,8 @@ from pathlib import Path
 from cmd_helpers import ROOT, SWEEP_TINY, sexpgpu, sexpgpu_json
 
 from sexpgpu.commands.fmt import format_text
-from sexpgpu.contract import compile_file
+from sexpgpu.contract.compile import compile_file
+from sexpgpu.contract.plan import run_plan
 from sexpgpu.runtime import rundir
 from sexpgpu.selection import Selection
 
@@ -61,7 +62,7 @@ def test_model_changes_are_model_and_objective(tmp_path, capsys) -> None:
 def test_two_run_directories_differ_by_their_selection(tmp_path, capsys) -> None:
     dirs = []
     for seed in ("1", "2"):
-        plan = compile_file(str(SWEEP_TINY), Selection({"seed": seed})).run_plan()
+        plan = run_plan(compile_file(str(SWEEP_TINY), Selection({"seed": seed})))
         run_dir = tmp_path / "runs" / rundir.slug_for(plan)
         rundir.create(run_dir, plan)  # source/ and plan.json, as `sexpgpu run` writes them
         dirs.append(run_dir)

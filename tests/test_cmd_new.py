@@ -8,7 +8,8 @@ import difflib
 from cmd_helpers import ROOT, SWEEP_TINY, sexpgpu, sexpgpu_json
 
 from sexpgpu.commands.new import lisp_text
-from sexpgpu.contract import compile_file
+from sexpgpu.contract.compile import compile_file
+from sexpgpu.contract.plan import plan_json
 from sexpgpu.selection import Keyword, Selection
 
 MLP = ROOT / "examples" / "mnist1d-mlp.sx"
@@ -32,8 +33,8 @@ def test_new_writes_the_selection_in_and_compiles_to_the_same_plan(tmp_path, cap
         '- (defknob hidden 256 "hidden width")',
         '- (defknob lr 1e-2 "Adam learning rate" :range (0 1))',
     ]
-    selected = compile_file(str(MLP), Selection({"lr": "0.03"}, "small")).plan_json()
-    written = compile_file(str(target)).plan_json()
+    selected = plan_json(compile_file(str(MLP), Selection({"lr": "0.03"}, "small")))
+    written = plan_json(compile_file(str(target)))
     for key in ("knobs", "parameters", "optimizer", "step", "memory"):
         assert written[key] == selected[key]
 

@@ -12,7 +12,8 @@ from cmd_helpers import SWEEP_TINY, sexpgpu, sexpgpu_json
 
 from sexpgpu import cli
 from sexpgpu.commands.sweep import table
-from sexpgpu.contract import compile_file
+from sexpgpu.contract.compile import compile_file
+from sexpgpu.contract.plan import run_plan
 from sexpgpu.runtime import rundir
 from sexpgpu.selection import Selection
 
@@ -48,7 +49,7 @@ def test_every_point_runs_in_order(swept) -> None:
 def test_each_point_is_the_run_of_its_selection(swept) -> None:
     _, report, runs, _ = swept
     for point in report["points"]:
-        plan = compile_file(str(SWEEP_TINY), Selection(point["set"])).run_plan()
+        plan = run_plan(compile_file(str(SWEEP_TINY), Selection(point["set"])))
         assert point["run"] == rundir.slug_for(plan)
         stored = orjson.loads((rundir.Path(runs) / point["run"] / "plan.json").read_bytes())
         assert stored["plan_json"]["knobs"]["seed"] == int(point["set"]["seed"])

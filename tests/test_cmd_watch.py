@@ -83,15 +83,14 @@ def test_watch_text_line_names_the_error(capsys) -> None:
 
 
 def test_an_internal_error_is_reported_and_the_watch_goes_on(monkeypatch) -> None:
-    import sexpgpu.contract as contract
-    from sexpgpu.commands.watch import check_once
+    from sexpgpu.commands import watch
     from sexpgpu.selection import Selection
 
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(contract, "compile_file", broken)
-    result = check_once(str(SWEEP_TINY), Selection())
+    monkeypatch.setattr(watch, "compile_file", broken)
+    result = watch.check_once(str(SWEEP_TINY), Selection())
     assert result["ok"] is False
     assert result["diagnostics"][0]["code"] == "E-INTERNAL"
     assert "boom" in result["diagnostics"][0]["message"]

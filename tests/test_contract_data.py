@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sexpgpu.contract import compile_file
+from sexpgpu.contract.compile import compile_file
 from sexpgpu.diagnostics import SexpError
 
 RUN = """(require "sexpgpu/nn" :as nn)

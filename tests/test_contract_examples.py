@@ -9,7 +9,8 @@ import orjson
 import pytest
 
 from sexpgpu import cli
-from sexpgpu.contract import compile_file
+from sexpgpu.contract.compile import compile_file
+from sexpgpu.contract.plan import plan_json
 from sexpgpu.selection import Selection
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -59,7 +60,7 @@ def test_gpt_parameter_count_matches_the_architecture(gpt) -> None:  # noqa: ANN
     vocab, ctx, n_layer, d = 65, 64, 4, 128
     per_block = d + 3 * d * d + d * d + d + 4 * d * d + 4 * d * d   # ln, attn, ln, mlp
     expected = vocab * d + ctx * d + n_layer * per_block + d       # lm-head tied to wte
-    plan = gpt.plan_json()
+    plan = plan_json(gpt)
     assert plan["parameters"]["total"] == expected == 804_096
     wte = next(p for p in plan["parameters"]["tensors"] if p["path"] == "wte/weight")
     assert wte["tied"] == ["lm-head/weight"]
@@ -67,13 +68,13 @@ def test_gpt_parameter_count_matches_the_architecture(gpt) -> None:  # noqa: ANN
 
 
 def test_gpt_decays_matrices_only(gpt) -> None:  # noqa: ANN001
-    groups = gpt.plan_json()["optimizer"]["groups"]
+    groups = plan_json(gpt)["optimizer"]["groups"]
     no_decay, decay = groups
     assert no_decay["hyperparameters"]["weight-decay"] == 0.0
     assert len(no_decay["params"]) == 4 * 2 + 1                  # layer norms, no biases
     assert decay["hyperparameters"]["weight-decay"] == pytest.approx(0.1)
     assert decay["hyperparameters"]["lr"] == "schedule"
-    assert gpt.plan_json()["optimizer"]["clip"] == 1.0
+    assert plan_json(gpt)["optimizer"]["clip"] == 1.0
 
 
 def test_cnn_parameter_count_matches_the_architecture() -> None:
@@ -81,7 +82,7 @@ def test_cnn_parameter_count_matches_the_architecture() -> None:
     for kernel in (5, 3, 3):
         length = (length + 2 - kernel) // 2 + 1                      # stride 2, padding 1
     expected = (c * 1 * 5 + c) + 2 * (c * c * 3 + c) + (c * length * 10 + 10)
-    plan = compile_file(str(EXAMPLES / "mnist1d-cnn.sx")).plan_json()
+    plan = plan_json(compile_file(str(EXAMPLES / "mnist1d-cnn.sx")))
     assert plan["parameters"]["total"] == expected == 5_210
 
 
@@ -89,7 +90,7 @@ def test_gru_parameter_count_matches_pytorch() -> None:
     hidden, steps = 6, 40
     per_direction = 3 * hidden * 1 + 3 * hidden * hidden + 2 * 3 * hidden
     expected = 2 * per_direction + (2 * hidden * steps * 10 + 10)
-    plan = compile_file(str(EXAMPLES / "mnist1d-gru.sx")).plan_json()
+    plan = plan_json(compile_file(str(EXAMPLES / "mnist1d-gru.sx")))
     assert plan["parameters"]["total"] == expected == 5_134
 
 
@@ -98,7 +99,7 @@ def test_mlp_step_flops_equal_a_hand_count() -> None:
     forward = sum(2 * batch * i * o for i, o in sizes)               # x @ W^T per layer
     # backward: dW for every layer, dx for all but the first (x is data)
     backward = sum(2 * batch * i * o for i, o in sizes) * 2 - 2 * batch * 40 * 256
-    step = compile_file(str(EXAMPLES / "mnist1d-mlp.sx")).plan_json()["step"]["train_step"]
+    step = plan_json(compile_file(str(EXAMPLES / "mnist1d-mlp.sx")))["step"]["train_step"]
     assert step["flops_by_section"]["forward"]["matmul"] == forward
     assert step["flops_by_section"]["backward"]["matmul"] == backward
     assert step["flops"]["matmul"] == forward + backward

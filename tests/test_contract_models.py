@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sexpgpu.contract import compile_file
+from sexpgpu.contract.compile import compile_file
 from sexpgpu.diagnostics import SexpError
 from sexpgpu.ir.reference import run_reference
 from sexpgpu.selection import Selection

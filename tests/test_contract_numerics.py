@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sexpgpu.contract import compile_file
+from sexpgpu.contract.compile import compile_file
+from sexpgpu.contract.plan import plan_json
 from sexpgpu.ir.reference import run_reference
 
 TEMPLATE = """(require "sexpgpu/nn" :as nn)
@@ -125,7 +126,7 @@ def test_muon_for_matrices_and_adam_for_vectors(tmp_path: Path) -> None:
     compiled = compile_text(tmp_path, out=4, optimizer="""(optim:muon :lr 0.02)
   :groups ((:ndim 1 :optimizer (optim:adam :lr 1e-3)))""")
     groups = {grp["optimizer"]: grp["params"]
-              for grp in compiled.plan_json()["optimizer"]["groups"]}
+              for grp in plan_json(compiled)["optimizer"]["groups"]}
     assert groups == {"adam": ["l/bias"], "muon": ["l/weight"]}
     g = compiled.graphs.step
     assert sum(n.op == "matmul" for n in g.nodes) >= 5 * 3      # Newton-Schulz iterations

@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from sexpgpu import cli
-from sexpgpu.contract import compile_file
-from sexpgpu.contract.compile import evaluate_file
+from sexpgpu.contract.compile import compile_file, evaluate_file
 from sexpgpu.diagnostics import SexpError
 from sexpgpu.selection import Keyword, Selection
 

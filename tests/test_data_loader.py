@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from sexpgpu.data.loader import Loader, split_microbatches
+from sexpgpu.data.spec import LoaderSpec, StageSpec
 from sexpgpu.diagnostics import SexpError
-from sexpgpu.runtime.spec import LoaderSpec, StageSpec
 
 
 @pytest.fixture

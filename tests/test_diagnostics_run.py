@@ -13,7 +13,7 @@ import numpy as np
 import orjson
 import pytest
 
-from sexpgpu.contract import compile_file
+from sexpgpu.contract.compile import compile_file
 from sexpgpu.diagnostics import SexpError
 from sexpgpu.ir.reference import run_reference
 from sexpgpu.runtime.compiled import init_param

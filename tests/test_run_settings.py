@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from cmd_helpers import ROOT, sexpgpu
 
-from sexpgpu.contract import compile_file
+from sexpgpu.contract.compile import compile_file
+from sexpgpu.contract.plan import run_plan
 from sexpgpu.diagnostics import SexpError
 from sexpgpu.runtime.spec import RunSpec
 from sexpgpu.selection import Selection
@@ -82,8 +83,8 @@ def test_load_program_device_overrides_defrun_like_the_flag(tmp_path: Path) -> N
 
 
 def test_result_free_settings_leave_the_plan_hash_alone() -> None:
-    plain = compile_file(str(LOGREG), Selection()).run_plan()
-    flagged = compile_file(str(LOGREG), Selection(run={"device": "cuda", "log-every": "1",
-                                                      "checkpoint-every": "5"})).run_plan()
+    plain = run_plan(compile_file(str(LOGREG), Selection()))
+    flags = {"device": "cuda", "log-every": "1", "checkpoint-every": "5"}
+    flagged = run_plan(compile_file(str(LOGREG), Selection(run=flags)))
     assert flagged.run.device == "cuda" and flagged.plan_json["run"]["log_every"] == 1
     assert plain.plan_hash == flagged.plan_hash

@@ -9,13 +9,13 @@ import numpy as np
 import orjson
 import pytest
 
+from sexpgpu.data.spec import LoaderSpec
 from sexpgpu.diagnostics import SexpError
 from sexpgpu.runtime import rundir
 from sexpgpu.runtime.events import EventLog, last_by_step, read_events
 from sexpgpu.runtime.loop import run_training
 from sexpgpu.runtime.numpy_program import SoftmaxRegression, demo_plan
 from sexpgpu.runtime.schema import errors, load_schema
-from sexpgpu.runtime.spec import LoaderSpec
 
 
 def _train(tmp_path, runs="runs", resume=None, program=None, **plan_kw):

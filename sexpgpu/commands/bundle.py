@@ -1,7 +1,6 @@
 """`sexpgpu bundle FILE --out DIR`: one directory that trains the experiment on another
 machine and resumes it after preemption: the run file and every file it read, the data
-files its loaders read, the package, its pinned requirements (and their wheels with
-`--wheels`), and a launcher, `DIR/run.sh`.
+its loaders read, the package, pinned requirements (wheels with `--wheels`), `DIR/run.sh`.
 
 Usage:
   sexpgpu bundle FILE --out DIR [--set K=V]... [--variant NAME] [--wheels] [--json]
@@ -30,9 +29,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+import orjson
 from docopt import docopt
 
 from sexpgpu import __version__
+from sexpgpu.contract.compile import compile_file
+from sexpgpu.contract.plan import run_plan
 from sexpgpu.diagnostics import define_code, error
 from sexpgpu.selection import Selection, from_docopt
 
@@ -63,8 +65,6 @@ def main(argv: list[str]) -> int:
                     actual=f"{out} exists", fix="pick another --out, or remove the old bundle")
     manifest = build(args["FILE"], from_docopt(args), out, wheels=args["--wheels"])
     if args["--json"]:
-        import orjson
-
         sys.stdout.write(orjson.dumps(manifest).decode() + "\n")
     else:
         sys.stderr.write(f"wrote {out}: {len(manifest['files'])} files; "
@@ -74,9 +74,7 @@ def main(argv: list[str]) -> int:
 
 def build(file: str, selection: Selection, out: Path, wheels: bool = False) -> dict[str, Any]:
     """Write the bundle for `file` under `selection` into `out` (a new directory)."""
-    from sexpgpu.contract import compile_file
-
-    plan = compile_file(file, selection).run_plan()
+    plan = run_plan(compile_file(file, selection))
     staging = out.with_name(out.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     try:
@@ -119,8 +117,6 @@ def _fill(plan: Any, selection: Selection, staging: Path, wheels: bool) -> dict[
                 "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 "file": run_file, "flags": flags, "requirements": requirements,
                 "files": _hashes(staging)}
-    import orjson
-
     _write(staging / "bundle.json", orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
     return manifest
 

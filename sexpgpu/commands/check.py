@@ -17,7 +17,8 @@ import sys
 
 from docopt import docopt
 
-from sexpgpu.contract import compile_file
+from sexpgpu.contract.compile import compile_file
+from sexpgpu.contract.values import knob_json
 from sexpgpu.selection import from_docopt
 
 
@@ -29,10 +30,10 @@ def main(argv: list[str]) -> int:
         graphs[g.name] = len(g.nodes)
     total = sum(p.count for p in compiled.params)
     if args["--json"]:
-        import orjson
+        import orjson  # only for --json: kept off check's import path
 
         payload = {"ok": True, "file": args["FILE"], "parameters": total, "graphs": graphs,
-                   "knobs": compiled.plan_json()["knobs"]}
+                   "knobs": {k: knob_json(v) for k, v in compiled.experiment.knobs.items()}}
         sys.stdout.write(orjson.dumps(payload).decode() + "\n")
     else:
         shown = ", ".join(f"{name} {n} nodes" for name, n in graphs.items())

@@ -20,6 +20,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import orjson
 from docopt import docopt
 
@@ -38,8 +39,6 @@ def _run_dir(run: str, runs: str) -> Path:
 
 def _arrays(path: Path) -> dict[str, dict[str, Any]]:
     """Names, shapes and dtypes of an npz without loading the data."""
-    import numpy as np
-
     out = {}
     with zipfile.ZipFile(path) as archive:
         for member in archive.namelist():

@@ -20,10 +20,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
 from docopt import docopt
 
 from sexpgpu.commands.syntax import parse
+from sexpgpu.contract.compile import compile_file
+from sexpgpu.contract.forms import head_of, read_forms
+from sexpgpu.contract.plan import plan_json
 from sexpgpu.diagnostics import define_code, error
+from sexpgpu.lisp.printer import prin1_to_string
+from sexpgpu.lisp.reader import read_all
 
 E_DIFF_INPUT = define_code(
     "E-DIFF-INPUT", "not a run file or run directory",
@@ -60,11 +66,6 @@ class Side:
 
 
 def load(path: str) -> Side:
-    import orjson
-
-    from sexpgpu.contract import compile_file
-    from sexpgpu.contract.compile import read_forms
-
     p = Path(path)
     if p.is_dir():
         stored = p / "plan.json"
@@ -81,7 +82,7 @@ def load(path: str) -> Side:
                     expected="a run file or a run directory", actual="no such path",
                     fix="check the path")
     text, _ = read_forms(path)
-    return Side(path, compile_file(path).plan_json(), text, path)
+    return Side(path, plan_json(compile_file(path)), text, path)
 
 
 def differences(a: Any, b: Any, path: str) -> list[dict[str, Any]]:
@@ -120,10 +121,6 @@ def plan_changes(a: dict[str, Any], b: dict[str, Any]) -> dict[str, list[dict[st
 
 def contract_forms(side: Side) -> dict[str, tuple[str, str, str]]:
     """`head name` -> (section, printed form for comparing, source text for showing)."""
-    from sexpgpu.contract.forms import head_of
-    from sexpgpu.lisp.printer import prin1_to_string
-    from sexpgpu.lisp.reader import read_all
-
     forms = read_all(side.text, side.file)
     nodes = [n for n in parse(side.text) if not n.is_comment]
     out: dict[str, tuple[str, str, str]] = {}
@@ -160,8 +157,6 @@ def compare(a: Side, b: Side) -> dict[str, Any]:
 
 
 def _short(value: Any, width: int = 90) -> str:
-    import orjson
-
     if value is None:
         text = "(absent)"
     elif isinstance(value, (dict, list)):
@@ -193,8 +188,6 @@ def main(argv: list[str]) -> int:
     args = docopt(__doc__, argv=["diff", *argv])
     result = compare(load(args["A"]), load(args["B"]))
     if args["--json"]:
-        import orjson
-
         sys.stdout.write(orjson.dumps(result).decode() + "\n")
     else:
         sys.stdout.write(render(result))

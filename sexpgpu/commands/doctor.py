@@ -28,9 +28,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy
+import orjson
 from docopt import docopt
 
 from sexpgpu import env
+from sexpgpu.contract.compile import compile_file, evaluate_file
+from sexpgpu.contract.fields import resolve_path
+from sexpgpu.contract.plan import plan_json
 from sexpgpu.diagnostics import SexpError
 from sexpgpu.selection import Selection, from_docopt
 
@@ -54,8 +59,6 @@ def size(n: float) -> str:
 
 
 def versions() -> list[Check]:
-    import numpy
-
     checks = [Check("python", "ok" if sys.version_info >= (3, 11) else "fail",
                     platform.python_version()),
               Check("numpy", "ok", numpy.__version__)]
@@ -71,8 +74,6 @@ def cpus(load: float | None = None) -> Check:
     """The cores this process may use, and whether other work already keeps them busy:
     the BLAS runs a matmul on every core and waits for the slowest, so a core that
     another job holds stalls each step (a GPT step went 36 ms -> over 1 s)."""
-    from sexpgpu import env
-
     total = os.cpu_count() or 1
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else total
     if load is None:
@@ -88,7 +89,7 @@ def cpus(load: float | None = None) -> Check:
 def cuda() -> tuple[Check, int | None]:
     """Whether numba sees a CUDA GPU, and its free memory in bytes when it does."""
     try:
-        from numba import cuda as nb_cuda
+        from numba import cuda as nb_cuda  # here: a broken numba is a finding, not a crash
 
         if not nb_cuda.is_available():
             return Check("cuda", "warn", "not available: runs use the CPU"), None
@@ -137,8 +138,6 @@ def mem_available() -> int | None:
 
 def data_checks(exp: Any) -> list[Check]:
     """One check per loader: its data file exists, or its source is generated here."""
-    from sexpgpu.contract.fields import resolve_path
-
     base = Path(exp.file).resolve().parent
     checks = []
     for spec in exp.loaders:
@@ -173,9 +172,6 @@ def memory_check(plan: dict[str, Any], device: str, gpu_free: int | None) -> Che
 
 
 def file_checks(path: str, selection: Selection, gpu_free: int | None) -> list[Check]:
-    from sexpgpu.contract import compile_file
-    from sexpgpu.contract.compile import evaluate_file
-
     try:
         exp, _, _, _ = evaluate_file(path, selection)
     except SexpError as exc:
@@ -185,7 +181,7 @@ def file_checks(path: str, selection: Selection, gpu_free: int | None) -> list[C
         compiled = compile_file(path, selection)
     except SexpError as exc:
         return [Check("compile", "fail", _diag(exc)), *checks]
-    plan = compiled.plan_json()
+    plan = plan_json(compiled)
     device = exp.run.device if exp.run else "cpu"  # --device is in the selection
     checks.insert(0, Check("compile", "ok", f"{plan['parameters']['total']:,} parameters"))
     if device == "cuda" and gpu_free is None and not env.cuda_simulator():
@@ -210,8 +206,6 @@ def main(argv: list[str]) -> int:
         checks += file_checks(args["FILE"], from_docopt(args), gpu_free)
     ok = not any(c.status == "fail" for c in checks)
     if args["--json"]:
-        import orjson
-
         payload = {"ok": ok, "file": args["FILE"], "checks": [asdict(c) for c in checks]}
         sys.stdout.write(orjson.dumps(payload).decode() + "\n")
     else:

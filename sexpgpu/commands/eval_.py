@@ -14,18 +14,18 @@ from __future__ import annotations
 
 import sys
 
+from docopt import docopt
+
+from sexpgpu.cli import print_diagnostics
 from sexpgpu.diagnostics import SexpError, SourceMap
+from sexpgpu.lisp import Interpreter
+from sexpgpu.lisp.printer import prin1_to_string
+from sexpgpu.lisp.reader import read_all
+from sexpgpu.lisp.types import MV, FormList
 
 
 def main(argv: list[str]) -> int:
-    from docopt import docopt
-
     args = docopt(__doc__, argv=["eval", *argv])
-    from sexpgpu.lisp import Interpreter
-    from sexpgpu.lisp.printer import prin1_to_string
-    from sexpgpu.lisp.reader import read_all
-    from sexpgpu.lisp.types import MV, FormList
-
     as_json = bool(args["--json"])
     interp = Interpreter(sys.stdout)
     try:
@@ -54,8 +54,6 @@ def main(argv: list[str]) -> int:
         return 0
     except SexpError as exc:
         sys.stdout.flush()
-        from sexpgpu.cli import print_diagnostics
-
         sources = SourceMap()
         for file, source in interp.sources.items():
             sources.add(file, source)

@@ -16,9 +16,11 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+import orjson
 from docopt import docopt
 
-from sexpgpu.contract import compile_file
+from sexpgpu.contract.compile import compile_file
+from sexpgpu.contract.plan import plan_json
 from sexpgpu.selection import from_docopt
 
 
@@ -80,10 +82,8 @@ def render(plan: dict[str, Any]) -> str:
 
 def main(argv: list[str]) -> int:
     args = docopt(__doc__, argv=["explain", *argv])
-    plan = compile_file(args["FILE"], from_docopt(args)).plan_json()
+    plan = plan_json(compile_file(args["FILE"], from_docopt(args)))
     if args["--json"]:
-        import orjson
-
         sys.stdout.write(orjson.dumps(plan).decode() + "\n")
     else:
         sys.stdout.write(render(plan))

@@ -24,10 +24,12 @@ import sys
 import tempfile
 from pathlib import Path
 
+import orjson
 from docopt import docopt
 
 from sexpgpu.commands.syntax import SyntaxNode, parse
-from sexpgpu.diagnostics import define_code, error
+from sexpgpu.contract.forms import read_forms
+from sexpgpu.diagnostics import Span, define_code, error
 
 E_FMT_CHANGED = define_code(
     "E-FMT-CHANGED", "file is not in the canonical layout",
@@ -148,22 +150,16 @@ def write_atomically(path: Path, text: str) -> None:
 
 
 def main(argv: list[str]) -> int:
-    from sexpgpu.contract.compile import read_forms
-
     args = docopt(__doc__, argv=["fmt", *argv])
     path = args["FILE"]
     text, _ = read_forms(path)
     formatted = format_text(text)
     changed = formatted != text
     if args["--json"] and not (args["--check"] and changed):
-        import orjson
-
         payload = {"ok": True, "file": path, "changed": changed, "formatted": formatted}
         sys.stdout.write(orjson.dumps(payload).decode() + "\n")
     if args["--check"]:
         if changed:
-            from sexpgpu.diagnostics import Span
-
             line = first_difference(text, formatted)
             raise error(E_FMT_CHANGED, f"{path} is not in the canonical layout",
                         Span(path, line, 1), expected=_line(formatted, line),

@@ -18,9 +18,10 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+import orjson
 from docopt import docopt
 
-from sexpgpu.contract import compile_file
+from sexpgpu.contract.compile import compile_file
 from sexpgpu.ir.graph import Graph
 from sexpgpu.ir.printer import format_node_line
 from sexpgpu.selection import from_docopt
@@ -37,7 +38,7 @@ def sections(g: Graph, bounds: Any) -> list[tuple[str, list[Any]]]:
 def lowering(g: Graph) -> list[dict[str, Any]]:
     """The fused kernels of a graph, or an empty list where lowering is unavailable."""
     try:
-        from sexpgpu.kernels.lower import lower
+        from sexpgpu.kernels.lower import lower  # numba: not loaded for --no-lower
     except ImportError:
         return []
     program = lower(g)
@@ -53,8 +54,6 @@ def main(argv: list[str]) -> int:
               *compiled.unused_evaluates.values()]
     report = {g.name: lowering(g) for g in graphs} if not args["--no-lower"] else {}
     if args["--json"]:
-        import orjson
-
         payload = {g.name: {"sections": {name: [format_node_line(n).strip() for n in nodes]
                                          for name, nodes in sections(g, bounds.get(g.name))},
                             "kernels": report.get(g.name, [])} for g in graphs}

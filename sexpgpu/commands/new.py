@@ -17,9 +17,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import orjson
 from docopt import docopt
 
 from sexpgpu.commands.syntax import SyntaxNode, parse
+from sexpgpu.contract.compile import evaluate_file
+from sexpgpu.contract.forms import read_forms
 from sexpgpu.diagnostics import define_code, error
 from sexpgpu.selection import from_docopt, show, value_kind
 
@@ -61,8 +64,6 @@ def write_in(text: str, values: dict[str, Any]) -> str:
 
 
 def main(argv: list[str]) -> int:
-    from sexpgpu.contract.compile import evaluate_file, read_forms
-
     args = docopt(__doc__, argv=["new", *argv])
     source, target = args["FROM"], args["TO"]
     if Path(target).exists():
@@ -84,8 +85,6 @@ def main(argv: list[str]) -> int:
         sys.stderr.write("note: requires and data paths are relative to the run file; "
                          f"{target} is in another directory than {source}\n")
     if args["--json"]:
-        import orjson
-
         payload = {"ok": True, "from": source, "to": target, "set": written}
         sys.stdout.write(orjson.dumps(payload).decode() + "\n")
     else:

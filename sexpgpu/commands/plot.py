@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sys
 
+import orjson
 from docopt import docopt
 
 from sexpgpu.plot import draw
@@ -25,8 +26,6 @@ def main(argv: list[str]) -> int:
     args = docopt(__doc__, argv=["plot", *argv])
     drawn = draw(args["RUN"], args["--out"], metrics=args["--metric"] or None)
     if args["--json"]:
-        import orjson
-
         sys.stdout.write(orjson.dumps({"ok": True, **drawn}).decode() + "\n")
     else:
         panels = ", ".join(drawn["panels"])

@@ -26,22 +26,23 @@ from __future__ import annotations
 import sys
 from dataclasses import replace
 
+import orjson
 from docopt import docopt
 
-from sexpgpu.contract import compile_file
+from sexpgpu.contract.compile import compile_file
+from sexpgpu.contract.plan import run_plan
 from sexpgpu.diagnostics import render_all
+from sexpgpu.runtime.compiled import KernelProgram
 from sexpgpu.runtime.health import cadence
+from sexpgpu.runtime.loop import run_training
 from sexpgpu.selection import from_docopt
 
 
 def main(argv: list[str]) -> int:
     args = docopt(__doc__, argv=["run", *argv])
-    from sexpgpu.runtime.compiled import KernelProgram
-    from sexpgpu.runtime.loop import run_training
-
     patterns = args["--diag"]
     compiled = compile_file(args["FILE"], from_docopt(args), diagnostics=patterns)
-    plan = compiled.run_plan()  # --device and the cadences are resolved into plan.run
+    plan = run_plan(compiled)  # --device and the cadences are resolved into plan.run
     every = cadence(args["--diag-every"], patterns, plan.run.diag_every, plan.run.log_every)
     if patterns:  # set after the plan hash was taken: the cadence does not change results
         plan.run = replace(plan.run, diag_every=every)
@@ -51,8 +52,6 @@ def main(argv: list[str]) -> int:
                             diag_every=plan.run.diag_every)
     code, summary = run_training(plan, program, args["--runs"], resume=args["--resume"])
     if args["--json"]:
-        import orjson
-
         sys.stdout.write(orjson.dumps(summary).decode() + "\n")
     else:
         sys.stderr.write(_describe(summary) + "\n")

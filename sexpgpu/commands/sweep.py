@@ -24,8 +24,11 @@ import io
 import sys
 from typing import Any
 
+import orjson
 from docopt import docopt
 
+from sexpgpu.commands import run
+from sexpgpu.contract.forms import check_shape, read_forms
 from sexpgpu.diagnostics import SexpError, define_code, error, render_all
 from sexpgpu.exitcodes import EXIT_PREEMPTED
 from sexpgpu.selection import Binder, Selection, SweepDecl, from_docopt, show, value_kind
@@ -41,9 +44,6 @@ RUN_FLAGS = ("--runs", "--resume", "--device", "--checkpoint-every", "--log-ever
 
 def declared_sweep(path: str, name: str, selection: Selection) -> SweepDecl:
     """The sweep `name` of the file, checked by the selection module (did-you-mean on a typo)."""
-    from sexpgpu.contract.compile import read_forms
-    from sexpgpu.contract.forms import check_shape
-
     _, forms = read_forms(path)
     decls = check_shape(forms, path).decls
     Binder(decls, Selection(dict(selection.sets), selection.variant, name, 0))
@@ -57,10 +57,6 @@ def cli_text(value: Any) -> str:
 
 def run_point(argv: list[str]) -> tuple[int, dict[str, Any]]:
     """One `sexpgpu run` in this process; its `--json` summary captured from stdout."""
-    import orjson
-
-    from sexpgpu.commands import run
-
     out = io.StringIO()
     try:
         with contextlib.redirect_stdout(out):
@@ -104,8 +100,6 @@ def main(argv: list[str]) -> int:
     report = {"ok": worst == 0, "file": path, "sweep": name, "points": results,
               "planned": len(points)}
     if args["--json"]:
-        import orjson
-
         sys.stdout.write(orjson.dumps(report).decode() + "\n")
     else:
         sys.stdout.write(table(results))

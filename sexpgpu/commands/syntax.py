@@ -1,8 +1,6 @@
-"""The concrete syntax of a .sx file for the tools that edit text (`fmt`, `new`): a tree
-of lists, atoms and comments that keeps every token's text, offsets and line, so a file
-can be re-laid out or edited in place without losing comments. The reader still decides
-what the text means: callers read the file with it first, so malformed text is its
-diagnostic."""
+"""The concrete syntax of a .sx file for the commands that edit or compare text (`fmt`,
+`new`, `diff`): lists, atoms and comments with every token's text, offsets and line, so
+edits keep comments. Callers read the file with the reader first: it reports bad text."""
 
 from __future__ import annotations
 

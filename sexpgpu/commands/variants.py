@@ -14,6 +14,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+import orjson
 from docopt import docopt
 
 from sexpgpu.contract.compile import evaluate_file
@@ -42,8 +43,6 @@ def main(argv: list[str]) -> int:
     exp, _, _, _ = evaluate_file(args["FILE"])
     data = describe(exp.decls)
     if args["--json"]:
-        import orjson
-
         sys.stdout.write(orjson.dumps(data).decode() + "\n")
         return 0
     out = ["knobs"]

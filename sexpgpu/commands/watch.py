@@ -20,8 +20,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+import orjson
 from docopt import docopt
 
+from sexpgpu.contract.compile import PACKAGE, compile_file
 from sexpgpu.diagnostics import E_INTERNAL, Diagnostic, SexpError, render_all
 from sexpgpu.selection import Selection, from_docopt
 
@@ -37,8 +39,6 @@ def stamp(path: str) -> tuple[int, int] | None:
 
 def own_sources(path: str, sources: dict[str, str]) -> list[str]:
     """FILE and the modules it required that are yours (not SexpGPU's own library)."""
-    from sexpgpu.contract.compile import PACKAGE
-
     mine = [name for name in sources
             if not Path(name).resolve().is_relative_to(PACKAGE) and Path(name).exists()]
     return [path, *(name for name in mine if Path(name).resolve() != Path(path).resolve())]
@@ -46,8 +46,6 @@ def own_sources(path: str, sources: dict[str, str]) -> list[str]:
 
 def check_once(path: str, selection: Selection) -> dict[str, Any]:
     """Compile and trace like `sexpgpu check`; the result as a JSON-ready dict."""
-    from sexpgpu.contract import compile_file
-
     started = time.perf_counter()
     try:
         compiled = compile_file(path, selection)
@@ -85,8 +83,6 @@ def line(result: dict[str, Any]) -> str:
 def report(result: dict[str, Any], as_json: bool) -> None:
     error = result.pop("error", None)
     if as_json:
-        import orjson
-
         sys.stdout.write(orjson.dumps(result).decode() + "\n")
     else:
         sys.stdout.write(line(result) + "\n")

@@ -4,20 +4,29 @@ evals, targets, run)."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 from sexpgpu.contract.experiment import Experiment
 from sexpgpu.contract.values import knob_value, plist, to_lisp, to_python
+from sexpgpu.data.spec import LoaderSpec, StageSpec
 from sexpgpu.devices import check_device
 from sexpgpu.diagnostics import define_code, error
+from sexpgpu.ir import build
 from sexpgpu.lisp.types import NIL, Cons, Symbol, to_py
-from sexpgpu.runtime.spec import EvalSpec, LoaderSpec, RunSpec, StageSpec, TargetSpec
+from sexpgpu.runtime.spec import EvalSpec, RunSpec, TargetSpec
 from sexpgpu.selection import Binder
 from sexpgpu.suggest import did_you_mean
 from sexpgpu.trace import args as A
-from sexpgpu.trace.model import ModelBuilder
-from sexpgpu.trace.optimizer import E_OPTIMIZER as E_OPTIMIZER_CODE
-from sexpgpu.trace.optimizer import Group, OptimizerSetup, OptimizerValue, make_optimizer
+from sexpgpu.trace.model import E_MODEL, ModelBuilder
+from sexpgpu.trace.optimizer import (
+    E_OPTIMIZER,
+    Group,
+    OptimizerSetup,
+    OptimizerValue,
+    make_optimizer,
+)
+from sexpgpu.trace.step import E_METRIC
 from sexpgpu.trace.tensor import TracedTensor, current
 
 E_LOADER = define_code(
@@ -31,11 +40,6 @@ E_RUN = define_code(
     "`defrun` needs a positive :steps; :microbatches must divide the training batch; "
     ":precision is :f32 or :bf16. `defeval` names a declared loader and evaluate "
     "function; `deftarget` names a metric an eval reports, with :>= or :<= and a value.",
-)
-E_METRIC = define_code(
-    "E-METRIC", "bad metric",
-    "`(metric NAME EXPR)` records a scalar: EXPR must reduce to shape (); a name is used "
-    "once per function; metrics only appear inside defobjective and defevaluate.",
 )
 
 SOURCES = ("mnist1d", "npz", "npy", "tokens", "text", "synthetic")
@@ -181,8 +185,6 @@ class Collector:
                 raise error(E_METRIC, f"metric {label} is not a scalar", expected="shape ()",
                             actual=f"shape {v.shape}", fix="reduce it with mean or sum")
         elif A.is_number(value):
-            from sexpgpu.ir import build
-
             v = build.scalar(trace.graph, float(value), "f32")
         else:
             raise error(E_METRIC, f"metric {label} is not a tensor", expected="a scalar tensor",
@@ -195,7 +197,7 @@ class Collector:
     def optimizer(self, opt: Any, *args: Any) -> Any:
         span = self.exp.span("optimizer")
         if not isinstance(opt, OptimizerValue):
-            raise error(E_OPTIMIZER_CODE, "optimizer needs an optimizer value", span,
+            raise error(E_OPTIMIZER, "optimizer needs an optimizer value", span,
                         expected="(optimizer (optim:adamw :lr 1e-3) ...)", actual=A.show(opt),
                         fix="call one of sexpgpu/optim's optimizers")
         _, kw = A.split("optimizer", args, ("groups", "clip"), max_pos=0)
@@ -208,7 +210,7 @@ class Collector:
     def _group(self, entry: Any, base: OptimizerValue, span: Any) -> Group:
         items = to_py(entry) if type(entry) is Cons else None
         if not items or len(items) % 2 or not all(A.is_keyword(k) for k in items[::2]):
-            raise error(E_OPTIMIZER_CODE, "a group is a plist of selectors and settings", span,
+            raise error(E_OPTIMIZER, "a group is a plist of selectors and settings", span,
                         expected="(:select GLOB :ndim N key value ...)", actual=A.show(entry),
                         fix='e.g. :groups ((:ndim 1 :weight-decay 0.0))')
         select, facts, overrides = None, {}, {}
@@ -216,7 +218,7 @@ class Collector:
         for key, value in plist(items):
             if key == "select":
                 if not isinstance(value, str):
-                    raise error(E_OPTIMIZER_CODE, ":select takes a path glob string", span,
+                    raise error(E_OPTIMIZER, ":select takes a path glob string", span,
                                 expected='a string like "**/bias"', actual=A.show(value),
                                 fix='quote the glob: :select "blocks/*/attn/**"')
                 select = value
@@ -224,7 +226,7 @@ class Collector:
                 facts[key] = A.integer("optimizer group", value, f":{key}")
             elif key == "optimizer":
                 if not isinstance(value, OptimizerValue):
-                    raise error(E_OPTIMIZER_CODE, "a group's :optimizer must be an optimizer",
+                    raise error(E_OPTIMIZER, "a group's :optimizer must be an optimizer",
                                 span, expected="(optim:sgd :lr 0.1)", actual=A.show(value))
                 spec = value.spec
             else:
@@ -343,8 +345,6 @@ def _option(value: Any) -> Any:
 
 def model_form_error(head: str, syntax: str) -> Any:
     """A defparam or defchild without its name and form (raised where it is written)."""
-    from sexpgpu.trace.model import E_MODEL
-
     raise error(E_MODEL, f"malformed {head}", expected=syntax, actual=f"({head} ...)",
                 fix=f"write it as {syntax}")
 
@@ -354,8 +354,6 @@ class _Bound:
     and `__defaults__`, where a bound method's code would also count `self`."""
 
     def __init__(self, method: Any):
-        from types import SimpleNamespace
-
         code = method.__func__.__code__
         self.method = method
         self.__code__ = SimpleNamespace(co_argcount=code.co_argcount - 1,

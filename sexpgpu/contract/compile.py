@@ -5,71 +5,37 @@ training and evaluate graphs. `check`, `explain`, `ir` and `run` all start here.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from sexpgpu.contract.collect import E_RUN, Collector
+from sexpgpu.contract.collect import E_LOADER, E_RUN, Collector
+from sexpgpu.contract.compiled import CompiledExperiment
 from sexpgpu.contract.experiment import Experiment
-from sexpgpu.contract.forms import FileShape, check_shape
-from sexpgpu.diagnostics import define_code, error
-from sexpgpu.ir.graph import Graph
+from sexpgpu.contract.fields import Field, batch_fields
+from sexpgpu.contract.forms import FileShape, check_shape, read_forms
+from sexpgpu.data.spec import LoaderSpec
+from sexpgpu.diagnostics import Span, error
+from sexpgpu.lisp.interp import Interpreter
+from sexpgpu.lisp.types import intern
 from sexpgpu.selection import Binder, Selection
 from sexpgpu.suggest import did_you_mean
-from sexpgpu.trace.model import ModelBuilder, ParamSpec
-from sexpgpu.trace.step import StepGraphs, Tracer
-
-E_FILE = define_code(
-    "E-FILE", "cannot read the run file",
-    "The path given on the command line does not exist or is not a readable text file.",
-)
+from sexpgpu.trace.builtins import BUILTINS, generic
+from sexpgpu.trace.health import DIAGNOSTIC_BUILTINS, trace_diagnostics
+from sexpgpu.trace.model import ModelBuilder
+from sexpgpu.trace.optimizer import ctx_ref, expect_rank
+from sexpgpu.trace.site import site_provider
+from sexpgpu.trace.step import Tracer
+from sexpgpu.trace.tensor import TracedTensor, set_site_provider
 
 PACKAGE = Path(__file__).resolve().parent.parent
 FORMS_FILE = PACKAGE / "contract" / "forms.sx"
 
 
-@dataclass
-class CompiledExperiment:
-    """Everything the compiler learned: the Experiment, parameters and graphs."""
-
-    experiment: Experiment
-    selection: Selection
-    params: list[ParamSpec] = field(default_factory=list)
-    aliases: dict[str, str] = field(default_factory=dict)
-    graphs: StepGraphs | None = None
-    evaluates: dict[str, Graph] = field(default_factory=dict)         # defeval name -> graph
-    unused_evaluates: dict[str, Graph] = field(default_factory=dict)  # checked, never run
-    sources: dict[str, str] = field(default_factory=dict)
-    fields: dict[str, dict[str, tuple[tuple[int, ...], str]]] = field(default_factory=dict)
-    diagnostics: Any = None  # a sexpgpu.trace.health.DiagGraph when `--diag` selected any
-
-    def step_graphs(self) -> list[Graph]:
-        g = self.graphs
-        if g is None:
-            return []
-        return [x for x in (g.step, g.accumulate, g.apply) if x is not None]
-
-    def plan_json(self) -> dict[str, Any]:
-        from sexpgpu.contract.plan import plan_json
-
-        return plan_json(self)
-
-    def run_plan(self) -> Any:
-        from sexpgpu.contract.plan import run_plan
-
-        return run_plan(self)
-
-
-def make_interpreter(stdout: Any = None) -> Any:
+def make_interpreter(stdout: Any = None) -> Interpreter:
     """An interpreter with the tensor builtins, the generic-op hook and the contract forms."""
-    import sexpgpu.trace.health  # noqa: F401 - registers the `diagnostic` builtins
-    from sexpgpu.lisp.interp import Interpreter
-    from sexpgpu.trace.builtins import BUILTINS, generic
-    from sexpgpu.trace.optimizer import ctx_ref, expect_rank
-    from sexpgpu.trace.tensor import TracedTensor
-
     interp = Interpreter(stdout=stdout if stdout is not None else sys.stderr)
-    for name, fn in BUILTINS.items():
+    for name, fn in {**BUILTINS, **DIAGNOSTIC_BUILTINS}.items():
         interp.builtin(name)(fn)
     interp.builtin("ctx-ref")(ctx_ref)
     interp.builtin("expect-rank")(expect_rank)
@@ -81,27 +47,13 @@ def make_interpreter(stdout: Any = None) -> Any:
         return fallback(name, args, span)
 
     interp.generic_op = generic_op
-    from sexpgpu.trace.site import site_provider
-    from sexpgpu.trace.tensor import set_site_provider
-
     set_site_provider(site_provider(interp))
     interp.load(FORMS_FILE.read_text(encoding="utf-8"), str(FORMS_FILE), library=True)
     return interp
 
 
-def read_forms(path: str) -> tuple[str, list[Any]]:
-    from sexpgpu.lisp.reader import read_all
-
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise error(E_FILE, f"cannot read {path}", expected="a readable .sx file",
-                    actual=type(exc).__name__, fix="check the path") from None
-    return text, read_all(text, path)
-
-
-def evaluate_file(path: str, selection: Selection | None = None) -> tuple[Experiment, Collector,
-                                                                         FileShape, Any]:
+def evaluate_file(path: str, selection: Selection | None = None
+                  ) -> tuple[Experiment, Collector, FileShape, Interpreter]:
     """Read, check the file's shape, bind the selection and evaluate every form."""
     selection = selection or Selection()
     text, forms = read_forms(path)
@@ -118,6 +70,8 @@ def evaluate_file(path: str, selection: Selection | None = None) -> tuple[Experi
 
 def compile_file(path: str, selection: Selection | None = None, *, trace: bool = True,
                  diagnostics: list[str] | None = None) -> CompiledExperiment:
+    """Evaluate the run file, then (unless `trace` is false) trace every graph;
+    `diagnostics`: the `--diag` patterns, traced into one more graph."""
     selection = selection or Selection()
     exp, collector, shape, interp = evaluate_file(path, selection)
     compiled = CompiledExperiment(exp, selection, sources=dict(interp.sources))
@@ -129,8 +83,6 @@ def compile_file(path: str, selection: Selection | None = None, *, trace: bool =
     tracer = Tracer(interp, models, constructor, model_name)
     run = exp.run
     assert run is not None and exp.optimizer is not None  # required forms, checked
-    from sexpgpu.contract.fields import batch_fields
-
     base = Path(path).resolve().parent
     train_loader = exp.loader(run.train_loader)
     assert train_loader is not None
@@ -142,8 +94,6 @@ def compile_file(path: str, selection: Selection | None = None, *, trace: bool =
                                    compiled.fields[train_loader.name], train_loader.batch,
                                    run.microbatches, exp.span("defobjective"))
     if diagnostics:  # `--diag` patterns: one more graph, only for the selected names
-        from sexpgpu.trace.health import trace_diagnostics
-
         compiled.diagnostics = trace_diagnostics(
             tracer, exp.objective, exp.optimizer, compiled.graphs.groups,
             compiled.fields[train_loader.name], train_loader.batch // run.microbatches,
@@ -167,14 +117,10 @@ def compile_file(path: str, selection: Selection | None = None, *, trace: bool =
     return compiled
 
 
-def _check_stages(spec: Any, fields: dict[str, Any], base: Path, span: Any) -> None:
+def _check_stages(spec: LoaderSpec, fields: dict[str, Field], base: Path,
+                  span: Span | None) -> None:
     """A curriculum stage may switch the source, not the shape of a sample: the step
     graph is compiled once."""
-    from dataclasses import replace
-
-    from sexpgpu.contract.collect import E_LOADER
-    from sexpgpu.contract.fields import batch_fields
-
     for stage in spec.stages:
         if stage.batch is not None and stage.batch != spec.batch:
             raise error(E_LOADER, f"defloader {spec.name}: stage from step {stage.start} "
@@ -192,13 +138,11 @@ def _check_stages(spec: Any, fields: dict[str, Any], base: Path, span: Any) -> N
                         fix="keep every stage's samples the same shape (e.g. the same :context)")
 
 
-def _show_fields(fields: dict[str, Any]) -> str:
+def _show_fields(fields: dict[str, Field]) -> str:
     return ", ".join(f"{k} {d}{list(s)}" for k, (s, d) in fields.items())
 
 
-def _model(interp: Any, exp: Experiment, shape: FileShape, name: str) -> Any:
-    from sexpgpu.lisp.types import intern
-
+def _model(interp: Interpreter, exp: Experiment, shape: FileShape, name: str) -> Any:
     fn = interp.functions.get(intern(name.upper()))
     if fn is None or name not in shape.models:
         raise error(E_RUN, f"no defmodel named `{name}` in the run file", exp.span("defrun"),

@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from sexpgpu.data.spec import LoaderSpec
 from sexpgpu.diagnostics import Span
-from sexpgpu.runtime.spec import EvalSpec, LoaderSpec, RunSpec, TargetSpec
+from sexpgpu.runtime.spec import EvalSpec, RunSpec, TargetSpec
 from sexpgpu.selection import Declarations
 from sexpgpu.trace.optimizer import OptimizerSetup
 

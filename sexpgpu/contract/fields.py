@@ -8,8 +8,10 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from sexpgpu.contract.collect import E_LOADER
+from sexpgpu.data.errors import E_DATA
+from sexpgpu.data.spec import LoaderSpec
 from sexpgpu.diagnostics import Span, error
-from sexpgpu.runtime.spec import LoaderSpec
 
 Field = tuple[tuple[int, ...], str]
 
@@ -18,8 +20,6 @@ _NP_DTYPES = {"float32": "f32", "float64": "f32", "float16": "f16", "int64": "i6
 
 
 def _data_error(path: Any, what: str, span: Span | None, fix: str) -> Exception:
-    from sexpgpu.data.errors import E_DATA
-
     return error(E_DATA, f"{path}: {what}", span, expected="an existing readable file",
                  actual=what, fix=fix)
 
@@ -37,7 +37,7 @@ def _need_file(path: Path, span: Span | None, knob_hint: str) -> None:
 
 def _header(path: Path, member: str | None) -> tuple[tuple[int, ...], str]:
     """Shape and dtype from an .npy header (inside an .npz when member is given)."""
-    import numpy as np
+    import numpy as np  # only npy/npz loaders read headers: kept off check's import path
 
     def read(fh: Any) -> tuple[tuple[int, ...], str]:
         fmt = np.lib.format
@@ -67,8 +67,6 @@ def batch_fields(spec: LoaderSpec, base: Path, span: Span | None) -> dict[str, F
     elif spec.source in ("text", "tokens"):
         context = int(opts.get("context", 0))
         if context < 1:
-            from sexpgpu.contract.collect import E_LOADER
-
             raise error(E_LOADER, f"defloader {spec.name}: {spec.source} needs :context", span,
                         expected=":context N (tokens per window)", actual="none",
                         fix=f"({spec.source} PATH :context 64)")
@@ -101,8 +99,6 @@ def batch_fields(spec: LoaderSpec, base: Path, span: Span | None) -> dict[str, F
     if spec.fields:
         missing = [src for src in spec.fields.values() if src not in raw]
         if missing:
-            from sexpgpu.contract.collect import E_LOADER
-
             raise error(E_LOADER, f"defloader {spec.name}: no array `{missing[0]}`", span,
                         expected=", ".join(sorted(raw)), actual=missing[0],
                         fix="change the loader's :fields")

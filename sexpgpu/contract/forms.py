@@ -1,16 +1,24 @@
-"""The shape of a run file, checked on the read forms before anything is evaluated:
-contract forms in their order, none missing, none duplicated; and the header's
-declarations (knobs, variants, sweeps) collected so the selection can be bound first."""
+"""The run file read (not evaluated) and its shape checked: contract forms in their order,
+none missing, none duplicated; the header's declarations (knobs, variants, sweeps)
+collected so the selection can be bound before anything is evaluated."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from sexpgpu.contract.values import knob_value, to_python
 from sexpgpu.diagnostics import Span, define_code, error
+from sexpgpu.lisp.printer import prin1_to_string
+from sexpgpu.lisp.reader import read_all
 from sexpgpu.lisp.types import Cons, Symbol, to_py
 from sexpgpu.selection import Declarations, KnobDecl, SweepDecl, VariantDecl
+
+E_FILE = define_code(
+    "E-FILE", "cannot read the run file",
+    "The path given on the command line does not exist or is not a readable text file.",
+)
 
 E_FORM_ORDER = define_code(
     "E-FORM-ORDER", "contract form out of order",
@@ -80,10 +88,18 @@ def _name_of(form: Cons, head: str) -> str:
 
 
 def _show(form: Any) -> str:
-    from sexpgpu.lisp.printer import prin1_to_string
-
     text = prin1_to_string(form).lower()
     return text if len(text) < 80 else text[:77] + "..."
+
+
+def read_forms(path: str) -> tuple[str, list[Any]]:
+    """The text of the run file and its forms, read but not evaluated."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise error(E_FILE, f"cannot read {path}", expected="a readable .sx file",
+                    actual=type(exc).__name__, fix="check the path") from None
+    return text, read_all(text, path)
 
 
 def check_shape(forms: list[Any], file: str) -> FileShape:

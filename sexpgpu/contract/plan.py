@@ -4,14 +4,21 @@ optimizer groups with hyperparameters, one training step (ops, FLOPs) and memory
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
+from dataclasses import asdict
 from math import prod
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import orjson
+
+from sexpgpu.contract.compiled import CompiledExperiment
+from sexpgpu.contract.values import knob_json, to_python
 from sexpgpu.ir.graph import Graph, Node, Value, live_nodes
-
-if TYPE_CHECKING:
-    from sexpgpu.contract.compile import CompiledExperiment
+from sexpgpu.runtime.spec import RESULT_FREE, RunPlan
+from sexpgpu.trace.args import is_number
+from sexpgpu.trace.optimizer import is_schedule
+from sexpgpu.trace.step import Sections
 
 BYTES = {"f32": 4, "bf16": 2, "f16": 2, "i32": 4, "i64": 8, "bool": 1}
 # ops that move or view data without arithmetic
@@ -38,7 +45,7 @@ def node_flops(node: Node) -> tuple[str, int]:
     return "elementwise", sum(prod(o.shape) for o in node.outputs)
 
 
-def graph_summary(g: Graph, sections: Any = None) -> dict[str, Any]:
+def graph_summary(g: Graph, sections: Sections | None = None) -> dict[str, Any]:
     live = live_nodes(g)
     live_ids = {n.id for n in live}
     ops: Counter[str] = Counter(n.op for n in live)
@@ -87,10 +94,6 @@ def peak_activations(g: Graph, live: list[Node]) -> int:
 
 
 def _hyper(value: Any) -> Any:
-    from sexpgpu.contract.values import to_python
-    from sexpgpu.trace.args import is_number
-    from sexpgpu.trace.optimizer import is_schedule
-
     if is_number(value):
         return float(to_python(value))
     if is_schedule(value):
@@ -99,6 +102,7 @@ def _hyper(value: Any) -> Any:
 
 
 def plan_json(c: CompiledExperiment) -> dict[str, Any]:
+    """The plan as JSON: what `explain` prints and `plan.json` stores."""
     exp = c.experiment
     params = [{"path": p.path, "shape": list(p.shape), "count": p.count, "dtype": p.dtype,
                "init": p.init.to_json(), "tied": list(p.tied)} for p in c.params]
@@ -126,7 +130,7 @@ def plan_json(c: CompiledExperiment) -> dict[str, Any]:
     return {
         "file": exp.file,
         "selection": c.selection.to_json(),
-        "knobs": {k: _json(v) for k, v in exp.knobs.items()},
+        "knobs": {k: knob_json(v) for k, v in exp.knobs.items()},
         "parameters": {"total": total, "tensors": params},
         "optimizer": {"groups": groups,
                       "clip": exp.optimizer.clip if exp.optimizer else None},
@@ -134,44 +138,24 @@ def plan_json(c: CompiledExperiment) -> dict[str, Any]:
         "evaluate": evals,
         "memory": {"params_bytes": total * 4, "grads_bytes": grad_bytes,
                    "optimizer_state_bytes": state_bytes, "peak_activation_bytes": peak},
-        "loaders": [_dataclass_json(s) for s in exp.loaders],
+        "loaders": [asdict(s) for s in exp.loaders],
         "fields": {name: {k: {"shape": list(s), "dtype": d} for k, (s, d) in f.items()}
                    for name, f in c.fields.items()},
-        "evals": [_dataclass_json(s) for s in exp.evals],
-        "targets": [{**_dataclass_json(t), **exp.target_sources.get(t.metric, {})}
+        "evals": [asdict(s) for s in exp.evals],
+        "targets": [{**asdict(t), **exp.target_sources.get(t.metric, {})}
                     for t in exp.targets],
-        "run": _dataclass_json(exp.run) if exp.run else None,
+        "run": asdict(exp.run) if exp.run else None,
     }
 
 
-def _json(value: Any) -> Any:
-    from sexpgpu.selection import Keyword
-
-    if isinstance(value, Keyword):
-        return f":{value}"
-    return value
-
-
-def _dataclass_json(obj: Any) -> dict[str, Any]:
-    from dataclasses import asdict
-
-    return asdict(obj)
-
-
-def run_plan(c: CompiledExperiment) -> Any:
+def run_plan(c: CompiledExperiment) -> RunPlan:
     """The RunPlan the runtime trains from (the graphs travel beside it in CompiledExperiment)."""
-    import hashlib
-
-    import orjson
-
-    from sexpgpu.runtime.spec import RESULT_FREE, RunPlan
-
     exp = c.experiment
     plan = plan_json(c)
     hashed = {**plan, "run": {k: v for k, v in plan["run"].items() if k not in RESULT_FREE}}
     digest = hashlib.sha256(orjson.dumps(hashed, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
     assert exp.run is not None
-    return RunPlan(file=exp.file, selection={k: _json(v) for k, v in exp.knobs.items()},
+    return RunPlan(file=exp.file, selection={k: knob_json(v) for k, v in exp.knobs.items()},
                    source_files=dict(c.sources), loaders=list(exp.loaders),
                    evals=list(exp.evals), targets=list(exp.targets), run=exp.run,
                    plan_json=plan, plan_hash=digest)

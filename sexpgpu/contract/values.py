@@ -38,6 +38,13 @@ def knob_value(x: Any) -> Any:
     return to_python(x, keywords_as=Keyword)
 
 
+def knob_json(value: Any) -> Any:
+    """A knob value as JSON (in plan.json, `check --json`): a keyword as ":name"."""
+    if isinstance(value, Keyword):
+        return f":{value}"
+    return value
+
+
 def to_lisp(value: Any, like: Any = None) -> Any:
     """The Lisp value of a knob; a float knob whose default was single stays single."""
     if isinstance(value, bool):

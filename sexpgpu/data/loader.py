@@ -21,7 +21,7 @@ import numpy as np
 from sexpgpu.data.dataset import TokenData
 from sexpgpu.data.errors import data_error
 from sexpgpu.data.sources import Data, open_source
-from sexpgpu.runtime.spec import LoaderSpec, StageSpec
+from sexpgpu.data.spec import LoaderSpec, StageSpec
 
 ORDERS = ("sequential", "shuffle", "random-windows")
 _EVAL_STREAM = 0x7FFFFFFF  # a draw counter training never reaches: eval windows are fixed

@@ -17,13 +17,13 @@ from typing import Any
 import numpy as np
 
 from sexpgpu import env
+from sexpgpu.atomic import dumps, fsync_dir
 from sexpgpu.data import mnist1d
 from sexpgpu.data.dataset import ArrayData, TokenData
 from sexpgpu.data.errors import data_error
 from sexpgpu.data.files import npy_source, npz_source, tokens_source
 from sexpgpu.data.synthetic import synthetic_source
 from sexpgpu.data.text import text_source
-from sexpgpu.runtime.atomic import dumps, fsync_dir
 
 Data = ArrayData | TokenData
 

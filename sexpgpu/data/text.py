@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 
 from sexpgpu import env
+from sexpgpu.atomic import dumps, fsync_dir, read_json, write_file_synced
 from sexpgpu.data.dataset import TokenData
 from sexpgpu.data.errors import data_error
 from sexpgpu.data.files import resolve
-from sexpgpu.runtime.atomic import dumps, fsync_dir, read_json, write_file_synced
 
 VOCABS = ("char", "byte")
 

@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 import orjson
 
+from sexpgpu.atomic import dumps, fsync_dir, write_file_synced
 from sexpgpu.diagnostics import define_code, error
-from sexpgpu.runtime.atomic import dumps, fsync_dir, write_file_synced
 
 E_CHECKPOINT = define_code(
     "E-CHECKPOINT", "no usable checkpoint",

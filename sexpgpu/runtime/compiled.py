@@ -9,9 +9,11 @@ from typing import Any
 
 import numpy as np
 
+from sexpgpu import kernels
 from sexpgpu.diagnostics import define_code, error
 from sexpgpu.ir import rng
 from sexpgpu.ir.graph import Graph
+from sexpgpu.runtime.health import DiagSampler
 from sexpgpu.runtime.program import Batch
 
 E_PRECISION = define_code(
@@ -58,8 +60,6 @@ class KernelProgram:
     """Implements the runtime's TrainingProgram protocol over kernels compiled from the graphs."""
 
     def __init__(self, compiled: Any, seed: int, device: str = "cpu", diag_every: int = 0):
-        from sexpgpu import kernels
-
         _check_precision(compiled)
         graphs = compiled.graphs
         self._params = {spec.path: init_param(spec, seed) for spec in compiled.params}
@@ -81,8 +81,6 @@ class KernelProgram:
         self._diag = None  # the `--diag` graph, sampled before the update (diagnostics.md)
         diag = getattr(compiled, "diagnostics", None)
         if diag is not None and diag.graph is not None and diag_every > 0:
-            from sexpgpu.runtime.health import DiagSampler
-
             self._diag = DiagSampler(diag.graph, _ctx_names(diag.graph), diag_every, device)
 
     # -- the TrainingProgram protocol ---------------------------------------------------

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from sexpgpu.runtime.atomic import dumps
+from sexpgpu.atomic import dumps
 
 EVENTS = ("open", "step", "eval", "diag", "checkpoint", "warn", "annotation", "close")
 

@@ -1,8 +1,9 @@
-"""Run diagnostics (training-health numbers, docs/diagnostics.md): sampling the
-diagnostics graph during training: on each step the cadence picks, the
-graph sees that step's (first micro)batch, parameters and optimizer state as they were
-before the update; the loop reads the values through `TrainingProgram.diagnostics(ctx)` and
-writes a `diag` event."""
+"""Run diagnostics during training (training-health numbers, docs/diagnostics.md):
+sampling the compiled `--diag` graph at the cadence the run sets.
+
+On each sampled step the graph sees that step's (first micro)batch, parameters and
+optimizer state as they were before the update; the loop reads the values through
+`TrainingProgram.diagnostics(ctx)` and writes a `diag` event."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from sexpgpu import kernels
 from sexpgpu.diagnostics import error
 from sexpgpu.runtime.evals import due
 from sexpgpu.trace.health import E_DIAG
@@ -45,8 +47,6 @@ class DiagSampler:
     runs the graph on that copy after the step, so the step's own timing stays clean."""
 
     def __init__(self, graph: Any, ctx_names: list[str], every: int, device: str = "cpu"):
-        from sexpgpu import kernels
-
         self.compiled = kernels.compile(graph, device=device)
         self.names = list(graph.outputs)
         self.reads = {v.name for v in graph.inputs}

@@ -7,14 +7,18 @@ read its schedule from ctx, update params and optimizer state in place.
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from typing import Any
 
 import numpy as np
 
+from sexpgpu.data.spec import LoaderSpec
+from sexpgpu.diagnostics import SexpError, render_all
+from sexpgpu.runtime.loop import run_training
 from sexpgpu.runtime.program import Batch
-from sexpgpu.runtime.spec import EvalSpec, LoaderSpec, RunPlan, RunSpec, TargetSpec
+from sexpgpu.runtime.spec import EvalSpec, RunPlan, RunSpec, TargetSpec
 
 
 class SoftmaxRegression:
@@ -128,11 +132,6 @@ def main(argv: list[str] | None = None) -> int:
     """`python -m sexpgpu.runtime.numpy_program RUNS [--steps N] [--sleep S] [--nan-at K]
     [--resume R] [--status-interval S]`: train the demo plan (the runtime tests run it
     in a subprocess)."""
-    import argparse
-
-    from sexpgpu.diagnostics import SexpError, render_all
-    from sexpgpu.runtime.loop import run_training
-
     parser = argparse.ArgumentParser(prog="numpy_program")
     parser.add_argument("runs")
     parser.add_argument("--steps", type=int, default=60)

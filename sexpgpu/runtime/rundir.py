@@ -15,8 +15,10 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+import orjson
+
+from sexpgpu.atomic import dumps, read_json, write_bytes_atomic, write_json_atomic
 from sexpgpu.diagnostics import define_code, error
-from sexpgpu.runtime.atomic import dumps, read_json, write_bytes_atomic, write_json_atomic
 from sexpgpu.runtime.checkpoint import E_CHECKPOINT
 from sexpgpu.runtime.spec import RESULT_FREE, RunPlan
 
@@ -145,8 +147,6 @@ def describe_change(old_run_dir: Path, plan: RunPlan) -> list[str]:
 
 def orjsonable(value: Any) -> Any:
     """The value as it reads back from JSON (tuples become lists)."""
-    import orjson
-
     return orjson.loads(dumps(value))
 
 

@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sexpgpu.runtime.atomic import read_json, write_json_atomic
+from sexpgpu.atomic import read_json, write_json_atomic
 
 STATES = ("running", "done", "failed", "preempted")
 

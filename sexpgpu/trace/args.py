@@ -8,7 +8,11 @@ from typing import Any
 
 from sexpgpu.diagnostics import define_code, error
 from sexpgpu.ir.types import DTYPES
+from sexpgpu.lisp.interp import Closure
+from sexpgpu.lisp.printer import prin1_to_string
+from sexpgpu.lisp.registry import Builtin
 from sexpgpu.lisp.types import NIL, Cons, Single, Symbol, T, lisp_list, to_py
+from sexpgpu.suggest import did_you_mean
 from sexpgpu.trace.tensor import site
 
 E_ARG = define_code(
@@ -27,8 +31,6 @@ def fail(message: str, *, expected: str, actual: str, fix: str | None = None) ->
 
 
 def show(value: Any) -> str:
-    from sexpgpu.lisp.printer import prin1_to_string
-
     try:
         return prin1_to_string(value)
     except Exception:  # noqa: BLE001 - showing must never fail
@@ -60,8 +62,6 @@ def split(fn: str, args: tuple, keys: tuple[str, ...], *, min_pos: int = 0,
                        actual=" ".join(show(a) for a in args[i:]))
         name = kw_name(key)
         if strict and name not in keys:
-            from sexpgpu.suggest import did_you_mean
-
             raise fail(f"{fn}: unknown keyword :{name}",
                        expected=" ".join(f":{k}" for k in keys) or "no keywords",
                        actual=f":{name}", fix=did_you_mean(name, list(keys)))
@@ -81,6 +81,11 @@ def local_name(sym: Symbol) -> str:
 
 def is_number(x: Any) -> bool:
     return isinstance(x, (int, float, Fraction)) and not isinstance(x, bool)
+
+
+def is_function(x: Any) -> bool:
+    """A Lisp function: a closure or a builtin."""
+    return isinstance(x, (Closure, Builtin))
 
 
 def short_float(x: float) -> float:

@@ -8,27 +8,38 @@ from collections.abc import Callable
 from math import prod
 from typing import Any
 
+from sexpgpu.diagnostics import error
 from sexpgpu.ir import build
 from sexpgpu.ir.graph import Graph, Value
 from sexpgpu.ir.shapes import ShapeRuleError
 from sexpgpu.ir.types import FLOAT_DTYPES
-from sexpgpu.lisp.types import keyword
+from sexpgpu.lisp.types import keyword, to_py
 from sexpgpu.trace import args as A
 from sexpgpu.trace.tensor import TracedTensor, at_site, current, site, wrap
 
+Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
+
+
+def registrar(table: dict[str, Callable[..., Any]]) -> Callable[..., Decorator]:
+    """A `@builtin("lisp-name", ...)` decorator entering functions into `table`; the
+    contract compiler installs each table into its interpreter."""
+
+    def builtin(*names: str) -> Decorator:
+        """Register a builtin under its Lisp name(s); shape-rule errors become diagnostics."""
+
+        def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+            checked = _Checked(fn, names[0])
+            for name in names:
+                table[name] = checked
+            return fn
+
+        return deco
+
+    return builtin
+
+
 BUILTINS: dict[str, Callable[..., Any]] = {}
-
-
-def builtin(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register a builtin under its Lisp name(s); shape-rule errors become diagnostics."""
-
-    def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
-        checked = _Checked(fn, names[0])
-        for name in names:
-            BUILTINS[name] = checked
-        return fn
-
-    return deco
+builtin = registrar(BUILTINS)
 
 
 class _Checked:
@@ -46,8 +57,6 @@ class _Checked:
         try:
             return self.fn(*args)
         except ShapeRuleError as exc:
-            from sexpgpu.diagnostics import error
-
             span, notes = site()
             raise error(exc.code, f"{self.name}: {exc.message}", span, expected=exc.expected,
                         actual=exc.actual, fix=exc.fix or "check the shapes of the arguments "
@@ -268,8 +277,6 @@ def slice_(*args: Any) -> TracedTensor:
 
 
 def _tensor_list(fn: str, xs: Any) -> list[Value]:
-    from sexpgpu.lisp.types import to_py
-
     items = to_py(xs) if not isinstance(xs, list) else xs
     if not items:
         raise A.fail(f"{fn}: needs at least one tensor", expected="a list of tensors",

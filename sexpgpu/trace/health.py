@@ -1,7 +1,6 @@
-"""Run diagnostics (training-health numbers, docs/diagnostics.md; not the error
-reports of sexpgpu.diagnostics) at trace time: `(diagnostic NAME EXPR :reduce R)`, the built-in set
-(grad/weight norms, update/weight ratios, activation RMS) and the one extra graph that
-computes the ones `--diag` selects. Nothing here adds a node to any other graph."""
+"""Run diagnostics at trace time (training-health numbers, docs/diagnostics.md; not the
+error reports of sexpgpu.diagnostics): `(diagnostic NAME EXPR :reduce R)`, the built-in set
+and the one extra graph computing what `--diag` selects; no other graph gains a node."""
 
 from __future__ import annotations
 
@@ -16,8 +15,12 @@ from sexpgpu.ir import build
 from sexpgpu.ir.graph import Graph, Value
 from sexpgpu.ir.types import FLOAT_DTYPES
 from sexpgpu.lisp.types import MV, NIL, Symbol
+from sexpgpu.suggest import did_you_mean, nearest
 from sexpgpu.trace import args as A
-from sexpgpu.trace.builtins import builtin
+from sexpgpu.trace.builtins import registrar
+from sexpgpu.trace.model import ModelBuilder
+from sexpgpu.trace.optimizer import Group, OptimizerSetup, clip_grads
+from sexpgpu.trace.step import Fields, Tracer
 from sexpgpu.trace.tensor import TracedTensor, current, site
 
 E_DIAG = define_code(
@@ -35,6 +38,10 @@ W_DIAG_NOMATCH = define_code(
 )
 
 REDUCES = ("mean", "rms", "max", "min", "norm", "none")
+
+# the `diagnostic` macro's builtins; the contract compiler installs them with the others
+DIAGNOSTIC_BUILTINS: dict[str, Callable[..., Any]] = {}
+builtin = registrar(DIAGNOSTIC_BUILTINS)
 
 
 # -- recording while the diagnostics graph is traced ----------------------------
@@ -84,11 +91,15 @@ _ACTIVE: list[Recorder] = []
 
 
 @contextmanager
-def recording(recorder: Recorder) -> Iterator[Recorder]:
+def recording(recorder: Recorder, models: ModelBuilder) -> Iterator[Recorder]:
+    """`diagnostic` forms record into `recorder`, and each child model's forward is
+    wrapped to keep its scope on the recorder (see `_Forward`)."""
     _ACTIVE.append(recorder)
+    models.forward_hook = lambda forward, scope: _Forward(recorder, forward, scope)
     try:
         yield recorder
     finally:
+        models.forward_hook = None
         _ACTIVE.pop()
 
 
@@ -151,8 +162,6 @@ def _reduce(reduce: Any) -> str:
     label = A.kw_name(reduce) if A.is_keyword(reduce) else None
     if label in REDUCES:
         return label
-    from sexpgpu.suggest import did_you_mean
-
     span, notes = site()
     raise error(E_DIAG, "unknown diagnostic reduction", span,
                 expected=" ".join(f":{r}" for r in REDUCES),
@@ -215,12 +224,6 @@ class _Forward:
         return out
 
 
-def wrap_forward(forward: Any, scope: Any) -> Any:
-    """`forward` itself outside the diagnostics graph; there, the recording wrapper."""
-    recorder = active_recorder()
-    return forward if recorder is None else _Forward(recorder, forward, scope)
-
-
 # -- the diagnostics graph -----------------------------------------------------------
 
 
@@ -239,23 +242,21 @@ def _norm(g: Graph, v: Value) -> Value:
     return g.apply("sqrt", _all(g, "sum", g.apply("square", v)))
 
 
-def trace_diagnostics(tracer: Any, objective: Any, setup: Any, groups: list[Any],
-                      fields: Any, batch: int, span: Span | None,
+def trace_diagnostics(tracer: Tracer, objective: Any, setup: OptimizerSetup,
+                      groups: list[Group], fields: Fields, batch: int, span: Span | None,
                       patterns: list[str]) -> DiagGraph:
     """Forward and backward of the objective on one (micro)batch, with every diagnostic
     site recording; then outputs for the names `patterns` select, and only their nodes."""
-    from sexpgpu.trace.optimizer import clip_grads
-
     g = Graph("diagnostics")
     recorder = Recorder(tracer.interp)
-    with recording(recorder):
+    with recording(recorder, tracer.models):
         _, _, params, grads = tracer.forward_backward(g, objective, fields, batch, span)
     updates: dict[Value, Value] = {}
 
     def updated(p: Value) -> Value:
         """The optimizer's new value of `p` this step (traced once, for all parameters)."""
         if not updates:
-            tracer._update(g, setup, params, grads, groups)
+            tracer.update(g, setup, params, grads, groups)
             updates.update(g.updates)
             g.updates.clear()  # the diagnostics graph never writes back
         return updates[p]
@@ -299,8 +300,6 @@ def families(names: list[str]) -> list[str]:
 
 
 def _no_match(pattern: str, available: list[str]) -> Diagnostic:
-    from sexpgpu.suggest import nearest
-
     heads = sorted({n.partition("/")[0] for n in available})
     near = nearest(pattern.partition("/")[0].rstrip("*"), heads)
     fix = (f"did you mean `{near}*`?" if near else

@@ -11,7 +11,8 @@ from typing import Any
 
 from sexpgpu.diagnostics import Span, define_code, error
 from sexpgpu.ir.graph import Value
-from sexpgpu.lisp.types import NIL, Cons, Symbol, to_py
+from sexpgpu.lisp.types import NIL, Cons, Symbol, keyword, to_py
+from sexpgpu.suggest import did_you_mean
 from sexpgpu.trace import args as A
 from sexpgpu.trace.tensor import TracedTensor, current, site
 
@@ -113,6 +114,8 @@ class ModelBuilder:
         self._children: dict[int, Scope] = {}  # id(child value) -> its instance scope
         # the run file's own defmodel forms by name (library models report at the caller)
         self.model_span: Callable[[str], Span | None] = lambda name: None
+        # set by trace.health while the diagnostics graph is traced: wraps each forward
+        self.forward_hook: Callable[[Any, Scope], Any] | None = None
 
     # -- called from the defmodel expansion ----------------------------------
 
@@ -131,7 +134,7 @@ class ModelBuilder:
 
     def leave_model(self, forward: Any) -> Any:
         scope = self._stack.pop()
-        if not _is_function(forward):
+        if not A.is_function(forward):
             span, notes = site()
             span = span or self.model_span(scope.model)
             raise error(E_MODEL, f"defmodel `{scope.model}` must return its forward function",
@@ -139,9 +142,9 @@ class ModelBuilder:
                         actual=A.show(forward), fix="end the defmodel body with a lambda",
                         notes=list(notes))
         self._children[id(forward)] = scope
-        from sexpgpu.trace.health import wrap_forward
-
-        wrapped = wrap_forward(forward, scope)  # itself, unless tracing the diagnostics graph
+        if self.forward_hook is None:
+            return forward
+        wrapped = self.forward_hook(forward, scope)
         self._children[id(wrapped)] = scope
         return wrapped
 
@@ -253,13 +256,6 @@ class ModelBuilder:
                     spec.tied.append(alias)
 
 
-def _is_function(x: Any) -> bool:
-    from sexpgpu.lisp.interp import Closure
-    from sexpgpu.lisp.registry import Builtin
-
-    return isinstance(x, (Closure, Builtin))
-
-
 def _shape(name: str, shape: Any) -> tuple[int, ...]:
     items = to_py(shape) if (shape is NIL or type(shape) is Cons) else (
         shape if isinstance(shape, list) else [shape])
@@ -293,8 +289,6 @@ def parse_init(init: Any, shape: tuple[int, ...]) -> InitSpec:
     else:
         raise _init_error("an initialiser", init, "a keyword like :zeros or (normal 0.02)")
     if kind not in INIT_KINDS:
-        from sexpgpu.suggest import did_you_mean
-
         span, notes = site()
         raise error(E_INIT, f"unknown initialiser `{kind}`", span,
                     expected=", ".join(INIT_KINDS), actual=kind,
@@ -335,8 +329,6 @@ def parse_init(init: Any, shape: tuple[int, ...]) -> InitSpec:
 
 
 def _default_init(shape: tuple[int, ...]) -> Any:
-    from sexpgpu.lisp.types import keyword
-
     return keyword("ZEROS") if len(shape) <= 1 else keyword("XAVIER-UNIFORM")
 
 

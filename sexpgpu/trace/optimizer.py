@@ -11,7 +11,8 @@ from typing import Any
 from sexpgpu.diagnostics import Span, define_code, error
 from sexpgpu.ir import build
 from sexpgpu.ir.graph import Graph, Value
-from sexpgpu.lisp.types import Foreign, Symbol, to_py
+from sexpgpu.lisp.types import NIL, Foreign, Symbol, T, to_py
+from sexpgpu.suggest import did_you_mean
 from sexpgpu.trace import args as A
 from sexpgpu.trace.model import ParamSpec
 from sexpgpu.trace.tensor import TracedTensor
@@ -49,8 +50,6 @@ class OptimizerDef:
     def with_overrides(self, overrides: dict[str, Any], span: Span | None) -> OptimizerDef:
         for key in overrides:
             if key not in self.hypers:
-                from sexpgpu.suggest import did_you_mean
-
                 raise error(E_OPTIMIZER, f"{self.name} has no hyperparameter :{key}", span,
                             expected=" ".join(f":{h}" for h in self.hypers), actual=f":{key}",
                             fix=did_you_mean(key, list(self.hypers)))
@@ -164,8 +163,6 @@ class Ctx(Foreign):
 
     def get(self, name: str) -> Value:
         if name not in CTX_FIELDS:
-            from sexpgpu.suggest import did_you_mean
-
             raise error(E_CTX, f"ctx has no field :{name}",
                         expected=" ".join(f":{f}" for f in CTX_FIELDS), actual=f":{name}",
                         fix=did_you_mean(name, list(CTX_FIELDS)))
@@ -215,10 +212,7 @@ def make_optimizer(name: Any, hypers: Any, states: Any, update: Any) -> Optimize
 
 def is_schedule(value: Any) -> bool:
     """A hyperparameter given as a function (of ctx) rather than a value."""
-    from sexpgpu.lisp.interp import Closure
-    from sexpgpu.lisp.registry import Builtin
-
-    return isinstance(value, (Closure, Builtin))
+    return A.is_function(value)
 
 
 def resolve_hyper(interp: Any, value: Any, ctx: Ctx) -> Any:
@@ -228,8 +222,6 @@ def resolve_hyper(interp: Any, value: Any, ctx: Ctx) -> Any:
 
 def check_hyper(group: Group, name: str, value: Any) -> Any:
     """A resolved hyperparameter is a number, a scalar tensor or t/nil (a flag)."""
-    from sexpgpu.lisp.types import NIL, T
-
     if A.is_number(value) or value is T or value is NIL:
         return value
     if isinstance(value, TracedTensor) and value.shape == ():

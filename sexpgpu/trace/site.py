@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from sexpgpu.lisp.interp import Interpreter
 from sexpgpu.trace.tensor import Site
 
 MAX_FRAMES = 600  # a bound on the walk; deeper than any sensible model
@@ -18,8 +19,6 @@ def site_provider(interp: Any) -> Callable[[], Site]:
 
     Library lines are not returned as notes: when an error is raised the evaluator
     adds them itself from the forms it was evaluating."""
-    from sexpgpu.lisp.interp import Interpreter
-
     eval_cons = Interpreter.eval_cons.__code__
     library = interp.library_files
 

@@ -7,10 +7,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sexpgpu.diagnostics import Span, define_code, error
+from sexpgpu.autodiff.grad import grad
+from sexpgpu.diagnostics import Note, SexpError, Span, define_code, error
 from sexpgpu.ir import build
 from sexpgpu.ir.graph import Graph, Value
 from sexpgpu.lisp.types import keyword
+from sexpgpu.trace.args import E_ARG, show
 from sexpgpu.trace.model import ModelBuilder
 from sexpgpu.trace.optimizer import (
     Ctx,
@@ -19,6 +21,7 @@ from sexpgpu.trace.optimizer import (
     check_hyper,
     clip_grads,
     resolve_hyper,
+    trace_update,
 )
 from sexpgpu.trace.tensor import Trace, TracedTensor, tracing
 
@@ -26,6 +29,11 @@ E_LOSS = define_code(
     "E-LOSS", "objective does not return a scalar loss",
     "`defobjective` must return the loss to minimise: a float tensor of shape (). "
     "Reduce per-example losses with `mean` (or `sum`).",
+)
+E_METRIC = define_code(
+    "E-METRIC", "bad metric",
+    "`(metric NAME EXPR)` records a scalar: EXPR must reduce to shape (); a name is used "
+    "once per function; metrics only appear inside defobjective and defevaluate.",
 )
 
 Fields = dict[str, tuple[tuple[int, ...], str]]
@@ -68,8 +76,6 @@ class Tracer:
         if wanted is not None:
             missing = [k for k in wanted if k not in fields]
             if missing:
-                from sexpgpu.trace.args import E_ARG
-
                 raise error(E_ARG, f"the function takes :{missing[0]}, which no batch field "
                             "provides", span, expected="keywords among: "
                             + " ".join(f":{k}" for k in fields), actual=f":{missing[0]}",
@@ -85,8 +91,6 @@ class Tracer:
     def _loss(self, g: Graph, fn: Any, forward: Any, data: list[Any], span: Span | None) -> Value:
         loss = self.interp.call(fn, forward, *data)
         if not isinstance(loss, TracedTensor) or loss.shape != () or not loss.value.type.is_float:
-            from sexpgpu.trace.args import show
-
             actual = (f"{loss.dtype} tensor of shape {loss.shape}" if isinstance(loss, TracedTensor)
                       else show(loss))
             raise error(E_LOSS, "the objective must return a float scalar", span,
@@ -98,8 +102,6 @@ class Tracer:
 
     def forward_backward(self, g: Graph, objective: Any, fields: Fields, batch: int,
                          span: Span | None) -> tuple[Trace, Value, list[Value], list[Value]]:
-        from sexpgpu.autodiff.grad import grad
-
         trace = Trace(g, "train")
         with tracing(trace):
             forward = self._forward()
@@ -116,10 +118,9 @@ class Tracer:
             if name != "loss":
                 g.output(name, value)
 
-    def _update(self, g: Graph, setup: OptimizerSetup, params: list[Value], grads: list[Value],
-                groups: list[Group]) -> None:
-        from sexpgpu.trace.optimizer import trace_update
-
+    def update(self, g: Graph, setup: OptimizerSetup, params: list[Value], grads: list[Value],
+               groups: list[Group]) -> None:
+        """Clip the gradients, then trace each group's update rule per parameter."""
         with g.at(setup.span), _at_optimizer(setup.span, self.interp):
             grads, norm = clip_grads(g, grads, setup.clip)
             g.output("grad_norm", norm)
@@ -148,7 +149,7 @@ class Tracer:
             out.sections["train_step"] = Sections(_forward_end(g, loss), len(g.nodes))
             out.groups = setup.assign(list(self.models.specs.values()))
             self._outputs(g, trace, loss)
-            self._update(g, setup, params, grads, out.groups)
+            self.update(g, setup, params, grads, out.groups)
             out.step = g
             return out
         # accumulate: forward + backward on batch/microbatches samples, grads into buffers
@@ -173,7 +174,7 @@ class Tracer:
                                                                     param.dtype)))
                 app.update(buf, build.zeros_like(app, buf))
             app_params.append(p)
-        self._update(app, setup, app_params, app_grads, out.groups)
+        self.update(app, setup, app_params, app_grads, out.groups)
         out.apply = app
         return out
 
@@ -181,8 +182,6 @@ class Tracer:
 
     def evaluate(self, name: str, fn: Any, fields: Fields, batch: int,
                  span: Span | None) -> Graph:
-        from sexpgpu.contract.collect import E_METRIC
-
         g = Graph(f"evaluate/{name}")
         trace = Trace(g, "eval")
         with tracing(trace):
@@ -213,8 +212,6 @@ class _at_optimizer:  # noqa: N801 - a context manager, used like one
         return None
 
     def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
-        from sexpgpu.diagnostics import Note, SexpError
-
         if not isinstance(exc, SexpError) or self.span is None:
             return
         diag = exc.diagnostic

@@ -1,8 +1,6 @@
-"""Crash-safe file writes: write a temp file, fsync it, rename it over the target.
-
-A reader (a poller of status.json, a resume looking for checkpoints) sees either
-the old file or the new one, never a torn one.
-"""
+"""Crash-safe file writes (temp file, fsync, rename) and the one JSON encoding, shared
+by the runtime's run directories and the data caches: a reader (a poller of status.json,
+a resume looking for checkpoints) sees the old file or the new one, never a torn one."""
 
 from __future__ import annotations
 

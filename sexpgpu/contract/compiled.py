@@ -1,0 +1,35 @@
+"""CompiledExperiment: what compiling a run file yields (the Experiment, the selection,
+parameters and traced graphs); `compile` builds it, `plan` and the commands read it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sexpgpu.contract.experiment import Experiment
+from sexpgpu.ir.graph import Graph
+from sexpgpu.selection import Selection
+from sexpgpu.trace.health import DiagGraph
+from sexpgpu.trace.model import ParamSpec
+from sexpgpu.trace.step import StepGraphs
+
+
+@dataclass
+class CompiledExperiment:
+    """Everything the compiler learned: the Experiment, parameters and graphs."""
+
+    experiment: Experiment
+    selection: Selection
+    params: list[ParamSpec] = field(default_factory=list)
+    aliases: dict[str, str] = field(default_factory=dict)
+    graphs: StepGraphs | None = None
+    evaluates: dict[str, Graph] = field(default_factory=dict)         # defeval name -> graph
+    unused_evaluates: dict[str, Graph] = field(default_factory=dict)  # checked, never run
+    sources: dict[str, str] = field(default_factory=dict)
+    fields: dict[str, dict[str, tuple[tuple[int, ...], str]]] = field(default_factory=dict)
+    diagnostics: DiagGraph | None = None  # when `--diag` selected any
+
+    def step_graphs(self) -> list[Graph]:
+        g = self.graphs
+        if g is None:
+            return []
+        return [x for x in (g.step, g.accumulate, g.apply) if x is not None]
