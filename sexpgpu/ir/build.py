@@ -9,9 +9,10 @@ from math import prod
 from typing import TYPE_CHECKING, Any
 
 from sexpgpu.diagnostics import SexpError, error
-from sexpgpu.ir.shapes import E_SHAPE, ShapeRuleError, fmt
+from sexpgpu.ir.shapes import E_SHAPE, ShapeRuleError, fmt, require_dtype
 from sexpgpu.ir.shapes import axes as norm_axes
 from sexpgpu.ir.shapes import axis as norm_axis
+from sexpgpu.ir.types import FLOAT_DTYPES, INT_DTYPES
 
 if TYPE_CHECKING:  # annotations only: graph.py imports the op families, whose VJPs use this
     from sexpgpu.ir.graph import Graph, Value
@@ -101,6 +102,10 @@ def reduce(g: Graph, x: Value, op: str, axes: Any = None, keepdims: bool = False
 
 
 def mean(g: Graph, x: Value, axes: Any = None, keepdims: bool = False) -> Value:
+    """The mean over `axes`; of integers or booleans it is a float, as numpy's (an
+    integer 1/count would be 0)."""
+    if x.dtype not in FLOAT_DTYPES:
+        x = g.apply("cast", x, dtype="f32")
     ax = norm_axes(axes, len(x.shape))
     count = prod(x.shape[i] for i in ax)
     total = g.apply("sum", x, axes=ax, keepdims=keepdims)
@@ -108,7 +113,9 @@ def mean(g: Graph, x: Value, axes: Any = None, keepdims: bool = False) -> Value:
 
 
 def var(g: Graph, x: Value, axes: Any = None, keepdims: bool = False) -> Value:
-    """Population variance (numpy's default ddof=0)."""
+    """Population variance (numpy's default ddof=0); a float, also of integers."""
+    if x.dtype not in FLOAT_DTYPES:
+        x = g.apply("cast", x, dtype="f32")
     ax = norm_axes(axes, len(x.shape))
     centered = g.apply("sub", x, mean(g, x, ax, keepdims=True))
     return mean(g, g.apply("square", centered), ax, keepdims)
@@ -146,7 +153,9 @@ def iota_along(g: Graph, n: int, axis: int, ndim: int, dtype: str = "i64") -> Va
 
 
 def one_hot(g: Graph, idx: Value, n: int, dtype: str = "f32") -> Value:
-    """idx [...] -> [..., n]: 1 where the last index equals idx."""
+    """idx [...] -> [..., n]: 1 where the last index equals idx. Indices are integers:
+    float "class ids" would compare equal by accident or not at all (E-DTYPE)."""
+    require_dtype(idx.type, INT_DTYPES, "one_hot's indices")
     hit = g.apply("eq", unsqueeze(g, idx, -1), iota_along(g, n, 0, 1, idx.dtype))
     return g.apply("cast", hit, dtype=dtype)
 

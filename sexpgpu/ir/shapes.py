@@ -93,8 +93,17 @@ def require_dtype(t: TensorType, allowed: frozenset[str] | set[str], what: str) 
         raise ShapeRuleError(
             f"{what} must be {' or '.join(sorted(allowed))}",
             expected=" | ".join(sorted(allowed)), actual=t.dtype, code=E_DTYPE,
-            fix="convert it with cast" if t.dtype != "bool" else "compare or cast it first",
+            fix=_dtype_fix(t.dtype, allowed),
         )
+
+
+def _dtype_fix(actual: str, allowed: frozenset[str] | set[str]) -> str:
+    target = "f32" if "f32" in allowed else "i64" if "i64" in allowed else sorted(allowed)[0]
+    if actual == "bool" and target == "f32":
+        return "cast the mask first: (cast x :f32)"
+    if actual in FLOAT_DTYPES and target == "i64":
+        return "indices are integers: (cast x :i64), or pass the integer tensor"
+    return f"cast it if that is what you mean: (cast x :{target})"
 
 
 def require_float(t: TensorType, what: str = "the argument") -> None:

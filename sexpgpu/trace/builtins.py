@@ -11,7 +11,7 @@ from typing import Any
 from sexpgpu.diagnostics import error
 from sexpgpu.ir import build
 from sexpgpu.ir.graph import Graph, Value
-from sexpgpu.ir.shapes import ShapeRuleError
+from sexpgpu.ir.shapes import ShapeRuleError, require_float
 from sexpgpu.ir.types import FLOAT_DTYPES
 from sexpgpu.lisp.types import keyword, to_py
 from sexpgpu.trace import args as A
@@ -107,17 +107,29 @@ def binary(op: str, a: Any, b: Any) -> TracedTensor:
         return TracedTensor(g.apply(op, av, bv))
 
 
+# the unary ops that take integer tensors as they are (docs/tensors.md); every other
+# unary op is float-only, and an integer tensor given to it is E-DTYPE (its rule), never
+# silently cast: `(log y)` of class ids is a mistake, `(log (cast y :f32))` a decision
+INTEGER_UNARY = frozenset({"neg", "abs", "relu", "sign", "square", "logical_not",
+                           "stop_gradient"})
+
+
 def unary(op: str, x: Any) -> TracedTensor:
     with at_site() as g:
-        v = tensor(op, x)
-        if op not in ("neg", "abs", "relu", "sign", "square", "logical_not", "stop_gradient") \
-                and v.dtype not in FLOAT_DTYPES:
-            v = g.apply("cast", v, dtype="f32")
-        return TracedTensor(g.apply(op, v))
+        if not isinstance(x, TracedTensor) and op not in INTEGER_UNARY and A.is_number(x):
+            x = float(x)  # a plain number is a float constant: (sigmoid 0) is fine
+        return TracedTensor(g.apply(op, tensor(op, x)))
 
 
 def _float(g: Graph, v: Value) -> Value:
+    """mean and var of integers are floats (as numpy's); other reductions keep the dtype."""
     return v if v.dtype in FLOAT_DTYPES else g.apply("cast", v, dtype="f32")
+
+
+def _float_only(fn: str, v: Value) -> Value:
+    """softmax, log-softmax and logsumexp are built from exp: E-DTYPE on integers."""
+    require_float(v.type, f"{fn}'s argument")
+    return v
 
 
 # -- generic arithmetic (reached through the evaluator's generic-op hook) ------
@@ -188,6 +200,8 @@ def _reduction(name: str, op: str) -> None:
                 return TracedTensor(g.apply("sum", v, axes=ax, keepdims=keep))
             if op in ("amax", "amin"):
                 return TracedTensor(g.apply(op, v, axes=ax, keepdims=keep))
+            if op == "logsumexp":
+                return TracedTensor(build.logsumexp(g, _float_only(name, v), ax, keep))
             return TracedTensor(getattr(build, op)(g, _float(g, v), ax, keep))
 
     reduce.__doc__ = f"({name} x &key axis keep): {op} over axis (all by default)"
@@ -382,9 +396,11 @@ def cast(x: Any, dtype: Any) -> TracedTensor:
 
 # -- activations and normalisers ---------------------------------------------------
 
-for _lisp, _op in (("relu", "relu"), ("gelu", "gelu"), ("silu", "silu"), ("sign", "sign"),
-                   ("sigmoid", "sigmoid"), ("rsqrt", "rsqrt"), ("square", "square"),
-                   ("stop-gradient", "stop_gradient")):
+# Lisp name -> unary IR op
+ACTIVATIONS = {"relu": "relu", "gelu": "gelu", "silu": "silu", "sign": "sign",
+               "sigmoid": "sigmoid", "rsqrt": "rsqrt", "square": "square",
+               "stop-gradient": "stop_gradient"}
+for _lisp, _op in ACTIVATIONS.items():
     builtin(_lisp)(lambda x, _op=_op: unary(_op, x))
 
 
@@ -392,7 +408,7 @@ for _lisp, _op in (("relu", "relu"), ("gelu", "gelu"), ("silu", "silu"), ("sign"
 def softmax(*args: Any) -> TracedTensor:
     (x,), kw = A.split("softmax", args, ("axis",), min_pos=1, max_pos=1)
     with at_site() as g:
-        v = _float(g, tensor("softmax", x))
+        v = _float_only("softmax", tensor("softmax", x))
         return TracedTensor(build.softmax(g, v, A.integer("softmax", kw.get("axis", -1), "axis")))
 
 
@@ -400,7 +416,7 @@ def softmax(*args: Any) -> TracedTensor:
 def log_softmax(*args: Any) -> TracedTensor:
     (x,), kw = A.split("log-softmax", args, ("axis",), min_pos=1, max_pos=1)
     with at_site() as g:
-        v = _float(g, tensor("log-softmax", x))
+        v = _float_only("log-softmax", tensor("log-softmax", x))
         return TracedTensor(build.log_softmax(g, v, A.integer("log-softmax", kw.get("axis", -1))))
 
 
@@ -512,4 +528,4 @@ def _need(fn: str, x: Any) -> TracedTensor:
     return x
 
 
-__all__ = ["BUILTINS", "generic", "wrap"]
+__all__ = ["ACTIVATIONS", "BUILTINS", "UNARY", "generic", "wrap"]
