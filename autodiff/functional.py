@@ -8,8 +8,10 @@ from typing import Any
 
 from sexpgpu.autodiff.tensor import Tensor, apply, caller_span, compose, lift
 
+from sexpgpu.diagnostics import error
 from sexpgpu.ir import build
 from sexpgpu.ir.graph import Graph
+from sexpgpu.ir.shapes import ShapeRuleError, require_kind, require_same_shape, require_shape
 
 
 def _values_op(graph: Graph, fn: Any, *args: Any) -> Tensor:
@@ -122,12 +124,33 @@ def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
     return compose(build.log_softmax, x, axis)
 
 
+def _expect(graph: Graph, check: Any, *args: Any) -> None:
+    """A loss's statement about its arguments, reported at the caller's line."""
+    span = graph._span or caller_span()
+    try:
+        check(*args)
+    except ShapeRuleError as exc:
+        raise error(exc.code, exc.message, span, expected=exc.expected, actual=exc.actual,
+                    fix=exc.fix, notes=list(graph._notes)) from None
+
+
 def cross_entropy(logits: Tensor, labels: Tensor) -> Tensor:
-    """Mean negative log-likelihood: logits [..., C] float, labels [...] int."""
+    """Mean negative log-likelihood: logits [..., C] float, labels [...] int (exactly
+    the logits' shape without the class axis: no broadcasting)."""
+    g = logits.graph
+    _expect(g, require_kind, logits.value.type, ["float"], "cross_entropy: logits")
+    _expect(g, require_kind, labels.value.type, ["integer"], "cross_entropy: labels")
+    _expect(g, require_shape, labels.value.type, logits.shape[:-1], "cross_entropy: labels")
     logp = log_softmax(logits, -1)
     picked = take_along_axis(logp, labels.unsqueeze(-1), -1)    # [..., 1]
     return -picked.mean()
 
 
 def mse(pred: Tensor, target: Tensor) -> Tensor:
+    """Mean squared error of a float prediction and a target of the same shape."""
+    g = pred.graph
+    _expect(g, require_kind, pred.value.type, ["float"], "mse: prediction")
+    if isinstance(target, Tensor):  # a Python number is a constant target
+        _expect(g, require_same_shape, pred.value.type, target.value.type,
+                "mse: prediction and target")
     return (pred - target).square().mean()

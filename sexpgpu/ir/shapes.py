@@ -5,9 +5,10 @@ diagnostics use. Pure Python: graph building is cheap."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from math import prod
 
 from sexpgpu.diagnostics import define_code
-from sexpgpu.ir.types import FLOAT_DTYPES, TensorType
+from sexpgpu.ir.types import DTYPES, FLOAT_DTYPES, INT_DTYPES, TensorType
 
 E_SHAPE = define_code(
     "E-SHAPE", "tensor shapes do not fit",
@@ -104,6 +105,65 @@ def _dtype_fix(actual: str, allowed: frozenset[str] | set[str]) -> str:
     if actual in FLOAT_DTYPES and target == "i64":
         return "indices are integers: (cast x :i64), or pass the integer tensor"
     return f"cast it if that is what you mean: (cast x :{target})"
+
+
+# what a library function may name in `expect-dtype`: a class of dtypes, or one dtype
+DTYPE_CLASSES: dict[str, frozenset[str]] = {
+    "float": FLOAT_DTYPES, "integer": INT_DTYPES, "bool": frozenset({"bool"}),
+    **{d: frozenset({d}) for d in DTYPES},
+}
+
+
+def require_kind(t: TensorType, kinds: Sequence[str], what: str) -> None:
+    """E-DTYPE unless `t.dtype` belongs to one of `kinds` (DTYPE_CLASSES keys)."""
+    allowed = frozenset().union(*(DTYPE_CLASSES[k] for k in kinds))
+    if t.dtype not in allowed:
+        raise ShapeRuleError(
+            f"{what} must be {' or '.join(kinds)}",
+            expected=" or ".join(kinds) + f" ({' '.join(sorted(allowed))})",
+            actual=f"{t.dtype} {fmt(t.shape)}", code=E_DTYPE, fix=_dtype_fix(t.dtype, allowed),
+        )
+
+
+def require_shape(t: TensorType, expected: Sequence[int | None], what: str) -> None:
+    """E-SHAPE unless `t` has exactly the shape `expected` (None: any size on that axis).
+    No broadcasting: a loss that broadcasts (B 1) against (B) silently averages B x B."""
+    ok = len(t.shape) == len(expected) and all(
+        e is None or d == e for d, e in zip(t.shape, expected))
+    if not ok:
+        want = "(" + " ".join("_" if e is None else str(e) for e in expected) + ")"
+        raise ShapeRuleError(f"{what} must have shape {want}", expected=want,
+                             actual=fmt(t.shape), fix=_shape_fix(t.shape, expected))
+
+
+def require_same_shape(a: TensorType, b: TensorType, what: str) -> None:
+    """E-SHAPE unless `a` and `b` have the same shape (no broadcasting between them)."""
+    if a.shape != b.shape:
+        raise ShapeRuleError(f"{what} must have the same shape",
+                             expected=f"one shape, e.g. {fmt(a.shape)} and {fmt(a.shape)}",
+                             actual=f"{fmt(a.shape)} and {fmt(b.shape)}",
+                             fix=_shape_fix(b.shape, a.shape, "on the second argument, "))
+
+
+def _shape_fix(actual: Sequence[int], expected: Sequence[int | None],
+               prefix: str = "") -> str:
+    """How to turn `actual` into `expected`: squeeze or unsqueeze one size-1 axis, or
+    reshape when the element counts agree."""
+    want = "(" + " ".join("_" if e is None else str(e) for e in expected) + ")"
+    if len(actual) == len(expected) + 1:
+        for ax in range(len(actual)):
+            rest = list(actual[:ax]) + list(actual[ax + 1:])
+            if actual[ax] == 1 and all(e is None or d == e for d, e in zip(rest, expected)):
+                return f"{prefix}drop the size-1 axis {ax}: (squeeze x {ax})"
+    if len(actual) + 1 == len(expected):
+        for ax in range(len(expected)):
+            if expected[ax] == 1:
+                rest = list(expected[:ax]) + list(expected[ax + 1:])
+                if all(e is None or d == e for d, e in zip(actual, rest)):
+                    return f"{prefix}add a size-1 axis {ax}: (unsqueeze x {ax})"
+    if None not in expected and prod(actual) == prod(expected):  # type: ignore[arg-type]
+        return f"{prefix}reshape to {want}: (reshape x '{want})"
+    return f"{prefix}pass a tensor of shape {want} (are the arguments in the right order?)"
 
 
 def require_float(t: TensorType, what: str = "the argument") -> None:
