@@ -3,6 +3,8 @@ scalar loss and append each node's VJP (from its registry entry) as more IR."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from sexpgpu.autodiff.fanout import sum_parts
 
 from sexpgpu.diagnostics import define_code, error
@@ -46,8 +48,9 @@ def _total(g: Graph, cts: dict[int, list[Value]], v: Value) -> Value | None:
     return parts[0]
 
 
-def _relevant(graph: Graph, loss: Value, wrt: list[Value]) -> set[int]:
-    """Ids of nodes on some float path from a `wrt` value to the loss."""
+def _relevant(graph: Graph, loss: Value, wrt: list[Value]) -> tuple[set[int], set[int]]:
+    """Ids of nodes on some float path from a `wrt` value to the loss, and ids of the
+    values that a float path from `wrt` reaches."""
     reaches: set[int] = {v.id for v in wrt}
     forward: set[int] = set()
     for node in graph.nodes:
@@ -60,7 +63,7 @@ def _relevant(graph: Graph, loss: Value, wrt: list[Value]) -> set[int]:
         if node.id in forward and any(o.id in needed for o in node.outputs):
             relevant.add(node.id)
             needed.update(v.id for v in node.inputs)
-    return relevant
+    return relevant, reaches
 
 
 def _vjp(g: Graph, node: Node, out_cts: list[Value | None]) -> list[Value | None]:
@@ -75,17 +78,39 @@ def _vjp(g: Graph, node: Node, out_cts: list[Value | None]) -> list[Value | None
         return opdef.vjp(g, node, out_cts)
 
 
+@dataclass
+class Backward:
+    """What a backward pass built and found.
+
+    grads: the gradient of every `wrt` value (zeros where there is no path);
+    unreached: the `wrt` values no cotangent reached: the loss has no gradient path
+    to them (not used, or used only through argmax, a comparison, a cast to an
+    integer, stop-gradient or another op whose gradient is zero);
+    cuts: the nodes where a float path from `wrt` towards the loss stops carrying
+    gradient, in graph order (for explaining `unreached`)."""
+
+    grads: dict[Value, Value]
+    unreached: list[Value] = field(default_factory=list)
+    cuts: list[Node] = field(default_factory=list)
+
+
 def grad(graph: Graph, loss: Value, wrt: list[Value]) -> dict[Value, Value]:
     """Append the gradient of scalar `loss` with respect to each of `wrt` to `graph`.
 
     Returns {value: gradient value}; a value the loss does not depend on gets zeros.
     Integer and boolean values never carry gradients; stop_gradient cuts them."""
+    return backward(graph, loss, wrt).grads
+
+
+def backward(graph: Graph, loss: Value, wrt: list[Value]) -> Backward:
+    """`grad`, also saying which of `wrt` no gradient reached and where paths stop."""
     if loss.shape != () or not _differentiable(loss):
         raise error(E_GRAD_LOSS, "the loss must be a float scalar", graph._span,
                     expected="a float tensor of shape ()",
                     actual=f"{loss.dtype} {fmt(loss.shape)}",
                     fix="reduce it with sum or mean")
-    relevant = _relevant(graph, loss, wrt)
+    relevant, reaches = _relevant(graph, loss, wrt)
+    stopped: set[int] = set()   # nodes whose VJP gave no cotangent to a reached input
     cts: dict[int, list[Value]] = {loss.id: [scalar(graph, 1.0, loss.dtype)]}
     for node in reversed(list(graph.nodes)):
         if node.id not in relevant:
@@ -100,10 +125,35 @@ def grad(graph: Graph, loss: Value, wrt: list[Value]) -> dict[Value, Value]:
         for v, ct in zip(node.inputs, in_cts):
             if ct is not None and _differentiable(v):
                 _accumulate(cts, v, ct)
-    result: dict[Value, Value] = {}
+            elif ct is None and v.id in reaches and _differentiable(v):
+                stopped.add(node.id)
+    out = Backward({})
     for v in wrt:
         ct = _total(graph, cts, v)
         if ct is None:
+            out.unreached.append(v)
             ct = graph.apply("full", shape=v.shape, dtype=v.dtype, value=0.0)
-        result[v] = ct
-    return result
+        out.grads[v] = ct
+    if out.unreached:
+        out.cuts = _cuts(graph, loss, out.unreached, stopped)
+    return out
+
+
+def _cuts(graph: Graph, loss: Value, unreached: list[Value], stopped: set[int]) -> list[Node]:
+    """Nodes the loss depends on that take a value a float path from `unreached` reaches
+    but pass no gradient back: a non-float result (argmax, a comparison, a cast to an
+    integer) or a VJP that gave none (stop-gradient, sign)."""
+    reaches: set[int] = {v.id for v in unreached}
+    candidates: list[Node] = []
+    for node in graph.nodes:
+        if any(v.id in reaches for v in node.inputs if _differentiable(v)):
+            candidates.append(node)
+            if node.id not in stopped:
+                reaches.update(o.id for o in node.outputs if _differentiable(o))
+    needed: set[int] = {loss.id}
+    for node in reversed(graph.nodes):
+        if any(o.id in needed for o in node.outputs):
+            needed.update(v.id for v in node.inputs)
+    return [node for node in candidates
+            if any(o.id in needed for o in node.outputs)
+            and (node.id in stopped or not any(_differentiable(o) for o in node.outputs))]

@@ -240,3 +240,30 @@ def test_dropout_mask_is_shared_with_its_vjp() -> None:
     np.testing.assert_array_equal(out["dx"], out["y"])      # same mask, same scale
     other = prog(x=np.ones((200, 50)), seed=np.array(12))["y"]
     assert (other != out["y"]).any()
+
+
+# loss builders over (w (3 4), v (4)): which parameters a gradient reaches, and the op
+# named as the cut for those it does not
+PATHS = {
+    "both": (lambda w, v: ((w @ v).square()).sum(), {"w", "v"}, set()),
+    "argmax": (lambda w, v: (w @ v).argmax().cast("f32").sum() + 0.0, set(), {"argmax"}),
+    "compare": (lambda w, v: ((w @ v) > 0.0).cast("f32").sum(), set(), {"gt"}),
+    "int-cast": (lambda w, v: (w @ v).cast("i64").cast("f32").sum(), set(), {"cast"}),
+    "stop": (lambda w, v: (w.stop_gradient() @ v).sum(), {"v"}, {"stop_gradient"}),
+    "sign": (lambda w, v: (w @ v).sign().sum() + v.sum(), {"v"}, {"sign"}),
+    "unused": (lambda w, v: v.square().sum(), {"v"}, set()),
+}
+
+
+@pytest.mark.parametrize("name", list(PATHS))
+def test_backward_says_which_parameters_no_gradient_reaches(name: str) -> None:
+    from sexpgpu.autodiff.grad import backward
+
+    build, reached, cut_ops = PATHS[name]
+    fn = ad.Function()
+    w, v = fn.param("w", (3, 4)), fn.param("v", (4,))
+    result = backward(fn.graph, build(w, v).value, [w.value, v.value])
+    assert {p.name for p in (w.value, v.value)} - {u.name for u in result.unreached} == reached
+    assert {node.op for node in result.cuts} == cut_ops
+    for u in result.unreached:  # still a zero gradient, as grad() always gave
+        assert result.grads[u].node.op == "full"

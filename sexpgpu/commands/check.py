@@ -19,6 +19,7 @@ from docopt import docopt
 
 from sexpgpu.contract.compile import compile_file
 from sexpgpu.contract.values import knob_json
+from sexpgpu.diagnostics import render_all
 from sexpgpu.selection import from_docopt
 
 
@@ -33,9 +34,13 @@ def main(argv: list[str]) -> int:
         import orjson  # only for --json: kept off check's import path
 
         payload = {"ok": True, "file": args["FILE"], "parameters": total, "graphs": graphs,
-                   "knobs": {k: knob_json(v) for k, v in compiled.experiment.knobs.items()}}
+                   "knobs": {k: knob_json(v) for k, v in compiled.experiment.knobs.items()},
+                   "warnings": [w.to_json() for w in compiled.warnings]}
         sys.stdout.write(orjson.dumps(payload).decode() + "\n")
     else:
+        if compiled.warnings:  # reported; the check still passes
+            sys.stderr.write(render_all(compiled.warnings) + "\n")
         shown = ", ".join(f"{name} {n} nodes" for name, n in graphs.items())
-        sys.stdout.write(f"ok {args['FILE']}: {total:,} parameters; {shown}\n")
+        warned = f" ({len(compiled.warnings)} warnings)" if compiled.warnings else ""
+        sys.stdout.write(f"ok {args['FILE']}: {total:,} parameters; {shown}{warned}\n")
     return 0

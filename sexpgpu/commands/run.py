@@ -46,8 +46,11 @@ def main(argv: list[str]) -> int:
     every = cadence(args["--diag-every"], patterns, plan.run.diag_every, plan.run.log_every)
     if patterns:  # set after the plan hash was taken: the cadence does not change results
         plan.run = replace(plan.run, diag_every=every)
-    if compiled.diagnostics is not None and compiled.diagnostics.warnings:
-        sys.stderr.write(render_all(compiled.diagnostics.warnings) + "\n")
+    warnings = list(compiled.warnings)
+    if compiled.diagnostics is not None:
+        warnings += compiled.diagnostics.warnings
+    if warnings:
+        sys.stderr.write(render_all(warnings) + "\n")
     program = KernelProgram(compiled, plan.run.seed, device=plan.run.device,
                             diag_every=plan.run.diag_every)
     code, summary = run_training(plan, program, args["--runs"], resume=args["--resume"])

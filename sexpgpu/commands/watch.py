@@ -24,7 +24,7 @@ import orjson
 from docopt import docopt
 
 from sexpgpu.contract.compile import PACKAGE, compile_file
-from sexpgpu.diagnostics import E_INTERNAL, Diagnostic, SexpError, render_all
+from sexpgpu.diagnostics import E_INTERNAL, Diagnostic, Note, SexpError, Span, render_all
 from sexpgpu.selection import Selection, from_docopt
 
 
@@ -60,7 +60,8 @@ def check_once(path: str, selection: Selection) -> dict[str, Any]:
     graphs = {g.name: len(g.nodes) for g in compiled.step_graphs()}
     return {"ok": True, "file": path, "ms": _ms(started),
             "parameters": sum(p.count for p in compiled.params), "graphs": graphs,
-            "watching": own_sources(path, compiled.sources)}
+            "watching": own_sources(path, compiled.sources),
+            "warnings": [w.to_json() for w in compiled.warnings]}
 
 
 def _ms(started: float) -> float:
@@ -70,8 +71,9 @@ def _ms(started: float) -> float:
 def line(result: dict[str, Any]) -> str:
     when = time.strftime("%H:%M:%S")
     if result["ok"]:
+        warned = len(result.get("warnings", []))
         return (f"{when} ok {result['file']}: {result['parameters']:,} parameters "
-                f"({result['ms']:.0f} ms)")
+                f"({result['ms']:.0f} ms)" + (f", {warned} warnings" if warned else ""))
     first = result["diagnostics"][0]
     span = first["span"]
     where = f"{span['file']}:{span['line']}:{span['col']}: " if span else ""
@@ -88,6 +90,8 @@ def report(result: dict[str, Any], as_json: bool) -> None:
         sys.stdout.write(line(result) + "\n")
         if error is not None:
             sys.stderr.write(render_all(error.diagnostics) + "\n")
+        elif result.get("warnings"):
+            sys.stderr.write(render_all([_diagnostic(w) for w in result["warnings"]]) + "\n")
     sys.stdout.flush()
 
 
@@ -110,3 +114,12 @@ def main(argv: list[str]) -> int:
             time.sleep(interval)
     except KeyboardInterrupt:  # Ctrl-C is how a watch ends: not an interruption to resume
         return 0
+
+
+def _diagnostic(data: dict[str, Any]) -> Diagnostic:
+    """A diagnostic back from its JSON form (the watch result keeps the JSON)."""
+    span = data.get("span")
+    return Diagnostic(data["code"], data["message"], Span(**span) if span else None,
+                      data.get("expected"), data.get("actual"), data.get("fix"),
+                      [Note(n["message"], Span(**n["span"]) if n.get("span") else None)
+                       for n in data.get("notes", [])])

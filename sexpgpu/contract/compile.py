@@ -115,6 +115,7 @@ def compile_file(path: str, selection: Selection | None = None, *, trace: bool =
                 exp.span("defevaluate", fn_name))
     compiled.params = list(models.specs.values())
     compiled.aliases = dict(models.aliases)
+    compiled.warnings += tracer.warnings
     return compiled
 
 

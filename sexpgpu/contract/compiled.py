@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sexpgpu.contract.experiment import Experiment
+from sexpgpu.diagnostics import Diagnostic
 from sexpgpu.ir.graph import Graph
 from sexpgpu.selection import Selection
 from sexpgpu.trace.health import DiagGraph
@@ -27,6 +28,7 @@ class CompiledExperiment:
     sources: dict[str, str] = field(default_factory=dict)
     fields: dict[str, dict[str, tuple[tuple[int, ...], str]]] = field(default_factory=dict)
     diagnostics: DiagGraph | None = None  # when `--diag` selected any
+    warnings: list[Diagnostic] = field(default_factory=list)  # W- codes: reported, not fatal
 
     def step_graphs(self) -> list[Graph]:
         g = self.graphs

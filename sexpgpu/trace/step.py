@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sexpgpu.autodiff.grad import grad
-from sexpgpu.diagnostics import Note, SexpError, Span, define_code, error
+from sexpgpu.autodiff.grad import Backward, backward
+from sexpgpu.diagnostics import Diagnostic, Note, SexpError, Span, define_code, error
 from sexpgpu.ir import build
 from sexpgpu.ir.graph import Graph, Value
 from sexpgpu.lisp.types import keyword
@@ -34,6 +34,20 @@ E_METRIC = define_code(
     "E-METRIC", "bad metric",
     "`(metric NAME EXPR)` records a scalar: EXPR must reduce to shape (); a name is used "
     "once per function; metrics only appear inside defobjective and defevaluate.",
+)
+E_NO_GRADIENT = define_code(
+    "E-NO-GRADIENT", "the loss has no gradient path to any parameter",
+    "Training follows the gradient of the loss with respect to the parameters. This "
+    "loss does not depend on any parameter through differentiable ops: it is computed "
+    "from the data alone, or every path from the model's output passes through argmax, "
+    "a comparison, a cast to an integer, stop-gradient or another op whose gradient is "
+    "zero. The step would run with grad_norm 0 and change nothing.",
+)
+W_PARAM_NO_GRADIENT = define_code(
+    "W-PARAM-NO-GRADIENT", "parameter gets no gradient",
+    "The loss has no gradient path to this parameter (it is not used by the objective, "
+    "or only through ops without a gradient), so training never changes it. Intended "
+    "for a frozen parameter; otherwise a sign that part of the model is disconnected.",
 )
 
 Fields = dict[str, tuple[tuple[int, ...], str]]
@@ -64,6 +78,7 @@ class Tracer:
         self.models = models
         self.constructor = constructor
         self.model_name = model_name
+        self.warnings: list[Diagnostic] = []  # W- diagnostics found while tracing
 
     def _forward(self) -> Any:
         return self.models.instantiate(self.constructor, self.interp.call, self.model_name)
@@ -109,8 +124,39 @@ class Tracer:
             loss = self._loss(g, objective, forward, data, span)
         params = g.params()
         with g.at(span):
-            grads = grad(g, loss, params)
-        return trace, loss, params, [grads[p] for p in params]
+            result = backward(g, loss, params)
+        self._gradient_paths(result, params, span)
+        return trace, loss, params, [result.grads[p] for p in params]
+
+    def _gradient_paths(self, result: Backward, params: list[Value], span: Span | None) -> None:
+        """E-NO-GRADIENT when no parameter has a gradient path to the loss (training
+        would change nothing); W-PARAM-NO-GRADIENT for each parameter that has none."""
+        if not result.unreached:
+            return
+        notes = [Note(f"the gradient stops at {node.op}", node.span)
+                 for node in result.cuts[:3]]
+        stops = sorted({node.op for node in result.cuts})
+        why = (f"every path from the parameters passes through {', '.join(stops)} (no "
+               "gradient)" if stops else "the loss does not use the parameters")
+        if len(result.unreached) == len(params):
+            raise error(E_NO_GRADIENT, "the loss has no gradient path to any parameter",
+                        span, expected="a loss computed from the model's output through "
+                        "differentiable ops", actual=why,
+                        fix="return a differentiable loss such as (nn:cross-entropy "
+                        "logits y); record argmax-based numbers with (metric NAME ...)",
+                        notes=notes)
+        for value in result.unreached:
+            spec = self.models.specs.get(value.name or "")
+            warning = Diagnostic(
+                W_PARAM_NO_GRADIENT, f"parameter {value.name} gets no gradient: "
+                "training never changes it", spec.span if spec is not None else span,
+                expected="a gradient path from the parameter to the loss",
+                actual=("used only through " + ", ".join(stops)) if stops
+                else "not used by the loss",
+                fix="use it in the forward pass, or remove it (stop-gradient freezes on "
+                "purpose and leaves this warning)", notes=notes)
+            if all(w.message != warning.message for w in self.warnings):
+                self.warnings.append(warning)
 
     def _outputs(self, g: Graph, trace: Trace, loss: Value) -> None:
         g.output("loss", loss)
