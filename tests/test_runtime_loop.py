@@ -223,3 +223,18 @@ def test_a_stop_signal_while_a_finished_run_closes_leaves_it_done(tmp_path):
     # handler would kill the process between the last step and `close`
     code, summary, _ = _train(tmp_path, steps=25, program=_SignalledAtTheEnd(25))
     assert code == 0 and summary["state"] == "done" and summary["step"] == 25
+
+
+def test_targets_read_the_last_steps_outputs(tmp_path):
+    from sexpgpu.runtime.spec import TargetSpec
+
+    plan = demo_plan(str(tmp_path / "demo.sx"), steps=12)
+    plan.targets = [TargetSpec("train/grad_norm", ">=", 0.0), TargetSpec("lr", ">", 0.0),
+                    TargetSpec("test/accuracy", ">=", 0.0)]
+    code, summary = run_training(plan, SoftmaxRegression(8, 4), tmp_path / "runs")
+    assert code == 0
+    assert all(t["actual"] is not None and t["met"] for t in summary["targets"])
+    # a resumed run that has no step left still knows them (saved in the checkpoint)
+    code, again = run_training(plan, SoftmaxRegression(8, 4), tmp_path / "runs",
+                               resume="latest")
+    assert [t["actual"] for t in again["targets"]] == [t["actual"] for t in summary["targets"]]

@@ -200,11 +200,13 @@ class Collector:
             raise error(E_OPTIMIZER, "optimizer needs an optimizer value", span,
                         expected="(optimizer (optim:adamw :lr 1e-3) ...)", actual=A.show(opt),
                         fix="call one of sexpgpu/optim's optimizers")
-        _, kw = A.split("optimizer", args, ("groups", "clip"), max_pos=0)
+        _, kw = A.split("optimizer", args, ("groups", "clip", "allow-nonpositive-lr"),
+                        max_pos=0)
         groups = [self._group(entry, opt, span) for entry in to_py(kw.get("groups", NIL))]
         clip = kw.get("clip")
         clip_v = None if clip is None or clip is NIL else float(A.number("optimizer", clip))
-        self.exp.optimizer = OptimizerSetup(opt.spec, groups, clip_v, span)
+        allow = A.flag(kw.get("allow-nonpositive-lr"))
+        self.exp.optimizer = OptimizerSetup(opt.spec, groups, clip_v, span, allow)
         return NIL
 
     def _group(self, entry: Any, base: OptimizerValue, span: Any) -> Group:

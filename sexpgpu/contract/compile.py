@@ -24,7 +24,7 @@ from sexpgpu.trace.builtins import BUILTINS, generic
 from sexpgpu.trace.expect import EXPECT_BUILTINS
 from sexpgpu.trace.health import DIAGNOSTIC_BUILTINS, trace_diagnostics
 from sexpgpu.trace.model import ModelBuilder
-from sexpgpu.trace.optimizer import ctx_ref, expect_rank
+from sexpgpu.trace.optimizer import check_lr, ctx_ref, expect_rank
 from sexpgpu.trace.site import site_provider
 from sexpgpu.trace.step import Tracer
 from sexpgpu.trace.tensor import TracedTensor, set_site_provider
@@ -94,6 +94,10 @@ def compile_file(path: str, selection: Selection | None = None, *, trace: bool =
     compiled.graphs = tracer.train(exp.objective, exp.optimizer,
                                    compiled.fields[train_loader.name], train_loader.batch,
                                    run.microbatches, exp.span("defobjective"))
+    if not exp.optimizer.allow_nonpositive_lr:
+        update_graph = compiled.graphs.step or compiled.graphs.apply
+        for group, lr in compiled.graphs.learning_rates:
+            check_lr(group, lr, update_graph, run.steps, run.microbatches)
     if diagnostics:  # `--diag` patterns: one more graph, only for the selected names
         compiled.diagnostics = trace_diagnostics(
             tracer, exp.objective, exp.optimizer, compiled.graphs.groups,
@@ -116,7 +120,30 @@ def compile_file(path: str, selection: Selection | None = None, *, trace: bool =
     compiled.params = list(models.specs.values())
     compiled.aliases = dict(models.aliases)
     compiled.warnings += tracer.warnings
+    _check_targets(exp, compiled)
     return compiled
+
+
+def _check_targets(exp: Experiment, compiled: CompiledExperiment) -> None:
+    """A target names a metric the run reports: `EVAL/NAME` an output of that eval's
+    graph, `train/NAME` (or `NAME`) an output of the training step. Otherwise it would
+    end every run with `actual: null`."""
+    step = sorted({name for g in compiled.step_graphs() for name in g.outputs})
+    known = [f"train/{name}" for name in step] + step
+    for spec in exp.evals:
+        known += [f"{spec.name}/{name}" for name in compiled.evaluates[spec.name].outputs]
+    for target in exp.targets:
+        if target.metric in known:
+            continue
+        head, _, name = target.metric.rpartition("/")
+        family = [k for k in known if k.startswith(f"{head or 'train'}/")]
+        started = [k for k in family if k.rpartition("/")[2].startswith(name)]
+        fix = (f"did you mean `{started[0]}`?" if len(started) == 1
+               else did_you_mean(target.metric, family or known))
+        raise error(E_RUN, f"deftarget {target.metric}: no metric `{target.metric}`",
+                    exp.span("deftarget", target.metric),
+                    expected="one of: " + ", ".join(family or known), actual=target.metric,
+                    fix=fix)
 
 
 def _check_stages(spec: LoaderSpec, fields: dict[str, Field], base: Path,

@@ -154,6 +154,7 @@ def run_training(
     # ---- restore: params and optimizer state in place, loader positions, counters
     step = 0
     last_eval: dict[str, Any] | None = None
+    last_step: dict[str, float] = {}  # the last step's outputs (loss, metrics): for targets
     if resume_from is not None:
         try:
             saved = ckpt.load_checkpoint(resume_from)
@@ -166,6 +167,7 @@ def run_training(
             loaders[name].restore(position)
         step = saved.step
         last_eval = saved.meta.get("last_eval")
+        last_step = dict(saved.meta.get("last_step") or {})
         if saved.meta.get("rng_state") is not None:
             program.set_rng_state(saved.meta["rng_state"])
         summary.update(resumed_from=step, latest_checkpoint=str(resume_from), step=step,
@@ -184,7 +186,7 @@ def run_training(
             "rng": {"seed": seed}, "rng_state": rng_state_of(program),
             "loaders": {name: loader.position() for name, loader in loaders.items()},
             "selection": plan.selection, "last_loss": summary["last_loss"],
-            "last_eval": last_eval, "time": time.time(),
+            "last_eval": last_eval, "last_step": last_step, "time": time.time(),
         }
         path = ckpt.write_checkpoint(run_dir, step, program.params(), program.state(), meta)
         ckpt.prune(run_dir, settings.keep_checkpoints, protect=path)
@@ -228,6 +230,7 @@ def run_training(
                     return finish("failed", EXIT_RUNTIME,
                                   _nonfinite(step, loss, grad_norm, program, summary))
                 summary.update(step=step, last_loss=float(loss))
+                last_step = _numbers(out)
 
                 timed_steps, timed_ms = timed_steps + 1, timed_ms + step_ms
                 eta_s = (settings.steps - step) * timed_ms / timed_steps / 1000.0
@@ -261,7 +264,9 @@ def run_training(
                 evaluate([ev.name for ev in plan.evals])
             if last_saved != step:
                 save_checkpoint()
+            # targets: the last step's outputs as `NAME` and `train/NAME`, then the evals
             values = {"loss": summary["last_loss"], "train/loss": summary["last_loss"],
+                      **last_step, **{f"train/{k}": v for k, v in last_step.items()},
                       **{k: v for k, v in (last_eval or {}).items() if k != "step"}}
             summary["targets"] = check_targets(plan.targets, values)
             summary["targets_met"] = (all(t["met"] for t in summary["targets"])
@@ -274,6 +279,17 @@ def run_training(
         summary["error"] = {"code": "E-INTERNAL", "message": f"{type(exc).__name__}: {exc}"}
         finish("failed", EXIT_ERRORS)
         raise
+
+
+def _numbers(out: dict[str, Any]) -> dict[str, float]:
+    """A step's scalar outputs as plain floats (numpy scalars included)."""
+    found: dict[str, float] = {}
+    for name, value in out.items():
+        try:
+            found[name] = float(value)
+        except (TypeError, ValueError):
+            continue
+    return found
 
 
 def _find_resume(runs_dir: Path, run_dir: Path, plan: RunPlan, resume: str,

@@ -35,7 +35,19 @@ E_CTX = define_code(
     "the fields are :step, :microstep, :epoch, :samples, :tokens and :stage.",
 )
 
+E_LR = define_code(
+    "E-LR", "learning rate is not positive",
+    "A learning rate of zero changes nothing and a negative one climbs the loss. `check` "
+    "rejects an :lr that is a number <= 0, and a schedule whose value (computed at "
+    "compile time when it depends only on the step) is negative at some step or zero at "
+    "every step. A schedule that reaches zero at its end is fine. To freeze parameters "
+    "or ascend on purpose, say so: `(optimizer ... :allow-nonpositive-lr t)`.",
+)
+
 CTX_FIELDS = ("step", "microstep", "epoch", "samples", "tokens", "stage")
+# the ctx fields a schedule may read and still be computed at compile time
+STEP_FIELDS = ("ctx/step", "ctx/microstep")
+LR_SAMPLES = 33  # steps at which a schedule is computed: evenly spaced, ends included
 
 
 @dataclass
@@ -100,6 +112,7 @@ class OptimizerSetup:
     groups: list[Group]
     clip: float | None = None
     span: Span | None = None
+    allow_nonpositive_lr: bool = False   # :allow-nonpositive-lr t: freezing/ascent on purpose
 
     def assign(self, specs: list[ParamSpec]) -> list[Group]:
         """Each parameter to the first group that selects it; the rest to the default."""
@@ -231,6 +244,60 @@ def check_hyper(group: Group, name: str, value: Any) -> Any:
                 expected="a number, t/nil, or a schedule giving a scalar",
                 actual=what + A.show(value),
                 fix=f":{name} 1e-3, or a schedule like (optim:cosine ...)")
+
+
+def check_lr(group: Group, lr: Any, g: Graph, steps: int, microbatches: int) -> None:
+    """E-LR unless a group's resolved :lr is positive: a number directly; a schedule by
+    its values at LR_SAMPLES steps, when it depends on nothing but the step (negative
+    at one of them, or zero at all of them, is an error)."""
+    if A.is_number(lr):
+        values = {0: float(lr)}
+        what = f":lr {float(lr):g}"
+    elif isinstance(lr, TracedTensor) and lr.shape == ():
+        values = _schedule_values(g, lr.value, steps, microbatches)
+        if values is None:  # reads the data or the parameters: only known at run time
+            return
+        what = "the :lr schedule"
+    else:
+        return
+    bad = {step: v for step, v in values.items() if not v > 0.0}
+    negative = {step: v for step, v in bad.items() if not v >= 0.0}  # NaN counts too
+    if not negative and len(bad) < len(values):
+        return
+    step, value = min((negative or bad).items())
+    at = f" at step {step}" if what.startswith("the") else ""
+    actual = f"{value:g}{at}" + ("" if negative else " (zero at every step)")
+    owner = group.optimizer.name + (f" (group {group.label()})" if group.select or group.facts
+                                    else "")
+    raise error(E_LR, f"{what} of {owner} is {'negative' if negative else 'zero'}",
+                group.span, expected="a learning rate > 0 (a schedule may reach 0 at its end)",
+                actual=actual, fix="give a positive :lr; to freeze parameters or ascend on "
+                "purpose add :allow-nonpositive-lr t to (optimizer ...)")
+
+
+def _schedule_values(g: Graph, lr: Value, steps: int,
+                     microbatches: int) -> dict[int, float] | None:
+    """The schedule's value at evenly spaced steps (reference interpreter), or None when
+    it reads anything but ctx/step and ctx/microstep."""
+    from sexpgpu.ir.graph import live_nodes
+    from sexpgpu.ir.reference import run_reference
+
+    nodes = live_nodes(g, [lr])
+    made = {o.id for node in nodes for o in node.outputs}
+    inputs = {v.id: v for node in nodes for v in node.inputs if v.id not in made}
+    if lr.node is None or any(v.name not in STEP_FIELDS for v in inputs.values()):
+        return None
+    sub = Graph("lr")
+    sub.inputs, sub.nodes, sub.outputs = list(inputs.values()), nodes, {"lr": lr}
+    last = max(steps - 1, 0)
+    samples = sorted({round(i * last / (LR_SAMPLES - 1)) for i in range(LR_SAMPLES)})
+    values: dict[int, float] = {}
+    for step in samples:
+        feed = {"ctx/step": float(step), "ctx/microstep": float(step * microbatches)}
+        out = run_reference(sub, {v.name: feed[v.name] for v in sub.inputs},
+                            apply_updates=False)
+        values[step] = float(out["lr"])
+    return values
 
 
 def clip_grads(g: Graph, grads: list[Value], clip: float | None) -> tuple[list[Value], Value]:

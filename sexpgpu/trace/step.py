@@ -68,6 +68,7 @@ class StepGraphs:
     apply: Graph | None = None
     sections: dict[str, Sections] = field(default_factory=dict)
     groups: list[Group] = field(default_factory=list)
+    learning_rates: list[tuple[Group, Any]] = field(default_factory=list)  # resolved :lr
 
 
 class Tracer:
@@ -165,8 +166,10 @@ class Tracer:
                 g.output(name, value)
 
     def update(self, g: Graph, setup: OptimizerSetup, params: list[Value], grads: list[Value],
-               groups: list[Group]) -> None:
-        """Clip the gradients, then trace each group's update rule per parameter."""
+               groups: list[Group]) -> list[tuple[Group, Any]]:
+        """Clip the gradients, then trace each group's update rule per parameter.
+        Returns each group's resolved :lr (a number or a traced schedule)."""
+        lrs: list[tuple[Group, Any]] = []
         with g.at(setup.span), _at_optimizer(setup.span, self.interp):
             grads, norm = clip_grads(g, grads, setup.clip)
             g.output("grad_norm", norm)
@@ -178,6 +181,8 @@ class Tracer:
                 for group in groups:
                     hypers = {name: check_hyper(group, name, resolve_hyper(self.interp, v, ctx))
                               for name, v in group.optimizer.hypers.items()}
+                    if "lr" in hypers:
+                        lrs.append((group, hypers["lr"]))
                     if lr_out is None and "lr" in hypers:
                         lr_out = _scalar(g, hypers["lr"])
                     for path in group.params:
@@ -185,6 +190,7 @@ class Tracer:
                         trace_update(self.interp, g, group, param, grad_, ctx,
                                      list(hypers.values()))
             g.output("lr", lr_out if lr_out is not None else build.scalar(g, 0.0, "f32"))
+        return lrs
 
     def train(self, objective: Any, setup: OptimizerSetup, fields: Fields, batch: int,
               microbatches: int, span: Span | None) -> StepGraphs:
@@ -195,7 +201,7 @@ class Tracer:
             out.sections["train_step"] = Sections(_forward_end(g, loss), len(g.nodes))
             out.groups = setup.assign(list(self.models.specs.values()))
             self._outputs(g, trace, loss)
-            self.update(g, setup, params, grads, out.groups)
+            out.learning_rates = self.update(g, setup, params, grads, out.groups)
             out.step = g
             return out
         # accumulate: forward + backward on batch/microbatches samples, grads into buffers
@@ -220,7 +226,7 @@ class Tracer:
                                                                     param.dtype)))
                 app.update(buf, build.zeros_like(app, buf))
             app_params.append(p)
-        self.update(app, setup, app_params, app_grads, out.groups)
+        out.learning_rates = self.update(app, setup, app_params, app_grads, out.groups)
         out.apply = app
         return out
 
