@@ -15,7 +15,7 @@ from sexpgpu.contract.experiment import Experiment
 from sexpgpu.contract.fields import Field, batch_fields
 from sexpgpu.contract.forms import FileShape, check_shape, read_forms
 from sexpgpu.data.spec import LoaderSpec
-from sexpgpu.diagnostics import Span, error
+from sexpgpu.diagnostics import Diagnostic, Span, error
 from sexpgpu.lisp.interp import Interpreter
 from sexpgpu.lisp.types import intern
 from sexpgpu.selection import Binder, Selection
@@ -89,8 +89,8 @@ def compile_file(path: str, selection: Selection | None = None, *, trace: bool =
     assert train_loader is not None
     for spec in exp.loaders:
         span = exp.span("defloader", spec.name)
-        compiled.fields[spec.name] = batch_fields(spec, base, span)
-        _check_stages(spec, compiled.fields[spec.name], base, span)
+        compiled.fields[spec.name] = batch_fields(spec, base, span, compiled.warnings)
+        _check_stages(spec, compiled.fields[spec.name], base, span, compiled.warnings)
     compiled.graphs = tracer.train(exp.objective, exp.optimizer,
                                    compiled.fields[train_loader.name], train_loader.batch,
                                    run.microbatches, exp.span("defobjective"))
@@ -147,7 +147,7 @@ def _check_targets(exp: Experiment, compiled: CompiledExperiment) -> None:
 
 
 def _check_stages(spec: LoaderSpec, fields: dict[str, Field], base: Path,
-                  span: Span | None) -> None:
+                  span: Span | None, warnings: list[Diagnostic]) -> None:
     """A curriculum stage may switch the source, not the shape of a sample: the step
     graph is compiled once."""
     for stage in spec.stages:
@@ -159,7 +159,7 @@ def _check_stages(spec: LoaderSpec, fields: dict[str, Field], base: Path,
         if stage.source is None:
             continue
         staged = batch_fields(replace(spec, source=stage.source, options=stage.options,
-                                      stages=[]), base, span)
+                                      stages=[]), base, span, warnings)
         if staged != fields:
             raise error(E_LOADER, f"defloader {spec.name}: stage from step {stage.start} "
                         "changes the batch fields", span, expected=_show_fields(fields),

@@ -1,9 +1,14 @@
 """The batch fields a loader hands the objective, as (shape of one sample, dtype),
-worked out from the declaration alone: `check` reads no data. Files are only
-required to exist (npz/npy headers are read, never their arrays)."""
+worked out from the declaration and the data's headers alone: `check` never reads
+data. npy/npz headers and file sizes are read when the files are there, and every
+problem they reveal (arrays of different lengths, too few tokens, a dtype no
+tensor has) is E-DATA at check. A missing file is W-DATA-ABSENT where the shapes
+are known without it (text and tokens, from :context); npz/npy shapes come only
+from their headers, so those files must exist."""
 
 from __future__ import annotations
 
+import math
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -11,17 +16,17 @@ from typing import Any
 from sexpgpu.contract.collect import E_LOADER
 from sexpgpu.data.errors import E_DATA
 from sexpgpu.data.spec import LoaderSpec
-from sexpgpu.diagnostics import Span, error
+from sexpgpu.diagnostics import Diagnostic, Span, define_code, error
+
+W_DATA_ABSENT = define_code(
+    "W-DATA-ABSENT", "data file absent: checked without it",
+    "A loader's data file does not exist, but the shapes of its batches are known "
+    "without it (text and token sources take them from :context), so `check` traced "
+    "every graph anyway. What only the data can tell (file size, the vocabulary) was "
+    "not checked; `run` needs the file and stops with E-DATA before the first step.",
+)
 
 Field = tuple[tuple[int, ...], str]
-
-_NP_DTYPES = {"float32": "f32", "float64": "f32", "float16": "f16", "int64": "i64",
-              "int32": "i32", "int16": "i32", "uint8": "i32", "uint16": "i32", "bool": "bool"}
-
-
-def _data_error(path: Any, what: str, span: Span | None, fix: str) -> Exception:
-    return error(E_DATA, f"{path}: {what}", span, expected="an existing readable file",
-                 actual=what, fix=fix)
 
 
 def resolve_path(raw: Any, base: Path) -> Path:
@@ -29,78 +34,235 @@ def resolve_path(raw: Any, base: Path) -> Path:
     return path if path.is_absolute() else base / path
 
 
-def _need_file(path: Path, span: Span | None, knob_hint: str) -> None:
-    if not path.is_file():
-        raise _data_error(path, "file not found", span,
-                          f"create the file or point the loader elsewhere{knob_hint}")
+def ir_dtype(kind: str, itemsize: int) -> str | None:
+    """The tensor dtype an array of numpy kind/itemsize is fed as (the runtime converts
+    it); None when no tensor holds it (complex, strings, objects, dates)."""
+    if kind == "b":
+        return "bool"
+    if kind == "f":
+        return "f16" if itemsize == 2 else "f32"
+    if kind == "i":
+        return "i64" if itemsize == 8 else "i32"
+    if kind == "u":
+        return "i64" if itemsize >= 4 else "i32"
+    return None
 
 
-def _header(path: Path, member: str | None) -> tuple[tuple[int, ...], str]:
-    """Shape and dtype from an .npy header (inside an .npz when member is given)."""
+class Header:
+    """What one .npy header says: the full shape and the numpy dtype."""
+
+    def __init__(self, shape: tuple[int, ...], kind: str, itemsize: int, name: str):
+        self.shape, self.kind, self.itemsize, self.name = shape, kind, itemsize, name
+
+
+def _read_header(fh: Any) -> tuple[tuple[int, ...], Any]:
     import numpy as np  # only npy/npz loaders read headers: kept off check's import path
 
-    def read(fh: Any) -> tuple[tuple[int, ...], str]:
-        fmt = np.lib.format
-        version = fmt.read_magic(fh)
-        header = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
-        shape, _, dtype = header(fh)
-        return tuple(shape), _NP_DTYPES.get(np.dtype(dtype).name, "f32")
+    fmt = np.lib.format
+    version = fmt.read_magic(fh)
+    read = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
+    shape, _, dtype = read(fh)
+    return tuple(shape), np.dtype(dtype)
 
+
+def npy_header(path: Path, member: str | None = None) -> Header:
+    """The header of an .npy file, or of `member` inside an .npz archive."""
     if member is None:
         with open(path, "rb") as fh:
-            return read(fh)
-    with zipfile.ZipFile(path) as archive, archive.open(member + ".npy") as fh:
-        return read(fh)
+            shape, dtype = _read_header(fh)
+    else:
+        with zipfile.ZipFile(path) as archive, archive.open(member + ".npy") as fh:
+            shape, dtype = _read_header(fh)
+    return Header(shape, dtype.kind, dtype.itemsize, dtype.name)
 
 
-def batch_fields(spec: LoaderSpec, base: Path, span: Span | None) -> dict[str, Field]:
-    """Field name -> (per-sample shape, dtype) for the loader's (first stage's) source."""
-    opts = spec.options
-    hint = " (or --set the knob that holds the path)"
-    if spec.source == "mnist1d":
-        length = int(opts.get("final_seq_length", opts.get("final-seq-length", 40)))
-        raw = {"x": ((length,), "f32"), "y": ((), "i64")}
-    elif spec.source == "synthetic":
-        dim = int(opts.get("dim", 8))
-        task = str(opts.get("task", ""))
-        raw = {"x": ((dim,), "f32"), "y": ((), "f32" if task == "linear-regression" else "i64")}
-    elif spec.source in ("text", "tokens"):
+class FieldReader:
+    """Works out one loader's fields; warnings (W-DATA-ABSENT) are collected."""
+
+    def __init__(self, spec: LoaderSpec, base: Path, span: Span | None,
+                 warnings: list[Diagnostic] | None = None):
+        self.spec, self.base, self.span = spec, base, span
+        self.warnings = warnings if warnings is not None else []
+
+    # -- diagnostics ------------------------------------------------------------
+
+    def _data_error(self, path: Any, what: str, *, expected: str, actual: str,
+                    fix: str) -> Exception:
+        return error(E_DATA, f"defloader {self.spec.name}: {path}: {what}", self.span,
+                     expected=expected, actual=actual, fix=fix)
+
+    def _missing(self, path: Path, why: str) -> Exception:
+        return self._data_error(path, "file not found", expected="an existing readable file",
+                                actual="file not found", fix="create the file or point the "
+                                f"loader elsewhere (or --set the knob that holds the path); {why}")
+
+    def _absent(self, path: Path) -> None:
+        self.warnings.append(Diagnostic(
+            W_DATA_ABSENT, f"defloader {self.spec.name}: {path} does not exist: checked "
+            "without it", self.span, expected="the data file (for `run`)",
+            actual="file not found", fix="create the file or --set the knob that holds "
+            "its path before `sexpgpu run`; shapes came from :context"))
+
+    # -- sources -----------------------------------------------------------------
+
+    def fields(self) -> dict[str, Field]:
+        """Field name -> (per-sample shape, dtype), after :fields selects and renames."""
+        spec = self.spec
+        opts = spec.options
+        if spec.source == "mnist1d":
+            length = int(opts.get("final_seq_length", 40))
+            raw = {"x": ((length,), "f32"), "y": ((), "i64")}
+        elif spec.source == "synthetic":
+            dim = int(opts.get("dim", 8))
+            task = str(opts.get("task", ""))
+            raw = {"x": ((dim,), "f32"),
+                   "y": ((), "f32" if task == "linear-regression" else "i64")}
+        elif spec.source in ("text", "tokens"):
+            raw = self._stream()
+        elif spec.source == "npz":
+            raw = self._arrays(self._npz_headers())
+        elif spec.source == "npy":
+            raw = self._arrays(self._npy_headers())
+        else:
+            raw = {}
+        if spec.fields:
+            missing = [src for src in spec.fields.values() if src not in raw]
+            if missing:
+                raise error(E_LOADER, f"defloader {spec.name}: no array `{missing[0]}`",
+                            self.span, expected=", ".join(sorted(raw)), actual=missing[0],
+                            fix="change the loader's :fields")
+            return {out: raw[src] for out, src in spec.fields.items()}
+        return raw
+
+    def _stream(self) -> dict[str, Field]:
+        """text and tokens: windows of :context ids; the file's size says whether it
+        holds one window (and each split of a text one)."""
+        spec, opts = self.spec, self.spec.options
         context = int(opts.get("context", 0))
         if context < 1:
-            raise error(E_LOADER, f"defloader {spec.name}: {spec.source} needs :context", span,
-                        expected=":context N (tokens per window)", actual="none",
+            raise error(E_LOADER, f"defloader {spec.name}: {spec.source} needs :context",
+                        self.span, expected=":context N (tokens per window)", actual="none",
                         fix=f"({spec.source} PATH :context 64)")
-        _need_file(resolve_path(opts.get("path"), base), span, hint)
-        raw = {"x": ((context,), "i64"), "y": ((context,), "i64")}
-    elif spec.source == "npz":
-        path = resolve_path(opts.get("path"), base)
-        _need_file(path, span, hint)
+        path = resolve_path(opts.get("path"), self.base)
+        if not path.is_file():
+            self._absent(path)
+        elif spec.source == "text":
+            self._text_size(path, context)
+        else:
+            self._token_count(path, context)
+        return {"x": ((context,), "i64"), "y": ((context,), "i64")}
+
+    def _text_size(self, path: Path, context: int) -> None:
+        size = path.stat().st_size  # characters <= bytes: an upper bound on the tokens
+        fraction = float(self.spec.options.get("val_fraction", 0.1))
+        split = str(self.spec.options.get("split", "train"))
+        most = (int(size * (1.0 - fraction)) if split == "train"
+                else math.ceil(size * fraction))
+        if most < context + 1:
+            raise self._data_error(
+                path, f"too short for one window of the {split} split",
+                expected=f"at least context + 1 = {context + 1} characters in the split",
+                actual=f"{size} bytes in the file, at most {most} in the {split} split",
+                fix="use a longer text or a smaller :context")
+
+    def _token_count(self, path: Path, context: int) -> None:
+        if path.suffix == ".npy":
+            header = self._header(path, None)
+            if len(header.shape) != 1 or header.kind not in "iu":
+                raise self._data_error(
+                    path, "a token stream must be a flat integer array",
+                    expected="a 1-D integer array", actual=f"{header.name} {header.shape}",
+                    fix="save the tokens with numpy.save(path, ids.ravel())")
+            count = header.shape[0]
+        else:
+            import numpy as np  # the item size of the declared token dtype
+
+            itemsize = np.dtype(self.spec.options.get("dtype", "uint16")).itemsize
+            size = path.stat().st_size
+            if size % itemsize:
+                raise self._data_error(
+                    path, "file size is not a whole number of tokens",
+                    expected=f"a multiple of {itemsize} bytes", actual=f"{size} bytes",
+                    fix="set :dtype to the file's token type")
+            count = size // itemsize
+        if count < context + 1:
+            raise self._data_error(
+                path, "too few tokens for one window",
+                expected=f"at least context + 1 = {context + 1} tokens",
+                actual=f"{count} tokens", fix="use more data or a smaller :context")
+
+    def _header(self, path: Path, member: str | None) -> Header:
+        try:
+            return npy_header(path, member)
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
+            kind = "npz" if member is not None else "npy"
+            raise self._data_error(path, f"not a readable .{kind} file ({exc})",
+                                   expected=f"an .{kind} file numpy can read", actual=str(exc),
+                                   fix=f"rewrite it with numpy.{'savez' if member else 'save'}"
+                                   ) from None
+
+    def _npz_headers(self) -> dict[str, tuple[Path, Header]]:
+        path = resolve_path(self.spec.options.get("path"), self.base)
+        if not path.is_file():
+            raise self._missing(path, "an npz's shapes are only known from its headers")
         try:
             with zipfile.ZipFile(path) as archive:
                 names = [n[:-4] for n in archive.namelist() if n.endswith(".npy")]
-            raw = {}
-            for name in names:
-                shape, dtype = _header(path, name)
-                raw[name] = (shape[1:], dtype)
-        except (OSError, ValueError, zipfile.BadZipFile) as exc:
-            raise _data_error(path, f"not a readable npz ({exc})", span, "rewrite it with "
-                              "numpy.savez") from None
-    elif spec.source == "npy":
-        paths = opts.get("path")
-        named = paths if isinstance(paths, dict) else {str(opts.get("field", "x")): paths}
-        raw = {}
+        except (OSError, zipfile.BadZipFile) as exc:
+            raise self._data_error(path, f"not a readable .npz file ({exc})",
+                                   expected="an .npz archive", actual=str(exc),
+                                   fix="rewrite it with numpy.savez") from None
+        return {name: (path, self._header(path, name)) for name in names}
+
+    def _npy_headers(self) -> dict[str, tuple[Path, Header]]:
+        paths = self.spec.options.get("path")
+        named = (paths if isinstance(paths, dict)
+                 else {str(self.spec.options.get("field", "x")): paths})
+        out = {}
         for name, raw_path in named.items():
-            path = resolve_path(raw_path, base)
-            _need_file(path, span, hint)
-            shape, dtype = _header(path, None)
-            raw[name] = (shape[1:], dtype)
-    else:
-        raw = {}
-    if spec.fields:
-        missing = [src for src in spec.fields.values() if src not in raw]
-        if missing:
-            raise error(E_LOADER, f"defloader {spec.name}: no array `{missing[0]}`", span,
-                        expected=", ".join(sorted(raw)), actual=missing[0],
-                        fix="change the loader's :fields")
-        return {out: raw[src] for out, src in spec.fields.items()}
-    return raw
+            path = resolve_path(raw_path, self.base)
+            if not path.is_file():
+                raise self._missing(path, "an npy's shapes are only known from its header")
+            out[name] = (path, self._header(path, None))
+        return out
+
+    def _arrays(self, headers: dict[str, tuple[Path, Header]]) -> dict[str, Field]:
+        """Fields of named arrays: the ones the loader reads (its :fields, else all) must
+        each have rows, share their number of rows and have a tensor dtype."""
+        wanted = list(self.spec.fields.values()) or list(headers)
+        rows: dict[str, int] = {}
+        raw: dict[str, Field] = {}
+        for name, (path, header) in headers.items():
+            dtype = ir_dtype(header.kind, header.itemsize)
+            if name not in wanted:
+                raw[name] = (header.shape[1:], dtype or "f32")  # listed, never read
+                continue
+            if not header.shape:
+                raise self._data_error(
+                    path, f"array `{name}` is a scalar: it has no rows",
+                    expected="an array with one row per sample", actual=f"{name} shape ()",
+                    fix="leave it out with the loader's :fields")
+            if dtype is None:
+                raise self._data_error(
+                    path, f"array `{name}` has dtype {header.name}, which no tensor holds",
+                    expected="bool, integer or float", actual=header.name,
+                    fix="convert it before saving, or leave it out with :fields")
+            rows[name] = header.shape[0]
+            raw[name] = (header.shape[1:], dtype)
+        if len(set(rows.values())) > 1:
+            listing = ", ".join(f"{name} {count}" for name, count in rows.items())
+            path = next(iter(headers.values()))[0]
+            raise self._data_error(
+                path, "the arrays this loader reads have different numbers of rows",
+                expected="one row per sample in every array read together", actual=listing,
+                fix="select arrays of one split with :fields, e.g. :fields (:x \"x\" :y \"y\")"
+                if not self.spec.fields else "fix the arrays, or select matching ones with "
+                ":fields")
+        return raw
+
+
+def batch_fields(spec: LoaderSpec, base: Path, span: Span | None,
+                 warnings: list[Diagnostic] | None = None) -> dict[str, Field]:
+    """Field name -> (per-sample shape, dtype) for the loader's (first stage's) source;
+    W-DATA-ABSENT warnings are appended to `warnings`."""
+    return FieldReader(spec, base, span, warnings).fields()

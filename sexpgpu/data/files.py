@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import zipfile
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -35,23 +36,38 @@ def load_npy(path: Path, mmap: bool = False) -> np.ndarray:
         raise data_error(path, f"not a readable .npy file ({exc})") from None
 
 
-def npz_source(options: dict[str, Any], base_dir: Path) -> ArrayData:
-    """`(npz :path P)`: every array in the archive, by name."""
+def npz_source(options: dict[str, Any], base_dir: Path,
+               names: Collection[str] | None = None) -> ArrayData:
+    """`(npz :path P)`: the arrays in the archive by name; `names` (the loader's :fields)
+    reads only those, so one file can hold a train and a test split of other lengths."""
     path = resolve(options.get("path"), base_dir)
     _require_file(path)
     try:
         with np.load(path, allow_pickle=False) as archive:
-            arrays = {name: archive[name] for name in archive.files}
+            _require_names(path, names, archive.files)
+            arrays = {name: archive[name] for name in archive.files
+                      if not names or name in names}
     except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
         raise data_error(path, f"not a readable .npz archive ({exc})") from None
     return ArrayData(arrays, origin=str(path))
 
 
-def npy_source(options: dict[str, Any], base_dir: Path) -> ArrayData:
-    """`(npy :path P :field x)` or `(npy :path (:x "x.npy" :y "y.npy"))`."""
+def _require_names(path: Path, names: Collection[str] | None, present: list[str]) -> None:
+    missing = sorted(set(names or ()) - set(present))
+    if missing:
+        raise data_error(path, f"the source has no array {missing[0]!r}",
+                         expected=", ".join(sorted(present)), fix="change the loader's :fields")
+
+
+def npy_source(options: dict[str, Any], base_dir: Path,
+               names: Collection[str] | None = None) -> ArrayData:
+    """`(npy :path P :field x)` or `(npy :path (:x "x.npy" :y "y.npy"))`; `names` reads
+    only those files."""
     paths = options.get("path")
     if isinstance(paths, dict):
-        arrays = {name: load_npy(resolve(p, base_dir)) for name, p in paths.items()}
+        _require_names(resolve(next(iter(paths.values())), base_dir), names, list(paths))
+        arrays = {name: load_npy(resolve(p, base_dir)) for name, p in paths.items()
+                  if not names or name in names}
         return ArrayData(arrays, origin=", ".join(str(p) for p in paths.values()))
     path = resolve(paths, base_dir)
     return ArrayData({options.get("field", "x"): load_npy(path)}, origin=str(path))

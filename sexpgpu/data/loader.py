@@ -145,7 +145,8 @@ class Loader:
             options = st.options if st.source else {**spec.options, **st.options}
             key = repr((source, sorted(options.items()))).encode()
             if key not in opened:
-                opened[key] = open_source(source, options, Path(base_dir))
+                opened[key] = open_source(source, options, Path(base_dir),
+                                          names=set(spec.fields.values()))
             words = [int(seed), _name_key(spec.name), index]
             self.stages.append(_Stage(index, st.name or f"stage-{index}", st.start, opened[key],
                                       st.batch or spec.batch, order, spec.fields, words))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -81,11 +81,18 @@ SOURCES: dict[str, Callable[[dict[str, Any], Path], Data]] = {
     "text": text_source,
     "synthetic": lambda options, base: synthetic_source(options),
 }
+# sources of named arrays that can read only the arrays a loader's :fields select
+SELECTING = {"npz": npz_source, "npy": npy_source}
 
 
-def open_source(name: str, options: dict[str, Any], base_dir: Path) -> Data:
-    """Open a source by name; unknown names and unreadable files are E-DATA."""
-    opener = SOURCES.get(name.lstrip(":"))
+def open_source(name: str, options: dict[str, Any], base_dir: Path,
+                names: Collection[str] | None = None) -> Data:
+    """Open a source by name; unknown names and unreadable files are E-DATA. `names`: the
+    arrays the loader reads (its :fields), when it selects; only those must fit together."""
+    key = name.lstrip(":")
+    if names and key in SELECTING:
+        return SELECTING[key](dict(options), Path(base_dir), names)
+    opener = SOURCES.get(key)
     if opener is None:
         raise data_error(None, f"unknown data source {name!r}", expected=", ".join(SOURCES))
     return opener(dict(options), Path(base_dir))
