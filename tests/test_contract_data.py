@@ -16,7 +16,7 @@ RUN = """(require "sexpgpu/nn" :as nn)
 (defknob steps 10 "steps")
 {loaders}
 (defmodel net ()
-  (defchild l (nn:linear 5 3))
+  (defchild l (nn:linear 5 10))  ; 10 classes: mnist1d's labels fit
   (lambda (x) (l x)))
 (defobjective (model &key x y)
   (nn:cross-entropy (model x) y))
@@ -29,7 +29,7 @@ def compile_with(tmp_path: Path, loaders: str):  # noqa: ANN201 - a CompiledExpe
     path = tmp_path / "run.sx"
     text = RUN.format(loaders=loaders)
     if "(text " in loaders or "(tokens " in loaders:  # windows of token ids: embed them
-        text = text.replace("(nn:linear 5 3)", "(nn:embedding 256 3)")
+        text = text.replace("(nn:linear 5 10)", "(nn:embedding 256 3)")
     path.write_text(text)
     return compile_file(str(path))
 

@@ -47,7 +47,8 @@ FORM_SECTIONS = {
 }
 # plan.json key -> section (memory and the selection follow from these, so are left out)
 PLAN_SECTIONS = {
-    "knobs": "knobs", "loaders": "data", "fields": "data", "parameters": "model",
+    "knobs": "knobs", "loaders": "data", "fields": "data", "indices": "data",
+    "parameters": "model",
     "step": "objective", "evaluate": "objective", "optimizer": "optimizer",
     "evals": "run", "targets": "run", "run": "run",
 }

@@ -62,7 +62,10 @@ def render(plan: dict[str, Any]) -> str:
         out.append(f"  ops: {ops}")
     out.append("\ndata")
     for loader in plan["loaders"]:
+        indices = plan.get("indices", {}).get(loader["name"], {})
         fields = ", ".join(f"{k} {f['dtype']} ({' '.join(map(str, f['shape']))})"
+                           + (f" in {indices[k]['low']}..{indices[k]['high'] - 1}"
+                              if k in indices else "")
                            for k, f in plan["fields"].get(loader["name"], {}).items())
         out.append(f"  {loader['name']}: {loader['source']} batch {loader['batch']} "
                    f"{loader['order']}  [{fields}]")

@@ -14,6 +14,7 @@ from sexpgpu.contract.compiled import CompiledExperiment
 from sexpgpu.contract.experiment import Experiment
 from sexpgpu.contract.fields import Field, batch_fields
 from sexpgpu.contract.forms import FileShape, check_shape, read_forms
+from sexpgpu.contract.indices import check_declared_ranges, loader_bounds
 from sexpgpu.data.spec import LoaderSpec
 from sexpgpu.diagnostics import Diagnostic, Span, error
 from sexpgpu.lisp.interp import Interpreter
@@ -121,6 +122,8 @@ def compile_file(path: str, selection: Selection | None = None, *, trace: bool =
     compiled.aliases = dict(models.aliases)
     compiled.warnings += tracer.warnings
     _check_targets(exp, compiled)
+    compiled.bounds = loader_bounds(exp, compiled)
+    check_declared_ranges(exp, compiled.bounds)
     return compiled
 
 

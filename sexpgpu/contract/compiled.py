@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from sexpgpu.contract.experiment import Experiment
 from sexpgpu.diagnostics import Diagnostic
+from sexpgpu.ir.bounds import IndexBound
 from sexpgpu.ir.graph import Graph
 from sexpgpu.selection import Selection
 from sexpgpu.trace.health import DiagGraph
@@ -29,6 +30,8 @@ class CompiledExperiment:
     fields: dict[str, dict[str, tuple[tuple[int, ...], str]]] = field(default_factory=dict)
     diagnostics: DiagGraph | None = None  # when `--diag` selected any
     warnings: list[Diagnostic] = field(default_factory=list)  # W- codes: reported, not fatal
+    # loader -> batch field -> the values the model can index with it (see contract.indices)
+    bounds: dict[str, dict[str, IndexBound]] = field(default_factory=dict)
 
     def step_graphs(self) -> list[Graph]:
         g = self.graphs

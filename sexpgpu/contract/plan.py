@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 
 from sexpgpu.contract.compiled import CompiledExperiment
+from sexpgpu.contract.indices import runtime_bounds
 from sexpgpu.contract.values import knob_json, to_python
 from sexpgpu.ir.graph import Graph, Node, Value, live_nodes
 from sexpgpu.runtime.spec import RESULT_FREE, RunPlan
@@ -141,6 +142,9 @@ def plan_json(c: CompiledExperiment) -> dict[str, Any]:
         "loaders": [asdict(s) for s in exp.loaders],
         "fields": {name: {k: {"shape": list(s), "dtype": d} for k, (s, d) in f.items()}
                    for name, f in c.fields.items()},
+        "indices": {loader: {field: {"low": b.low, "high": b.high, "use": b.use}
+                             for field, b in fields.items()}
+                    for loader, fields in c.bounds.items()},
         "evals": [asdict(s) for s in exp.evals],
         "targets": [{**asdict(t), **exp.target_sources.get(t.metric, {})}
                     for t in exp.targets],
@@ -158,4 +162,4 @@ def run_plan(c: CompiledExperiment) -> RunPlan:
     return RunPlan(file=exp.file, selection={k: knob_json(v) for k, v in exp.knobs.items()},
                    source_files=dict(c.sources), loaders=list(exp.loaders),
                    evals=list(exp.evals), targets=list(exp.targets), run=exp.run,
-                   plan_json=plan, plan_hash=digest)
+                   plan_json=plan, plan_hash=digest, bounds=runtime_bounds(c.bounds))

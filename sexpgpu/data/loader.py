@@ -18,10 +18,11 @@ from typing import Any
 
 import numpy as np
 
+from sexpgpu.data.bounds import check_arrays, check_windows, vocabulary_fits
 from sexpgpu.data.dataset import TokenData
 from sexpgpu.data.errors import data_error
 from sexpgpu.data.sources import Data, open_source
-from sexpgpu.data.spec import LoaderSpec, StageSpec
+from sexpgpu.data.spec import FieldBound, LoaderSpec, StageSpec
 
 ORDERS = ("sequential", "shuffle", "random-windows")
 _EVAL_STREAM = 0x7FFFFFFF  # a draw counter training never reaches: eval windows are fixed
@@ -36,10 +37,18 @@ class _Stage:
     """One source read in one order; owns its position (cursor and draws)."""
 
     def __init__(self, index: int, name: str, start: int, data: Data, batch: int,
-                 order: str, fields: dict[str, str], seed_words: list[int]):
+                 order: str, fields: dict[str, str], seed_words: list[int],
+                 bounds: dict[str, FieldBound] | None = None):
         self.index, self.name, self.start = index, name, start
         self.data, self.batch, self.order, self.fields = data, batch, order, fields
         self.seed_words = seed_words
+        # index fields: arrays are checked whole now, token windows as they are cut
+        self.bounds = dict(bounds or {})
+        if isinstance(data, TokenData):
+            self._check_windows = bool(self.bounds) and not vocabulary_fits(data, self.bounds)
+        else:
+            check_arrays(data, fields, self.bounds)
+            self._check_windows = False
         self.cursor = 0  # rows (or windows) consumed in sequential/shuffled order
         self.draws = 0  # random batches drawn
         self._perm: tuple[int, np.ndarray] | None = None
@@ -76,7 +85,10 @@ class _Stage:
     def _rows(self, units: np.ndarray, random_starts: np.ndarray | None = None) -> dict:
         if isinstance(self.data, TokenData):
             starts = random_starts if random_starts is not None else units * self.data.context
-            return self._select(self.data.windows(starts))
+            batch = self._select(self.data.windows(starts))
+            if self._check_windows:
+                check_windows(batch, starts, self.data, self.fields, self.bounds)
+            return batch
         return self._select(self.data.rows(units))
 
     def _select(self, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -128,7 +140,10 @@ class _Stage:
 class Loader:
     """Batches for one `defloader`; `next_batch(step)` picks the stage for that step."""
 
-    def __init__(self, spec: LoaderSpec, base_dir: str | Path, seed: int):
+    def __init__(self, spec: LoaderSpec, base_dir: str | Path, seed: int,
+                 bounds: dict[str, FieldBound] | None = None):
+        """`bounds`: the batch fields the model uses as indices (RunPlan.bounds), checked
+        as the data enters (data.bounds)."""
         self.spec = spec
         order = spec.order.lstrip(":")
         if order not in ORDERS:
@@ -149,7 +164,8 @@ class Loader:
                                           names=set(spec.fields.values()))
             words = [int(seed), _name_key(spec.name), index]
             self.stages.append(_Stage(index, st.name or f"stage-{index}", st.start, opened[key],
-                                      st.batch or spec.batch, order, spec.fields, words))
+                                      st.batch or spec.batch, order, spec.fields, words,
+                                      bounds))
         self.samples = 0
         self.tokens = 0
 

@@ -40,3 +40,15 @@ class LoaderSpec:
     order: str = "sequential"
     fields: dict[str, str] = field(default_factory=dict)
     stages: list[StageSpec] = field(default_factory=list)
+
+
+@dataclass
+class FieldBound:
+    """A batch field's values must lie in low..high-1: the model uses it as `use` (a class
+    of a one-hot over n, a row of an embedding table), built at `where` (file:line). The
+    compiler derives these from the traced graphs; the loader checks the data."""
+
+    low: int
+    high: int
+    use: str
+    where: str = ""

@@ -98,6 +98,13 @@ def text_source(options: dict[str, Any], base_dir: Path) -> TokenData:
     split = str(options.get("split", "train"))
     if split not in ("train", "val"):
         raise data_error(path, f"unknown split {split!r}", expected="train or val")
+    declared = options.get("vocab_size")
+    if declared is not None and prepared.vocab_size > int(declared):
+        raise data_error(
+            path, f"the text has {prepared.vocab_size} distinct tokens, more than :vocab-size "
+            f"{int(declared)}", expected=f"at most {int(declared)} (:vocab-size)",
+            actual=f"{prepared.vocab_size}", fix="raise :vocab-size (and the model's size) "
+            "to the text's vocabulary")
     tokens = prepared.tokens[:cut] if split == "train" else prepared.tokens[cut:]
     meta = {"vocab": prepared.vocab, "cache": str(prepared.cache)}
     return TokenData(

@@ -141,7 +141,8 @@ def run_training(
     seed = settings.seed
     try:
         base_dir = Path(plan.file).resolve().parent
-        loaders = {spec.name: Loader(spec, base_dir, seed) for spec in plan.loaders}
+        loaders = {spec.name: Loader(spec, base_dir, seed, plan.bounds.get(spec.name))
+                   for spec in plan.loaders}
         for wanted in [settings.train_loader, *(ev.loader for ev in plan.evals)]:
             if wanted not in loaders:
                 raise data_error(None, f"no loader named {wanted!r}",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from sexpgpu.data.spec import LoaderSpec
+from sexpgpu.data.spec import FieldBound, LoaderSpec
 
 
 @dataclass
@@ -60,6 +60,7 @@ class RunPlan:
     """The compiler's description of one run (the TrainingProgram is handed over beside it).
 
     file: the run file's path; its directory anchors relative data paths.
+    bounds: the batch fields the model uses as indices, which each loader checks.
     selection: the knobs/variant bound for this run (`{"lr": 0.01, "variant": "small"}`).
     source_files: every file the compilation read, path -> text (copied to `source/`).
     plan_json: what `explain` prints (stored as plan.json); plan_hash: its hash, which a
@@ -75,6 +76,8 @@ class RunPlan:
     run: RunSpec
     plan_json: dict[str, Any] = field(default_factory=dict)
     plan_hash: str = ""
+    # loader -> batch field -> the values the model indexes with it (class ids, token ids)
+    bounds: dict[str, dict[str, FieldBound]] = field(default_factory=dict)
 
     def loader(self, name: str) -> LoaderSpec:
         for spec in self.loaders:
