@@ -86,6 +86,7 @@ def _npz(tmp_path: Path, **arrays) -> None:
 
 
 X20, Y20, Y16 = np.zeros((20, 5), np.float32), np.zeros(20, np.int64), np.zeros(16, np.int64)
+SHAPES = "'(:x ((5) :f32) :y (() :i64))"
 TOKENS = "(defloader train :source (tokens \"t.bin\" :context 8) :batch 4)"
 TEXT = "(defloader train :source (text \"t.txt\" :context 8 :split :{split}) :batch 4)"
 
@@ -110,6 +111,19 @@ HEADER_CASES = {
                     '(defloader train :source (npz "d.npz") :batch 4)', "E-DATA", "complex64"),
     "npz missing": (lambda d: None, '(defloader train :source (npz "d.npz") :batch 4)',
                     "E-DATA", "file not found"),
+    "npz absent, shapes declared": (
+        lambda d: None, f'(defloader train :source (npz "d.npz" :shapes {SHAPES}) :batch 4)',
+        "W-DATA-ABSENT", "checked without it"),
+    "npz as declared": (
+        lambda d: _npz(d, x=X20, y=Y20),
+        f'(defloader train :source (npz "d.npz" :shapes {SHAPES}) :batch 4)', None, None),
+    "npz not as declared": (
+        lambda d: _npz(d, x=X20[:, :4], y=Y20),
+        f'(defloader train :source (npz "d.npz" :shapes {SHAPES}) :batch 4)', "E-DATA",
+        "not what :shapes declares"),
+    "npz shapes malformed": (
+        lambda d: None, "(defloader train :source (npz \"d.npz\" :shapes '(:x (5 :f32)))"
+        " :batch 4)", "E-LOADER", "malformed :shapes"),
     "npz not a zip": (lambda d: (d / "d.npz").write_bytes(b"nonsense"),
                       '(defloader train :source (npz "d.npz") :batch 4)', "E-DATA", "readable"),
     "npy rows differ": (lambda d: (np.save(d / "x.npy", X20), np.save(d / "y.npy", Y16)),

@@ -3,8 +3,9 @@ worked out from the declaration and the data's headers alone: `check` never read
 data. npy/npz headers and file sizes are read when the files are there, and every
 problem they reveal (arrays of different lengths, too few tokens, a dtype no
 tensor has) is E-DATA at check. A missing file is W-DATA-ABSENT where the shapes
-are known without it (text and tokens, from :context); npz/npy shapes come only
-from their headers, so those files must exist."""
+are known without it (text and tokens, from :context; npz/npy arrays whose shapes
+the loader declares with :shapes); otherwise npz/npy shapes come from their
+headers, so those files must exist."""
 
 from __future__ import annotations
 
@@ -17,11 +18,13 @@ from sexpgpu.contract.collect import E_LOADER
 from sexpgpu.data.errors import E_DATA
 from sexpgpu.data.spec import LoaderSpec
 from sexpgpu.diagnostics import Diagnostic, Span, define_code, error
+from sexpgpu.ir.types import DTYPES
 
 W_DATA_ABSENT = define_code(
     "W-DATA-ABSENT", "data file absent: checked without it",
     "A loader's data file does not exist, but the shapes of its batches are known "
-    "without it (text and token sources take them from :context), so `check` traced "
+    "without it (text and token sources take them from :context, npz/npy sources from "
+    "a declared :shapes), so `check` traced "
     "every graph anyway. What only the data can tell (file size, the vocabulary) was "
     "not checked; `run` needs the file and stops with E-DATA before the first step.",
 )
@@ -91,17 +94,38 @@ class FieldReader:
         return error(E_DATA, f"defloader {self.spec.name}: {path}: {what}", self.span,
                      expected=expected, actual=actual, fix=fix)
 
-    def _missing(self, path: Path, why: str) -> Exception:
-        return self._data_error(path, "file not found", expected="an existing readable file",
-                                actual="file not found", fix="create the file or point the "
-                                f"loader elsewhere (or --set the knob that holds the path); {why}")
+    def _missing(self, path: Path) -> Exception:
+        return self._data_error(
+            path, "file not found", expected="an existing readable file, or the arrays' "
+            "shapes declared with :shapes", actual="file not found",
+            fix="create the file or point the loader elsewhere (or --set the knob that holds "
+            "the path); to check without it, declare :shapes '(:x ((40) :f32) :y (() :i64))")
 
-    def _absent(self, path: Path) -> None:
+    def _absent(self, path: Path, shapes_from: str) -> None:
         self.warnings.append(Diagnostic(
             W_DATA_ABSENT, f"defloader {self.spec.name}: {path} does not exist: checked "
             "without it", self.span, expected="the data file (for `run`)",
             actual="file not found", fix="create the file or --set the knob that holds "
-            "its path before `sexpgpu run`; shapes came from :context"))
+            f"its path before `sexpgpu run`; shapes came from {shapes_from}"))
+
+    def _declared(self) -> dict[str, Field] | None:
+        """npz/npy `:shapes '(:x ((40) :f32) :y (() :i64))`: each array's shape of one
+        sample and dtype, so check works without the file (and compares the header)."""
+        shapes = self.spec.options.get("shapes")
+        if shapes is None:
+            return None
+        out: dict[str, Field] = {}
+        for name, entry in (shapes.items() if isinstance(shapes, dict) else [(None, shapes)]):
+            dims, dtype = (entry + [None, None])[:2] if isinstance(entry, list) else (None, None)
+            dims = [] if dims is None else dims
+            if (name is None or not isinstance(dims, list) or dtype not in DTYPES
+                    or not all(isinstance(d, int) and d > 0 for d in dims)):
+                raise error(E_LOADER, f"defloader {self.spec.name}: malformed :shapes",
+                            self.span, expected="'(:NAME ((DIM ...) :DTYPE) ...), e.g. "
+                            "'(:x ((40) :f32) :y (() :i64))", actual=str(shapes),
+                            fix="one entry per array: its shape of one sample, then its dtype")
+            out[name] = (tuple(dims), dtype)
+        return out
 
     # -- sources -----------------------------------------------------------------
 
@@ -119,10 +143,8 @@ class FieldReader:
                    "y": ((), "f32" if task == "linear-regression" else "i64")}
         elif spec.source in ("text", "tokens"):
             raw = self._stream()
-        elif spec.source == "npz":
-            raw = self._arrays(self._npz_headers())
-        elif spec.source == "npy":
-            raw = self._arrays(self._npy_headers())
+        elif spec.source in ("npz", "npy"):
+            raw = self._named_arrays()
         else:
             raw = {}
         if spec.fields:
@@ -145,7 +167,7 @@ class FieldReader:
                         fix=f"({spec.source} PATH :context 64)")
         path = resolve_path(opts.get("path"), self.base)
         if not path.is_file():
-            self._absent(path)
+            self._absent(path, ":context")
         elif spec.source == "text":
             self._text_size(path, context)
         else:
@@ -201,10 +223,33 @@ class FieldReader:
                                    fix=f"rewrite it with numpy.{'savez' if member else 'save'}"
                                    ) from None
 
-    def _npz_headers(self) -> dict[str, tuple[Path, Header]]:
+    def _named_arrays(self) -> dict[str, Field]:
+        """npz/npy fields from the headers; from :shapes when the file is absent (and
+        then the header must agree with :shapes when it is there)."""
+        declared = self._declared()
+        read = self._npz_headers if self.spec.source == "npz" else self._npy_headers
+        headers = read(declared is not None)
+        if headers is None:
+            assert declared is not None
+            return declared
+        raw = self._arrays(headers)
+        for name, field in (declared or {}).items():
+            if raw.get(name) != field:
+                path = headers[name][0] if name in headers else next(iter(headers.values()))[0]
+                found = f"{_show(raw[name])}" if name in raw else "no such array"
+                raise self._data_error(path, f"array `{name}` is not what :shapes declares",
+                                       expected=f"{name} {_show(field)}",
+                                       actual=f"{name} {found}",
+                                       fix="correct :shapes, or the file")
+        return raw
+
+    def _npz_headers(self, optional: bool = False) -> dict[str, tuple[Path, Header]] | None:
         path = resolve_path(self.spec.options.get("path"), self.base)
         if not path.is_file():
-            raise self._missing(path, "an npz's shapes are only known from its headers")
+            if optional:
+                self._absent(path, ":shapes")
+                return None
+            raise self._missing(path)
         try:
             with zipfile.ZipFile(path) as archive:
                 names = [n[:-4] for n in archive.namelist() if n.endswith(".npy")]
@@ -214,7 +259,7 @@ class FieldReader:
                                    fix="rewrite it with numpy.savez") from None
         return {name: (path, self._header(path, name)) for name in names}
 
-    def _npy_headers(self) -> dict[str, tuple[Path, Header]]:
+    def _npy_headers(self, optional: bool = False) -> dict[str, tuple[Path, Header]] | None:
         paths = self.spec.options.get("path")
         named = (paths if isinstance(paths, dict)
                  else {str(self.spec.options.get("field", "x")): paths})
@@ -222,7 +267,10 @@ class FieldReader:
         for name, raw_path in named.items():
             path = resolve_path(raw_path, self.base)
             if not path.is_file():
-                raise self._missing(path, "an npy's shapes are only known from its header")
+                if optional:
+                    self._absent(path, ":shapes")
+                    return None
+                raise self._missing(path)
             out[name] = (path, self._header(path, None))
         return out
 
@@ -259,6 +307,11 @@ class FieldReader:
                 if not self.spec.fields else "fix the arrays, or select matching ones with "
                 ":fields")
         return raw
+
+
+def _show(field: Field) -> str:
+    shape, dtype = field
+    return f"({' '.join(map(str, shape))}) {dtype}"
 
 
 def batch_fields(spec: LoaderSpec, base: Path, span: Span | None,
