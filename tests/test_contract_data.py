@@ -173,3 +173,24 @@ def test_a_split_npz_loads_only_the_selected_arrays(tmp_path: Path) -> None:
         loader = Loader(LoaderSpec("l", "npz", {"path": "d.npz"}, batch=4, fields=fields),
                         tmp_path, seed=0)
         assert {k: v.shape[0] for k, v in loader.next_batch(0).items()} == {"x": rows, "y": rows}
+
+
+@pytest.mark.parametrize("source,fix", [
+    ("(mnist1d :split :train :num-sample 100)", "did you mean `num-samples`?"),
+    ("(mnist1d :split :tset)", "did you mean `test`?"),
+    ("(synthetic :task :clases)", "did you mean `classes`?"),
+    ("(synthetic)", "use one of:"),
+    ("(synthetic :task :parity :split :tain)", "did you mean `train`?"),
+    ("(text \"t.txt\" :vocab :bytes :context 4)", "did you mean `byte`?"),
+    ("(text \"t.txt\" :val-fraction 1.5 :context 4)", ":val-fraction 0.1"),
+    ("(tokens \"t.bin\" :vocab-size 0 :context 4)", ":vocab-size 65"),
+    ("(tokens \"t.bin\" :dtype :float32 :context 4)", ":dtype uint16"),
+    ("(tokens \"t.bin\" :dtype :nonsense :context 4)", ":dtype uint16"),
+])
+def test_source_options_the_run_would_reject_are_found_by_check(tmp_path: Path, source: str,
+                                                                  fix: str) -> None:
+    with pytest.raises(SexpError) as info:
+        compile_with(tmp_path, f"(defloader train :source {source} :batch 4)")
+    diag = info.value.diagnostic
+    assert diag.code == "E-LOADER" and diag.span.line == 4
+    assert diag.fix.startswith(fix), diag.fix
