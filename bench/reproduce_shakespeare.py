@@ -56,7 +56,8 @@ def final_val_loss(result: RunResult, selection: dict[str, Any],
         saved = ckpt.load_checkpoint(found)
         ckpt.restore_arrays("params", program.params(), saved.params, found)
         val = next(ev for ev in plan.evals if ev.name == "val")
-        loader = Loader(plan.loader(val.loader), Path(plan.file).resolve().parent, plan.run.seed)
+        loader = Loader(plan.loader(val.loader), Path(plan.file).resolve().parent, plan.run.seed,
+                        plan.bounds.get(val.loader))
         ctx = {**saved.meta.get("ctx", {}), "step": saved.step}
         values = run_eval(program, EvalSpec("val", val.loader, batches=batches), loader,
                           saved.step, ctx)
