@@ -43,6 +43,8 @@ GRAPHS = {
     "shifted up": (lambda y, t, lg: ad.take(t, 2 + y), {"y": (-2, 5)}),
     "tightest wins": (lambda y, t, lg: ad.take(t, y).sum() + ad.one_hot(y, 5).sum(),
                       {"y": (0, 5)}),
+    "both hold": (lambda y, t, lg: ad.take(t, y).sum() + ad.one_hot(y - 1, 7).sum(),
+                  {"y": (1, 7)}),
     "not an index": (lambda y, t, lg: y * 2, {}),
     "arithmetic loses it": (lambda y, t, lg: ad.take(t, y * 2), {}),
     "compared with a number": (lambda y, t, lg: y.apply("eq", 3), {}),

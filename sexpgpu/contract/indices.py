@@ -10,7 +10,7 @@ from sexpgpu.contract.experiment import Experiment
 from sexpgpu.data.errors import E_DATA
 from sexpgpu.data.spec import FieldBound, LoaderSpec
 from sexpgpu.diagnostics import Note, error
-from sexpgpu.ir.bounds import IndexBound, index_bounds
+from sexpgpu.ir.bounds import IndexBound, both, index_bounds
 from sexpgpu.ir.graph import Graph
 
 MNIST1D_CLASSES = 10
@@ -32,9 +32,8 @@ def loader_bounds(exp: Experiment, compiled: CompiledExperiment
             if name not in data:
                 continue
             field = name.removeprefix("data/")
-            old = out.setdefault(loader, {}).get(field)
-            if old is None or bound.high - bound.low < old.high - old.low:
-                out[loader][field] = bound
+            fields = out.setdefault(loader, {})
+            fields[field] = both(fields.get(field), bound)
     return out
 
 

@@ -59,8 +59,8 @@ def vocabulary_fits(data: TokenData, bounds: dict[str, FieldBound]) -> bool:
     """A character text's vocabulary is known exactly: check it once at open. True when
     it fits every bound (the windows need no further check)."""
     vocab = data.meta.get("vocab")
-    if vocab is None:
-        return False
+    if vocab is None or any(bound.low > 0 for bound in bounds.values()):
+        return False  # not known exactly, or ids must skip 0: check every window
     for field, bound in bounds.items():
         if len(vocab) > bound.high:
             char = vocab[bound.high]

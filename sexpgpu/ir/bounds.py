@@ -43,10 +43,17 @@ def index_bounds(graph: Graph) -> dict[str, IndexBound]:
             source, offset = traced
             bound = IndexBound(source.name or "", -offset, size - offset, use, node.span,
                                node.notes)
-            old = found.get(bound.name)
-            if old is None or bound.high - bound.low < old.high - old.low:
-                found[bound.name] = bound
+            found[bound.name] = both(found.get(bound.name), bound)
     return found
+
+
+def both(old: IndexBound | None, new: IndexBound) -> IndexBound:
+    """The values that satisfy both bounds, described by the one with the lower limit."""
+    if old is None:
+        return new
+    first = new if new.high < old.high else old
+    return IndexBound(first.name, max(old.low, new.low), min(old.high, new.high), first.use,
+                      first.span, first.notes)
 
 
 def _index_uses(node: Node) -> list[tuple[Value, int, str]]:
