@@ -2,7 +2,7 @@
 is E-RUN-IO (exit 3) with the last good checkpoint kept; a file where the run needs a
 directory is E-RUN-IO before anything is written; a malformed checkpoint (pickled
 arrays, a meta of the wrong shape, a step its optimizer state contradicts) is
-E-CHECKPOINT."""
+E-CHECKPOINT; a stop signal while compiling is exit 75."""
 
 from __future__ import annotations
 
@@ -10,6 +10,10 @@ import errno
 import hashlib
 import io
 import json
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -241,3 +245,55 @@ def test_loader_positions_of_another_plan_are_refused(tmp_path):
     _rewrite(newest, "meta.json", dumps(meta))
     code, failed, _ = _train(tmp_path, steps=20, resume=str(newest))
     assert code == 1 and failed["error"]["code"] == "E-CHECKPOINT"
+
+
+# -- a stop signal while compiling ---------------------------------------------------------
+
+# each makes one phase of `sexpgpu run` slow and says when it has begun
+SLOW = {
+    "importing": """
+import importlib, pathlib, time
+from sexpgpu import cli
+real = importlib.import_module
+def slow(name, *args):
+    if name == "sexpgpu.commands.run":
+        pathlib.Path(MARK).touch()
+        time.sleep(60)
+    return real(name, *args)
+cli.importlib.import_module = slow
+""",
+    "compiling": """
+import pathlib, time
+import sexpgpu.commands.run as run
+real = run.compile_file
+def slow(*args, **kwargs):
+    pathlib.Path(MARK).touch()
+    time.sleep(60)
+    return real(*args, **kwargs)
+run.compile_file = slow
+""",
+}
+MAIN = """
+import sys
+from sexpgpu import cli
+sys.exit(cli.main(["run", FILE, "--runs", RUNS, "--set", "steps=5"]))
+"""
+
+
+@pytest.mark.parametrize("phase", sorted(SLOW))
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["TERM", "INT"])
+def test_a_stop_signal_before_training_exits_75(tmp_path, phase, signum):
+    mark, runs = tmp_path / "begun", tmp_path / "runs"
+    script = (f"MARK, FILE, RUNS = {str(mark)!r}, {str(TINY)!r}, {str(runs)!r}\n"
+              + SLOW[phase] + MAIN)
+    proc = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.time() + 60
+    while not mark.exists():
+        assert proc.poll() is None and time.time() < deadline
+        time.sleep(0.01)
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 75, err
+    assert "before training began" in err and "Traceback" not in err
+    assert not runs.exists()  # nothing was written: the retry starts it from scratch

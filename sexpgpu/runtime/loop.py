@@ -14,6 +14,7 @@ import os
 import platform
 import sys
 import time
+from contextlib import nullcontext
 from importlib import metadata
 from pathlib import Path
 from typing import Any, TextIO
@@ -85,6 +86,7 @@ def run_training(
     *,
     stderr: TextIO | None = None,
     status_interval_s: float = 0.25,
+    stop: StopRequests | None = None,
 ) -> tuple[int, dict[str, Any]]:
     """Train `program` as `plan` says; resume = None, "latest" or a checkpoint/run path.
 
@@ -94,10 +96,13 @@ def run_training(
     writes of the run's own files (E-RUN-IO: a full disk) end it with exit 3; a stop
     signal with exit 75; success with 0. status.json is rewritten at most every
     `status_interval_s` seconds for routine step updates (always for state changes).
+    `stop`: the handlers `sexpgpu run` installed before compiling (else installed here).
     """
     stderr = stderr or sys.stderr
     settings = plan.run  # resolved once by the contract: defrun, then the command line
     the_hash = rundir.plan_hash(plan)
+    if stop is not None:
+        stop.defer()  # from here on the run has files: a signal lets the step finish
 
     # ---- the run directory: new, or an existing one continued from a checkpoint
     run_dir = Path(runs_dir) / rundir.slug_for(plan)
@@ -225,7 +230,7 @@ def run_training(
         timed_steps, timed_ms = 0, 0.0
         last_saved = step if resume_from is not None else -1
         last_evaluated = last_eval["step"] if last_eval else -1
-        with StopRequests() as stops:
+        with nullcontext(stop) if stop is not None else StopRequests() as stops:
             # ---- the loop
             while step < settings.steps:
                 ctx = make_ctx(step * settings.microbatches)
