@@ -75,3 +75,16 @@ def test_npy_files_by_field(tmp_path: Path) -> None:
   :source (npy :path '(:x "x.npy" :y "y.npy")) :batch 4)""")
     assert compiled.experiment.loaders[0].options["path"] == {"x": "x.npy", "y": "y.npy"}
     assert compiled.fields["train"] == {"x": ((5,), "f32"), "y": ((), "i64")}
+
+
+def test_source_option_table_covers_every_source_and_generator_argument() -> None:
+    import dataclasses
+
+    from sexpgpu.contract.collect import SOURCES as DECLARED
+    from sexpgpu.data.mnist1d import Mnist1dArgs
+    from sexpgpu.data.sources import SOURCES as OPENERS
+    from sexpgpu.data.spec import SOURCE_OPTIONS
+
+    assert set(SOURCE_OPTIONS) == set(DECLARED) == set(OPENERS)
+    generator = {f.name for f in dataclasses.fields(Mnist1dArgs)}
+    assert set(SOURCE_OPTIONS["mnist1d"]) == generator | {"split", "dtype"}
