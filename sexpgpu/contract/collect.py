@@ -9,6 +9,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from sexpgpu.contract.experiment import Experiment
+from sexpgpu.contract.forms import E_FORM_SYNTAX
 from sexpgpu.contract.values import knob_value, plist, to_lisp, to_python
 from sexpgpu.data.spec import SOURCE_OPTIONS, LoaderSpec, StageSpec, option_problem
 from sexpgpu.devices import check_device
@@ -199,11 +200,14 @@ class Collector:
     # -- objective and evaluate ---------------------------------------------------
 
     def defobjective(self, fn: Any) -> Any:
+        _check_batch_lambda("defobjective", fn, self.exp.span("defobjective"))
         self.exp.objective = fn
         return NIL
 
     def defevaluate(self, name: Symbol, fn: Any) -> Any:
-        self.exp.evaluates[name.name.lower()] = fn
+        label = name.name.lower()
+        _check_batch_lambda("defevaluate", fn, self.exp.span("defevaluate", label))
+        self.exp.evaluates[label] = fn
         return name
 
     def metric(self, name: Symbol, value: Any) -> Any:
@@ -399,6 +403,20 @@ def _finite(form: str, key: str, value: Any, span: Any) -> float:
                     f"{form}: {key} must be a number", span, expected="a finite number",
                     actual=f"{key} {_show(value)}", fix=f"{key} 1.0")
     return number
+
+
+def _check_batch_lambda(head: str, fn: Any, span: Any) -> None:
+    """An objective or evaluate function takes the model, then the batch fields by
+    keyword: `(model &key x y)`. Fields are passed as keywords, so positional ones
+    could never be filled."""
+    ll = getattr(fn, "ll", None)
+    if ll is None or (len(ll.required) == 1 and not ll.optional):
+        return
+    fields = [A.show(p).lower() for p in [*ll.required[1:], *(o[0] for o in ll.optional)]]
+    wanted = "(model &key " + " ".join(fields or ["x", "y"]) + ")"
+    raise error(E_FORM_SYNTAX, f"{head} takes the model, then the batch fields after &key",
+                span, expected=wanted, actual=ll.describe().lower(),
+                fix=f"write ({head} {wanted} ...)")
 
 
 def _show(value: Any) -> str:

@@ -40,8 +40,8 @@ E_FORM_DUPLICATE = define_code(
 E_FORM_SYNTAX = define_code(
     "E-FORM-SYNTAX", "malformed contract form",
     "A contract form is missing its name or has the wrong shape, e.g. `(defknob)`, "
-    "`(defknob lr 0.1 :range (0))` or `(defvariant small :hidden)` (a knob without a "
-    "value).",
+    "`(defknob lr 0.1 :range (0))`, `(defvariant small :hidden)` (a knob without a "
+    "value) or `(defobjective (model x y) ...)` (batch fields go after &key).",
 )
 
 SECTIONS: dict[str, int] = {
