@@ -77,6 +77,18 @@ def test_npy_files_by_field(tmp_path: Path) -> None:
     assert compiled.fields["train"] == {"x": ((5,), "f32"), "y": ((), "i64")}
 
 
+@pytest.mark.parametrize("arrays, what", [
+    ({"x": np.array([{"a": 1}] * 20, dtype=object), "y": np.zeros(20, np.int64)}, "object"),
+    ({"x": np.zeros((20, 5), np.float32), "y": np.array(["a"] * 20)}, "not numbers"),
+    ({"x": np.zeros((0, 5), np.float32), "y": np.zeros(0, np.int64)}, "no rows"),
+], ids=["pickled-objects", "strings", "empty"])
+def test_check_refuses_arrays_a_batch_cannot_hold(tmp_path: Path, arrays, what) -> None:
+    np.savez(tmp_path / "d.npz", **arrays)
+    with pytest.raises(SexpError) as info:
+        compile_with(tmp_path, '(defloader train :source (npz "d.npz") :batch 4)')
+    assert info.value.diagnostic.code == "E-DATA" and what in info.value.diagnostic.message
+
+
 def test_source_option_table_covers_every_source_and_generator_argument() -> None:
     import dataclasses
 

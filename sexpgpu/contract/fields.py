@@ -44,6 +44,11 @@ def _header(path: Path, member: str | None) -> tuple[tuple[int, ...], str]:
         version = fmt.read_magic(fh)
         header = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
         shape, _, dtype = header(fh)
+        where = f"{path.name}:{member}" if member else path.name
+        if np.dtype(dtype).kind not in "biuf":  # objects (pickles), strings, records
+            raise ValueError(f"{where} holds {np.dtype(dtype)}, not numbers")
+        if not shape or shape[0] == 0:
+            raise ValueError(f"{where} has no rows (shape {tuple(shape)})")
         return tuple(shape), _NP_DTYPES.get(np.dtype(dtype).name, "f32")
 
     if member is None:
@@ -83,8 +88,8 @@ def batch_fields(spec: LoaderSpec, base: Path, span: Span | None) -> dict[str, F
                 shape, dtype = _header(path, name)
                 raw[name] = (shape[1:], dtype)
         except (OSError, ValueError, zipfile.BadZipFile) as exc:
-            raise _data_error(path, f"not a readable npz ({exc})", span, "rewrite it with "
-                              "numpy.savez") from None
+            raise _data_error(path, f"not a readable npz of numbers ({exc})", span,
+                              "rewrite it with numpy.savez") from None
     elif spec.source == "npy":
         paths = opts.get("path")
         named = paths if isinstance(paths, dict) else {str(opts.get("field", "x")): paths}
@@ -92,7 +97,11 @@ def batch_fields(spec: LoaderSpec, base: Path, span: Span | None) -> dict[str, F
         for name, raw_path in named.items():
             path = resolve_path(raw_path, base)
             _need_file(path, span, hint)
-            shape, dtype = _header(path, None)
+            try:
+                shape, dtype = _header(path, None)
+            except (OSError, ValueError, EOFError) as exc:
+                raise _data_error(path, f"not a readable npy of numbers ({exc})", span,
+                                  "rewrite it with numpy.save") from None
             raw[name] = (shape[1:], dtype)
     else:
         raw = {}
