@@ -15,7 +15,7 @@ from sexpgpu.data.spec import SOURCE_OPTIONS, LoaderSpec, StageSpec, option_prob
 from sexpgpu.devices import check_device
 from sexpgpu.diagnostics import define_code, error
 from sexpgpu.ir import build
-from sexpgpu.lisp.types import NIL, Cons, Symbol, to_py
+from sexpgpu.lisp.types import NIL, Cons, Symbol, T, to_py
 from sexpgpu.runtime.spec import EvalSpec, RunSpec, TargetSpec
 from sexpgpu.selection import Binder
 from sexpgpu.suggest import did_you_mean
@@ -282,13 +282,13 @@ class Collector:
         span = self.exp.span("defeval", label)
         _, kw = A.split(f"defeval {label}", args, ("loader", "every", "batches", "evaluate"),
                         max_pos=0)
-        loader = to_python(kw.get("loader", NIL)) or label
+        loader = _name(f"defeval {label}", ":loader", kw, span) or label
         if self.exp.loader(loader) is None:
             names = [spec.name for spec in self.exp.loaders]
             raise error(E_RUN, f"defeval {label}: no loader named `{loader}`", span,
                         expected=f"one of: {', '.join(names)}", actual=str(loader),
                         fix=did_you_mean(str(loader), names))
-        evaluate = to_python(kw.get("evaluate", NIL)) or "default"
+        evaluate = _name(f"defeval {label}", ":evaluate", kw, span) or "default"
         if evaluate not in self.exp.evaluates:
             names = list(self.exp.evaluates)
             raise error(E_RUN, f"defeval {label}: no defevaluate named `{evaluate}`", span,
@@ -348,7 +348,7 @@ class Collector:
             raise error(E_RUN, f"defrun: unknown precision :{precision}", span,
                         expected=":f32 or :bf16", actual=f":{precision}",
                         fix=did_you_mean(str(precision), list(PRECISIONS)))
-        train = to_python(kw.get("train", NIL)) or "train"
+        train = _name("defrun", ":train", kw, span) or "train"
         loader = self.exp.loader(train)
         if loader is None:
             names = [spec.name for spec in self.exp.loaders]
@@ -361,7 +361,7 @@ class Collector:
             raise error(E_RUN, f"defrun: :microbatches {micro} does not divide the batch "
                         f"{loader.batch}", span, expected=f"a divisor of {loader.batch}",
                         actual=str(micro), fix="pick microbatches that divide the batch")
-        model = to_python(kw.get("model", NIL))
+        model = _name("defrun", ":model", kw, span)
         if model is not None:
             self.exp.top_model = str(model)
         # the defaults live in RunSpec alone: pass only what the file wrote
@@ -381,6 +381,17 @@ _INTEGER_SETTINGS: dict[str, int | None] = {
     "seed": 2**63 - 1, "checkpoint-every": None, "keep-checkpoints": None, "log-every": None,
     "diag-every": None,
 }
+
+
+def _name(form: str, key: str, kw: dict[str, Any], span: Any) -> str | None:
+    """A name given to a contract form (`:loader test`, `:model gpt`); None when absent."""
+    value = kw.get(key.lstrip(":"), NIL)
+    if value is NIL:
+        return None
+    if isinstance(value, str) or (isinstance(value, Symbol) and value is not T):
+        return str(to_python(value))
+    raise error(E_RUN, f"{form}: {key} takes a name", span, expected=f"{key} NAME",
+                actual=f"{key} {_show(value)}", fix=f"name a declared one, unquoted: {key} NAME")
 
 
 def _setting(form: str, key: str, value: Any, low: int, span: Any,
