@@ -239,7 +239,13 @@ class Collector:
                         expected="(optimizer (optim:adamw :lr 1e-3) ...)", actual=A.show(opt),
                         fix="call one of sexpgpu/optim's optimizers")
         _, kw = A.split("optimizer", args, ("groups", "clip"), max_pos=0)
-        groups = [self._group(entry, opt, span) for entry in to_py(kw.get("groups", NIL))]
+        entries = kw.get("groups", NIL)
+        if entries is not NIL and type(entries) is not Cons:
+            raise error(E_OPTIMIZER, ":groups takes a list of groups", span,
+                        expected="((:select GLOB key value ...) ...)",
+                        actual=f":groups {_show(entries)}",
+                        fix=":groups ((:ndim 1 :weight-decay 0.0))")
+        groups = [self._group(entry, opt, span) for entry in to_py(entries)]
         clip = kw.get("clip")
         clip_v = None if clip is None or clip is NIL else _finite("optimizer", ":clip", clip, span)
         if clip_v is not None and clip_v <= 0:
