@@ -25,20 +25,35 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def naming(exc: OSError, path: Path) -> OSError:
+    """The same error with the file it was about (a failed write() does not say)."""
+    if exc.filename is not None:
+        return exc
+    return OSError(exc.errno, exc.strerror or str(exc), str(path))
+
+
 def write_file_synced(path: Path, data: bytes) -> None:
     """Write and fsync one file in place (used inside a temp directory)."""
-    with open(path, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
+    try:
+        with open(path, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except OSError as exc:
+        raise naming(exc, path) from exc
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` atomically: temp + fsync + rename."""
+    """Replace `path` with `data` atomically: temp + fsync + rename. On failure (a full
+    disk) the old file stays as it was and the temp file is removed."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    write_file_synced(tmp, data)
-    os.replace(tmp, path)
+    try:
+        write_file_synced(tmp, data)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     fsync_dir(path.parent)
 
 

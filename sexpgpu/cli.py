@@ -37,6 +37,7 @@ import traceback
 from sexpgpu import __version__, env
 from sexpgpu.diagnostics import E_INTERNAL, Diagnostic, SexpError, SourceMap, render_all
 from sexpgpu.exitcodes import EXIT_ERRORS, EXIT_OK, EXIT_PREEMPTED, EXIT_USAGE
+from sexpgpu.runtime.signals import Stopped, StopRequests
 
 # verb -> module under sexpgpu.commands exposing main(argv) -> int
 COMMANDS: dict[str, str] = {
@@ -56,6 +57,9 @@ COMMANDS: dict[str, str] = {
     "bundle": "bundle",
     "doctor": "doctor",
 }
+# verbs a scheduler preempts: a stop signal from the first moment (importing numba takes
+# a while) is exit 75, never death by the signal (docs/bundle.md, "Preemptible jobs")
+PREEMPTIBLE = ("run", "sweep")
 
 
 def print_diagnostics(
@@ -95,9 +99,28 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"sexpgpu: unknown command {verb!r}\n\n{__doc__.strip()}\n")
         return EXIT_USAGE
     as_json = "--json" in rest
+    if verb in PREEMPTIBLE:
+        with StopRequests(abort=True):
+            try:
+                return _dispatch(module_name, rest, as_json)
+            except Stopped as exc:
+                return _stopped(verb, exc)
+    return _dispatch(module_name, rest, as_json)
+
+
+def _stopped(verb: str, exc: Stopped) -> int:
+    sys.stderr.write(f"sexpgpu {verb}: stopped by {exc.signame} before training began; "
+                     "nothing was written, run it again to start\n")
+    return EXIT_PREEMPTED
+
+
+def _dispatch(module_name: str, rest: list[str], as_json: bool) -> int:
+    """Run one verb's main: diagnostics and internal errors become exit codes here."""
     try:
         module = importlib.import_module(f"sexpgpu.commands.{module_name}")
         return module.main(rest)
+    except Stopped as exc:
+        return _stopped(module_name, exc)
     except SexpError as exc:
         print_diagnostics(exc.diagnostics, as_json=as_json)
         return EXIT_ERRORS

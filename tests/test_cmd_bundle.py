@@ -110,3 +110,48 @@ def test_an_existing_directory_is_refused(tmp_path: Path, capsys) -> None:
     (tmp_path / "b").mkdir()
     code, payload = sexpgpu_json(capsys, "bundle", TINY, "--out", tmp_path / "b")
     assert code == 1 and payload["diagnostics"][0]["code"] == "E-BUNDLE-EXISTS"
+
+
+def _project(tmp_path: Path, require: str) -> Path:
+    """proj/exp/run.sx reading d/train.npz through a knob and requiring a library."""
+    exp = tmp_path / "proj" / "exp"
+    (exp / "d").mkdir(parents=True)
+    (tmp_path / "proj" / "lib").mkdir()
+    r = np.random.default_rng(0)
+    np.savez(exp / "d" / "train.npz", x=r.standard_normal((400, 8)).astype(np.float32),
+             y=r.integers(0, 4, 400))
+    (tmp_path / "proj" / "lib" / "blocks.sx").write_text(
+        "(defun layer (i o) (sexpgpu/nn:linear i o))\n")
+    text = (NPZ_RUN.replace('"train.npz"', '"d/train.npz"')
+            .replace('(require "sexpgpu/optim" :as optim)',
+                     f'(require "sexpgpu/optim" :as optim)\n(require "{require}" :as blk)')
+            .replace("(nn:linear 8 16)", "(blk:layer 8 16)"))
+    (exp / "run.sx").write_text(text)
+    return exp / "run.sx"
+
+
+def test_knob_data_and_a_library_above_keep_working_from_another_directory(
+        tmp_path: Path, capsys, monkeypatch) -> None:
+    run_file = _project(tmp_path, "../lib/blocks.sx")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # the knob's path is relative to the run file, not here
+    bundle = tmp_path / "b"
+    assert sexpgpu(capsys, "bundle", run_file, "--out", bundle, "--set", "steps=3")[0] == 0
+    manifest = json.loads((bundle / "bundle.json").read_text())
+    assert manifest["file"] == "source/exp/run.sx"
+    assert "data=../../data/train.npz" in manifest["flags"]
+    assert (bundle / "data" / "train.npz").is_file()
+    assert (bundle / "source" / "lib" / "blocks.sx").is_file()
+    (tmp_path / "proj").rename(tmp_path / "gone")  # the bundle needs none of the originals
+    flags = manifest["flags"]
+    code, _, err = sexpgpu(capsys, "check", bundle / manifest["file"], *flags)
+    assert code == 0, err
+
+
+def test_a_library_required_by_an_absolute_path_is_refused(tmp_path: Path, capsys) -> None:
+    run_file = _project(tmp_path, str(tmp_path / "proj" / "lib" / "blocks.sx"))
+    code, payload = sexpgpu_json(capsys, "bundle", run_file, "--out", tmp_path / "b")
+    assert code == 1 and payload["diagnostics"][0]["code"] == "E-BUNDLE-SOURCE"
+    assert "blocks.sx" in payload["diagnostics"][0]["message"]
+    assert not (tmp_path / "b").exists() and not (tmp_path / "b.partial").exists()

@@ -194,3 +194,26 @@ def test_source_options_the_run_would_reject_are_found_by_check(tmp_path: Path, 
     diag = info.value.diagnostic
     assert diag.code == "E-LOADER" and diag.span.line == 4
     assert diag.fix.startswith(fix), diag.fix
+@pytest.mark.parametrize("arrays, what", [
+    ({"x": np.array([{"a": 1}] * 20, dtype=object), "y": np.zeros(20, np.int64)}, "object"),
+    ({"x": np.zeros((20, 5), np.float32), "y": np.array(["a"] * 20)}, "not numbers"),
+    ({"x": np.zeros((0, 5), np.float32), "y": np.zeros(0, np.int64)}, "no rows"),
+], ids=["pickled-objects", "strings", "empty"])
+def test_check_refuses_arrays_a_batch_cannot_hold(tmp_path: Path, arrays, what) -> None:
+    np.savez(tmp_path / "d.npz", **arrays)
+    with pytest.raises(SexpError) as info:
+        compile_with(tmp_path, '(defloader train :source (npz "d.npz") :batch 4)')
+    assert info.value.diagnostic.code == "E-DATA" and what in info.value.diagnostic.message
+
+
+def test_source_option_table_covers_every_source_and_generator_argument() -> None:
+    import dataclasses
+
+    from sexpgpu.contract.collect import SOURCES as DECLARED
+    from sexpgpu.data.mnist1d import Mnist1dArgs
+    from sexpgpu.data.sources import SOURCES as OPENERS
+    from sexpgpu.data.spec import SOURCE_OPTIONS
+
+    assert set(SOURCE_OPTIONS) == set(DECLARED) == set(OPENERS)
+    generator = {f.name for f in dataclasses.fields(Mnist1dArgs)}
+    assert set(SOURCE_OPTIONS["mnist1d"]) == generator | {"split", "dtype"}

@@ -156,3 +156,10 @@ def test_every_node_remembers_a_line_of_the_run_file() -> None:
     lines = {n.span.line for n in forward}
     text = Path(path).read_text().splitlines()
     assert any("(l3 (+ h (relu (l2 h))))" in text[line - 1] for line in lines)
+
+
+def test_targets_keep_the_numbers_the_file_wrote() -> None:
+    exp = compile_file(str(EXAMPLES / "mnist1d-logreg.sx"), trace=False).experiment
+    (target,) = exp.targets
+    assert target.value == 0.29  # a single float as written, not 0.28999999165534973
+    assert exp.target_sources["test/accuracy"]["published"] == 0.32

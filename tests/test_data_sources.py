@@ -41,6 +41,15 @@ def test_arrays_of_different_lengths(tmp_path):
     assert "first dimension" in message
 
 
+@pytest.mark.parametrize("arrays, what", [
+    ({"x": np.zeros((0, 2)), "y": np.zeros(0)}, "no rows"),
+    ({"x": np.zeros((4, 2)), "y": np.array(["a", "b", "c", "d"])}, "not numbers"),
+], ids=["empty", "strings"])
+def test_arrays_without_rows_or_of_strings(tmp_path, arrays, what):
+    np.savez(tmp_path / "d.npz", **arrays)
+    assert what in _data_error(lambda: open_source("npz", {"path": "d.npz"}, tmp_path))
+
+
 def test_npy_fields(tmp_path):
     np.save(tmp_path / "x.npy", np.ones((3, 2)))
     np.save(tmp_path / "y.npy", np.arange(3))

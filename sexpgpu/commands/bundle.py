@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import importlib.util
+import os
 import re
 import shlex
 import shutil
@@ -34,6 +35,7 @@ from docopt import docopt
 
 from sexpgpu import __version__
 from sexpgpu.contract.compile import compile_file
+from sexpgpu.contract.fields import resolve_path
 from sexpgpu.contract.plan import run_plan
 from sexpgpu.diagnostics import define_code, error
 from sexpgpu.selection import Selection, from_docopt
@@ -49,6 +51,14 @@ E_BUNDLE_DATA = define_code(
     "file's directory, so the bundled file would still point at this machine's path. "
     "Read the path from a knob (`(defknob data \"...\")`, `:path data`); the bundle then "
     "copies the file and binds the knob to the copy.",
+)
+E_BUNDLE_SOURCE = define_code(
+    "E-BUNDLE-SOURCE", "a required file the bundle cannot carry",
+    "The run file (or a library it requires) requires a file by an absolute path, so the "
+    "bundled copy would still read this machine's file. The bundle copies every file the "
+    "run read, keeping their layout relative to one another; it checks that the bundled "
+    "run file, compiled from the bundle, reads nothing outside it. Require libraries by "
+    "a relative path (`(require \"../lib/blocks.sx\")`).",
 )
 
 # The installed namespace; in a source checkout kernels/ and autodiff/ sit beside
@@ -89,12 +99,14 @@ def build(file: str, selection: Selection, out: Path, wheels: bool = False) -> d
 def _fill(plan: Any, selection: Selection, staging: Path, wheels: bool) -> dict[str, Any]:
     base = Path(plan.file).resolve().parent
     (staging / "source").mkdir(parents=True)
-    shipped = Path(importlib.util.find_spec("sexpgpu").origin).parent
-    for name, text in plan.source_files.items():
-        path = Path(name).resolve()
-        if not path.is_relative_to(shipped):  # the standard modules come with the package
-            _write(staging / "source" / _inside(path, base), text.encode("utf-8"))
-    sets = _bundle_data(plan, base, staging, dict(selection.sets))
+    # the run file and every file it required keep their layout relative to one another
+    # (a `(require "../lib/x.sx")` still finds its file) under their deepest common folder
+    sources = _user_sources(plan)
+    top = Path(os.path.commonpath([base, *(path.parent for path in sources)]))
+    for path, text in sources.items():
+        _write(staging / "source" / path.relative_to(top), text.encode("utf-8"))
+    bundled_base = staging / "source" / base.relative_to(top)
+    sets = _bundle_data(plan, base, bundled_base, staging, dict(selection.sets))
     for package in PACKAGES:
         root = Path(importlib.util.find_spec(package).origin).parent
         shutil.copytree(root, staging / "lib" / package.replace(".", "/"), ignore=IGNORED,
@@ -105,10 +117,11 @@ def _fill(plan: Any, selection: Selection, staging: Path, wheels: bool) -> dict[
         subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "-d",
                         str(staging / "wheels"), "-r", str(staging / "requirements.txt")],
                        check=True)
-    run_file = "source/" + _inside(Path(plan.file).resolve(), base).as_posix()
+    run_file = "source/" + Path(plan.file).resolve().relative_to(top).as_posix()
     flags = [f for k, v in sets.items() for f in ("--set", f"{k}={v}")]
     if selection.variant is not None:
         flags += ["--variant", selection.variant]
+    _check_self_contained(staging, run_file, sets, selection.variant)
     launcher = staging / "run.sh"
     _write(launcher, LAUNCHER.replace("@FILE@", shlex.quote(run_file))
            .replace("@FLAGS@", " ".join(shlex.quote(f) for f in flags)).encode())
@@ -121,23 +134,38 @@ def _fill(plan: Any, selection: Selection, staging: Path, wheels: bool) -> dict[
     return manifest
 
 
-def _bundle_data(plan: Any, base: Path, staging: Path, sets: dict[str, str]) -> dict[str, str]:
+def _user_sources(plan: Any) -> dict[Path, str]:
+    """The files the compilation read, but the standard modules (they come with the
+    package), by resolved path."""
+    shipped = Path(importlib.util.find_spec("sexpgpu").origin).parent
+    found = {}
+    for name, text in plan.source_files.items():
+        path = Path(name).resolve()
+        if not path.is_relative_to(shipped):
+            found[path] = text
+    return found
+
+
+def _bundle_data(plan: Any, base: Path, bundled_base: Path, staging: Path,
+                 sets: dict[str, str]) -> dict[str, str]:
     """Copy every data file the loaders read; returns the knob bindings of the bundled
     run: the ones given, with each knob that named a data file (given or by default)
-    bound to its copy (`../data/NAME`, relative to the bundled run file)."""
-    knob_paths = {(base / v).resolve(): k for k, v in plan.selection.items()
-                  if isinstance(v, str) and (base / v).is_file()}
+    bound to its copy under `data/` (a path relative to the bundled run file, as every
+    data path is). Paths in the file and in knobs are relative to the run file's
+    directory, never to the directory `bundle` was started in."""
+    knob_paths = {resolve_path(v, base).resolve(): k for k, v in plan.selection.items()
+                  if isinstance(v, str) and v and resolve_path(v, base).is_file()}
     copied: dict[Path, str] = {}
-    for path in _data_files(plan):
+    for path in _data_files(plan, base):
         if path in copied:
             continue
         if path in knob_paths:
             name = _free_name(staging / "data", path.name)
             _copy(path, staging / "data" / name)
-            sets[knob_paths[path]] = f"../data/{name}"
+            sets[knob_paths[path]] = os.path.relpath(staging / "data" / name, bundled_base)
             copied[path] = name
         elif path.is_relative_to(base):
-            _copy(path, staging / "source" / path.relative_to(base))
+            _copy(path, bundled_base / path.relative_to(base))
             copied[path] = str(path.relative_to(base))
         else:
             raise error(E_BUNDLE_DATA, f"{path} is written in the run file and lies outside "
@@ -148,15 +176,49 @@ def _bundle_data(plan: Any, base: Path, staging: Path, sets: dict[str, str]) -> 
     return sets
 
 
-def _data_files(plan: Any) -> list[Path]:
-    """The files the loaders (and their curriculum stages) read, resolved."""
+def _data_files(plan: Any, base: Path) -> list[Path]:
+    """The files the loaders (and their curriculum stages) read, resolved against the run
+    file's directory (npy may name one file per field)."""
     found = []
     for spec in plan.loaders:
         for options in [spec.options, *(stage.options for stage in spec.stages)]:
-            path = options.get("path")
-            if isinstance(path, str) and Path(path).is_file():
-                found.append(Path(path).resolve())
+            paths = options.get("path")
+            for path in paths.values() if isinstance(paths, dict) else [paths]:
+                if isinstance(path, str) and path and resolve_path(path, base).is_file():
+                    found.append(resolve_path(path, base).resolve())
     return found
+
+
+def _check_self_contained(staging: Path, run_file: str, sets: dict[str, str],
+                          variant: str | None) -> None:
+    """Evaluate the bundled run file as the launcher will: every file it reads (required
+    libraries, data) must be the bundle's own copy."""
+    bundled = compile_file(str(staging / run_file),
+                           Selection.from_args([f"{k}={v}" for k, v in sets.items()], variant),
+                           trace=False)
+    plan_base = (staging / run_file).parent
+    shipped = Path(importlib.util.find_spec("sexpgpu").origin).parent
+    inside = staging.resolve()
+    for name in bundled.sources:
+        path = Path(name).resolve()
+        if not path.is_relative_to(shipped) and not path.is_relative_to(inside):
+            raise error(E_BUNDLE_SOURCE, f"the bundled run would read {path}, outside the "
+                        "bundle", expected="every required file inside the bundle",
+                        actual=f"{path}, required by an absolute path",
+                        fix="require it by a path relative to the file that requires it")
+    for spec in bundled.experiment.loaders:
+        for options in [spec.options, *(stage.options for stage in spec.stages)]:
+            paths = options.get("path")
+            for raw in paths.values() if isinstance(paths, dict) else [paths]:
+                if not isinstance(raw, str) or not raw:
+                    continue
+                path = resolve_path(raw, plan_base).resolve()
+                if not path.is_relative_to(inside) or not path.is_file():
+                    raise error(E_BUNDLE_DATA, f"the bundled run would read {raw}, which the "
+                                "bundle does not hold", actual=str(path),
+                                expected="a file inside the bundle",
+                                fix="read the path from a knob (`:path data`) so the "
+                                    "bundle can copy it and rebind the knob")
 
 
 def _requirements() -> list[str]:
@@ -173,10 +235,6 @@ def _requirements() -> list[str]:
 def _hashes(root: Path) -> dict[str, str]:
     return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(root.rglob("*")) if p.is_file()}
-
-
-def _inside(path: Path, base: Path) -> Path:
-    return path.relative_to(base) if path.is_relative_to(base) else Path(path.name)
 
 
 def _free_name(folder: Path, name: str) -> str:

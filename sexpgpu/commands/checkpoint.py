@@ -16,11 +16,9 @@ Options:
 from __future__ import annotations
 
 import sys
-import zipfile
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import orjson
 from docopt import docopt
 
@@ -31,6 +29,11 @@ from sexpgpu.runtime import checkpoint as ckpt
 def _run_dir(run: str, runs: str) -> Path:
     for candidate in (Path(run), Path(runs) / run):
         if (candidate / "checkpoints").is_dir() or (candidate / "plan.json").exists():
+            root = ckpt.checkpoint_dir(candidate)
+            if root.exists() and not root.is_dir():
+                raise error(ckpt.E_CHECKPOINT, f"{root} is a file, not a directory",
+                            expected="a checkpoints directory", actual="a file",
+                            fix="move the file away; checkpoints are directories under it")
             return candidate
     raise error(ckpt.E_CHECKPOINT, f"no run {run!r}",
                 actual=f"neither {run} nor {Path(runs) / run} is a run directory",
@@ -39,16 +42,8 @@ def _run_dir(run: str, runs: str) -> Path:
 
 def _arrays(path: Path) -> dict[str, dict[str, Any]]:
     """Names, shapes and dtypes of an npz without loading the data."""
-    out = {}
-    with zipfile.ZipFile(path) as archive:
-        for member in archive.namelist():
-            with archive.open(member) as fh:
-                version = np.lib.format.read_magic(fh)
-                read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
-                               else np.lib.format.read_array_header_2_0)
-                shape, _, dtype = read_header(fh)
-            out[member.removesuffix(".npy")] = {"shape": list(shape), "dtype": str(dtype)}
-    return out
+    return {name: {"shape": list(shape), "dtype": str(dtype)}
+            for name, (shape, dtype) in ckpt.array_headers(path).items()}
 
 
 def list_run(run_dir: Path) -> list[dict[str, Any]]:
@@ -56,7 +51,8 @@ def list_run(run_dir: Path) -> list[dict[str, Any]]:
     rows = []
     for step, path in ckpt.list_checkpoints(run_dir):
         problem = ckpt.verify(path)
-        size = sum(f.stat().st_size for f in path.iterdir() if f.is_file())
+        size = (sum(f.stat().st_size for f in path.iterdir() if f.is_file()) if path.is_dir()
+                else path.stat().st_size)
         rows.append({"name": path.name, "step": step, "path": str(path), "bytes": size,
                      "valid": problem is None, "problem": problem, "latest": path == latest})
     return rows
@@ -68,14 +64,19 @@ def _pick(run_dir: Path, which: str | None) -> Path:
         if found is None:
             raise error(ckpt.E_CHECKPOINT, f"run {run_dir.name} has no valid checkpoint")
         return found
-    name = which if which.startswith("step-") else ckpt.checkpoint_name(int(which))
+    if which.startswith("step-"):
+        name = which
+    elif which.isdigit():
+        name = ckpt.checkpoint_name(int(which))
+    else:
+        raise error(ckpt.E_CHECKPOINT, f"no checkpoint {which!r} in run {run_dir.name}",
+                    expected="latest, a step number, or a name like step-000400",
+                    actual=which, fix="list them with `sexpgpu checkpoint ls RUN`")
     return ckpt.checkpoint_dir(run_dir) / name
 
 
 def show(path: Path) -> dict[str, Any]:
-    problem = ckpt.verify(path) if path.is_dir() else "no such checkpoint"
-    if problem is not None:
-        raise error(ckpt.E_CHECKPOINT, f"checkpoint {path} cannot be used: {problem}")
+    ckpt.checked(path)
     meta = ckpt.read_meta(path)
     return {"name": path.name, "path": str(path), "valid": True, "meta": meta,
             "params": _arrays(path / "params.npz"), "state": _arrays(path / "state.npz")}

@@ -32,14 +32,29 @@ from docopt import docopt
 from sexpgpu.contract.compile import compile_file
 from sexpgpu.contract.plan import run_plan
 from sexpgpu.diagnostics import render_all
+from sexpgpu.exitcodes import EXIT_PREEMPTED
 from sexpgpu.runtime.compiled import KernelProgram
 from sexpgpu.runtime.health import cadence
 from sexpgpu.runtime.loop import run_training
+from sexpgpu.runtime.signals import Stopped, StopRequests
 from sexpgpu.selection import from_docopt
 
 
 def main(argv: list[str]) -> int:
     args = docopt(__doc__, argv=["run", *argv])
+    # the stop signals are handled from the start: one that comes while compiling ends
+    # the command with 75 (nothing of the run is on disk yet), so a scheduler's retry
+    # loop reruns it; once training has begun it checkpoints first (docs/checkpoints.md)
+    with StopRequests(abort=True) as stop:
+        try:
+            return _run(args, stop)
+        except Stopped as exc:  # before the run directory existed: nothing to save
+            sys.stderr.write(f"sexpgpu run: stopped by {exc.signame} before training began; "
+                             "nothing was written, run it again to start\n")
+            return EXIT_PREEMPTED
+
+
+def _run(args: dict, stop: StopRequests) -> int:
     patterns = args["--diag"]
     compiled = compile_file(args["FILE"], from_docopt(args), diagnostics=patterns)
     plan = run_plan(compiled)  # --device and the cadences are resolved into plan.run
@@ -53,7 +68,8 @@ def main(argv: list[str]) -> int:
         sys.stderr.write(render_all(warnings) + "\n")
     program = KernelProgram(compiled, plan.run.seed, device=plan.run.device,
                             diag_every=plan.run.diag_every)
-    code, summary = run_training(plan, program, args["--runs"], resume=args["--resume"])
+    code, summary = run_training(plan, program, args["--runs"], resume=args["--resume"],
+                                 stop=stop)
     if args["--json"]:
         sys.stdout.write(orjson.dumps(summary).decode() + "\n")
     else:

@@ -4,19 +4,21 @@ evals, targets, run)."""
 
 from __future__ import annotations
 
+import math
 from types import SimpleNamespace
 from typing import Any
 
 from sexpgpu.contract.experiment import Experiment
+from sexpgpu.contract.forms import E_FORM_SYNTAX
 from sexpgpu.contract.values import knob_value, plist, to_lisp, to_python
-from sexpgpu.data.spec import LoaderSpec, StageSpec
+from sexpgpu.data.spec import SOURCE_OPTIONS, LoaderSpec, Option, StageSpec, option_problem
 from sexpgpu.devices import check_device
 from sexpgpu.diagnostics import define_code, error
 from sexpgpu.ir import build
-from sexpgpu.lisp.types import NIL, Cons, Symbol, to_py
+from sexpgpu.lisp.types import NIL, Cons, Symbol, T, to_py
 from sexpgpu.runtime.spec import EvalSpec, RunSpec, TargetSpec
 from sexpgpu.selection import Binder
-from sexpgpu.suggest import did_you_mean
+from sexpgpu.suggest import did_you_mean, nearest
 from sexpgpu.trace import args as A
 from sexpgpu.trace.model import E_MODEL, ModelBuilder
 from sexpgpu.trace.optimizer import (
@@ -32,14 +34,16 @@ from sexpgpu.trace.tensor import TracedTensor, current
 E_LOADER = define_code(
     "E-LOADER", "bad loader declaration",
     "`defloader NAME :source (SOURCE args...) :batch N :order O`: the source must be one of "
-    "mnist1d, npz, npy, tokens, text, synthetic; the batch a positive integer; the order "
-    "one of :sequential, :shuffle, :random-windows.",
+    "mnist1d, npz, npy, tokens, text, synthetic, with only the options it reads, each of "
+    "its kind (data/spec.py, SOURCE_OPTIONS); the batch a positive integer; the order "
+    "one of :sequential, :shuffle, :random-windows; :fields and :stages plists.",
 )
 E_RUN = define_code(
     "E-RUN", "bad defrun, defeval or deftarget",
     "`defrun` needs a positive :steps; :microbatches must divide the training batch; "
-    ":precision is :f32 or :bf16. `defeval` names a declared loader and evaluate "
-    "function; `deftarget` names a metric an eval reports, with :>= or :<= and a value.",
+    ":precision is :f32 or :bf16; its other settings are integers >= 0. `defeval` names "
+    "a declared loader and evaluate function; `deftarget` names a metric an eval "
+    "reports, with :>= or :<= and a number.",
 )
 
 SOURCES = ("mnist1d", "npz", "npy", "tokens", "text", "synthetic")
@@ -107,8 +111,20 @@ class Collector:
             raise error(E_LOADER, f"defloader {label}: unknown order :{order}", span,
                         expected=" ".join(f":{o}" for o in ORDERS), actual=f":{order}",
                         fix=did_you_mean(str(order), list(ORDERS)))
-        fields = {k: str(to_python(v)) for k, v in plist(kw.get("fields", NIL))}
-        stages = [self._stage(label, st, span) for st in to_py(kw.get("stages", NIL))]
+        fields = {}
+        for key, value in _keyword_plist(f"defloader {label}: :fields", kw.get("fields", NIL),
+                                         span, None, "(:x x_train :y y_train)"):
+            if not isinstance(value, (str, Symbol)) or value is NIL or A.is_keyword(value):
+                raise error(E_LOADER, f"defloader {label}: :fields maps a field to an array name",
+                            span, expected="(:FIELD ARRAY ...), e.g. (:x x_test :y y_test)",
+                            actual=f":{key} {_show(value)}", fix=f":{key} x")
+            fields[key] = str(to_python(value))
+        stages_form = kw.get("stages", NIL)
+        if stages_form is not NIL and type(stages_form) is not Cons:
+            raise error(E_LOADER, f"defloader {label}: :stages takes a list of stages", span,
+                        expected="((:from STEP :source (...)) ...)",
+                        actual=f":stages {_show(stages_form)}", fix=":stages ((:from 1000 ...))")
+        stages = [self._stage(label, st, span) for st in to_py(stages_form)]
         self.exp.loaders.append(LoaderSpec(label, source, options, batch, order, fields, stages))
         return name
 
@@ -121,22 +137,41 @@ class Collector:
                         expected=", ".join(SOURCES), actual=source,
                         fix=did_you_mean(source, list(SOURCES)))
         rest = items[1:]
-        options: dict[str, Any] = {}
+        written: dict[str, Any] = {}  # the Lisp values, for diagnostics
         if rest and not A.is_keyword(rest[0]):
-            options["path"] = to_python(rest[0])
+            written["path"] = rest[0]
             rest = rest[1:]
+        if len(rest) % 2 or not all(A.is_keyword(k) for k in rest[::2]):
+            raise error(E_LOADER, f"defloader {label}: ({source} ...) takes :option value pairs",
+                        span, expected=f"({source} [PATH] :option value ...)",
+                        actual=_show(form), fix="give every :option one value")
         for key, value in plist(rest):
-            options[key.replace("-", "_")] = _option(value)
+            written[key.replace("-", "_")] = value
+        options = {key: _option(value) for key, value in written.items()}
+        _check_source_options(label, source, options, written, span)
         return source, options
 
     def _stage(self, label: str, stage: Any, span: Any) -> StageSpec:
-        kw = dict(plist(stage))
+        """`(:from STEP [:source S] [:name TEXT] [:batch N])`."""
+        kw = dict(_keyword_plist(f"defloader {label}: a stage", stage, span,
+                                 ("from", "source", "name", "batch"),
+                                 "(:from STEP [:source (SOURCE ...)] [:name TEXT])"))
         start = kw.get("from", 0)
-        out = StageSpec(int(start), str(to_python(kw.get("name", NIL)) or ""))
+        if not _is_count(start):
+            raise error(E_LOADER, f"defloader {label}: a stage's :from must be a step number",
+                        span, expected="an integer >= 0", actual=f":from {_show(start)}",
+                        fix="(:from 1000 :source (...))")
+        out = StageSpec(start, str(to_python(kw.get("name", NIL)) or ""))
         if "source" in kw:
             out.source, out.options = self._source(label, kw["source"], span)
         if "batch" in kw:
-            out.batch = int(kw["batch"])
+            batch = kw["batch"]
+            if not _is_count(batch) or batch < 1:
+                raise error(E_LOADER, f"defloader {label}: a stage's :batch must be a positive "
+                            "integer", span, expected="a positive integer",
+                            actual=f":batch {_show(batch)}",
+                            fix="drop :batch (the stage keeps the loader's)")
+            out.batch = batch
         return out
 
     # -- models -------------------------------------------------------------------
@@ -165,11 +200,14 @@ class Collector:
     # -- objective and evaluate ---------------------------------------------------
 
     def defobjective(self, fn: Any) -> Any:
+        _check_batch_lambda("defobjective", fn, self.exp.span("defobjective"))
         self.exp.objective = fn
         return NIL
 
     def defevaluate(self, name: Symbol, fn: Any) -> Any:
-        self.exp.evaluates[name.name.lower()] = fn
+        label = name.name.lower()
+        _check_batch_lambda("defevaluate", fn, self.exp.span("defevaluate", label))
+        self.exp.evaluates[label] = fn
         return name
 
     def metric(self, name: Symbol, value: Any) -> Any:
@@ -202,9 +240,19 @@ class Collector:
                         fix="call one of sexpgpu/optim's optimizers")
         _, kw = A.split("optimizer", args, ("groups", "clip", "allow-nonpositive-lr"),
                         max_pos=0)
-        groups = [self._group(entry, opt, span) for entry in to_py(kw.get("groups", NIL))]
+        entries = kw.get("groups", NIL)
+        if entries is not NIL and type(entries) is not Cons:
+            raise error(E_OPTIMIZER, ":groups takes a list of groups", span,
+                        expected="((:select GLOB key value ...) ...)",
+                        actual=f":groups {_show(entries)}",
+                        fix=":groups ((:ndim 1 :weight-decay 0.0))")
+        groups = [self._group(entry, opt, span) for entry in to_py(entries)]
         clip = kw.get("clip")
-        clip_v = None if clip is None or clip is NIL else float(A.number("optimizer", clip))
+        clip_v = None if clip is None or clip is NIL else _finite("optimizer", ":clip", clip, span)
+        if clip_v is not None and clip_v <= 0:
+            raise error(E_OPTIMIZER, "optimizer :clip must be a positive gradient norm", span,
+                        expected="a number > 0 (or nil: no clipping)", actual=f":clip {clip_v}",
+                        fix=":clip 1.0")
         allow = A.flag(kw.get("allow-nonpositive-lr"))
         self.exp.optimizer = OptimizerSetup(opt.spec, groups, clip_v, span, allow)
         return NIL
@@ -242,23 +290,23 @@ class Collector:
         span = self.exp.span("defeval", label)
         _, kw = A.split(f"defeval {label}", args, ("loader", "every", "batches", "evaluate"),
                         max_pos=0)
-        loader = to_python(kw.get("loader", NIL)) or label
+        loader = _name(f"defeval {label}", ":loader", kw, span) or label
         if self.exp.loader(loader) is None:
             names = [spec.name for spec in self.exp.loaders]
             raise error(E_RUN, f"defeval {label}: no loader named `{loader}`", span,
                         expected=f"one of: {', '.join(names)}", actual=str(loader),
                         fix=did_you_mean(str(loader), names))
-        evaluate = to_python(kw.get("evaluate", NIL)) or "default"
+        evaluate = _name(f"defeval {label}", ":evaluate", kw, span) or "default"
         if evaluate not in self.exp.evaluates:
             names = list(self.exp.evaluates)
             raise error(E_RUN, f"defeval {label}: no defevaluate named `{evaluate}`", span,
                         expected=f"one of: {', '.join(names) or '(no defevaluate)'}",
                         actual=str(evaluate), fix="add a (defevaluate (model &key x y) ...)")
-        every = A.integer("defeval", kw.get("every", 0), ":every")
+        every = _setting(f"defeval {label}", ":every", kw.get("every", 0), 0, span)
         batches = kw.get("batches")
         spec = EvalSpec(label, str(loader), every,
                         None if batches is None or batches is NIL
-                        else A.integer("defeval", batches, ":batches"))
+                        else _setting(f"defeval {label}", ":batches", batches, 1, span))
         self.exp.eval_functions[label] = str(evaluate)
         self.exp.evals.append(spec)
         return name
@@ -274,12 +322,13 @@ class Collector:
                         expected=":>= VALUE or :<= VALUE", actual=" ".join(ops) or "none",
                         fix=f"(deftarget {label} :>= 0.9)")
         self._check_metric_name(label, span)
-        value = float(A.number("deftarget", kw[ops[0]]))
+        value = _finite(f"deftarget {label}", f":{ops[0]}", kw[ops[0]], span)
         note = str(to_python(kw.get("note", NIL)) or "")
         self.exp.targets.append(TargetSpec(label, ops[0], value, note))
         published = kw.get("published")
         self.exp.target_sources[label] = {
-            "published": None if published is None else float(A.number("deftarget", published)),
+            "published": None if published is None or published is NIL
+            else _finite(f"deftarget {label}", ":published", published, span),
             "source": str(to_python(kw.get("source", NIL)) or ""),
         }
         return metric
@@ -307,7 +356,7 @@ class Collector:
             raise error(E_RUN, f"defrun: unknown precision :{precision}", span,
                         expected=":f32 or :bf16", actual=f":{precision}",
                         fix=did_you_mean(str(precision), list(PRECISIONS)))
-        train = to_python(kw.get("train", NIL)) or "train"
+        train = _name("defrun", ":train", kw, span) or "train"
         loader = self.exp.loader(train)
         if loader is None:
             names = [spec.name for spec in self.exp.loaders]
@@ -315,17 +364,17 @@ class Collector:
                         expected=f"one of: {', '.join(names)}", actual=str(train),
                         fix=f"name a loader `train`, or (defrun :train {names[0]} ...)"
                         if names else "declare a defloader")
-        micro = A.integer("defrun", kw.get("microbatches", 1), ":microbatches")
+        micro = _setting("defrun", ":microbatches", kw.get("microbatches", 1), 1, span)
         if micro < 1 or loader.batch % micro:
             raise error(E_RUN, f"defrun: :microbatches {micro} does not divide the batch "
                         f"{loader.batch}", span, expected=f"a divisor of {loader.batch}",
                         actual=str(micro), fix="pick microbatches that divide the batch")
-        model = to_python(kw.get("model", NIL))
+        model = _name("defrun", ":model", kw, span)
         if model is not None:
             self.exp.top_model = str(model)
         # the defaults live in RunSpec alone: pass only what the file wrote
-        given = {key.replace("-", "_"): A.integer("defrun", kw[key], f":{key}")
-                 for key in _INTEGER_SETTINGS if key in kw}
+        given = {key.replace("-", "_"): _setting("defrun", f":{key}", kw[key], 0, span, high)
+                 for key, high in _INTEGER_SETTINGS.items() if key in kw}
         if "device" in kw:
             given["device"] = check_device(to_python(kw["device"]), "defrun :device", span)
         given.update(self.binder.selection.run_overrides())  # the command line wins
@@ -334,7 +383,120 @@ class Collector:
         return NIL
 
 
-_INTEGER_SETTINGS = ("seed", "checkpoint-every", "keep-checkpoints", "log-every", "diag-every")
+# defrun's integer settings, each >= 0, with an upper bound where one exists (the seed
+# is an int64 in the kernels)
+_INTEGER_SETTINGS: dict[str, int | None] = {
+    "seed": 2**63 - 1, "checkpoint-every": None, "keep-checkpoints": None, "log-every": None,
+    "diag-every": None,
+}
+
+
+def _name(form: str, key: str, kw: dict[str, Any], span: Any) -> str | None:
+    """A name given to a contract form (`:loader test`, `:model gpt`); None when absent."""
+    value = kw.get(key.lstrip(":"), NIL)
+    if value is NIL:
+        return None
+    if isinstance(value, str) or (isinstance(value, Symbol) and value is not T):
+        return str(to_python(value))
+    raise error(E_RUN, f"{form}: {key} takes a name", span, expected=f"{key} NAME",
+                actual=f"{key} {_show(value)}", fix=f"name a declared one, unquoted: {key} NAME")
+
+
+def _setting(form: str, key: str, value: Any, low: int, span: Any,
+             high: int | None = None) -> int:
+    """An integer setting of a contract form, in [low, high]: E-RUN otherwise."""
+    if (not isinstance(value, int) or isinstance(value, bool) or value < low
+            or (high is not None and value > high)):
+        bound = f"an integer >= {low}" + (f" and <= {high}" if high is not None else "")
+        raise error(E_RUN, f"{form}: {key} must be {bound}", span, expected=bound,
+                    actual=f"{key} {_show(value)}", fix=f"{key} {max(low, 1)}")
+    return value
+
+
+def _finite(form: str, key: str, value: Any, span: Any) -> float:
+    """A finite number given to a contract form (a target, a clip norm)."""
+    # A.number: a single float as the file wrote it (0.29, not 0.28999999165534973)
+    number = float(A.number(form, value)) if A.is_number(value) else None
+    if number is None or not math.isfinite(number):
+        raise error(E_RUN if form.startswith("deftarget") else E_OPTIMIZER,
+                    f"{form}: {key} must be a number", span, expected="a finite number",
+                    actual=f"{key} {_show(value)}", fix=f"{key} 1.0")
+    return number
+
+
+def _check_batch_lambda(head: str, fn: Any, span: Any) -> None:
+    """An objective or evaluate function takes the model, then the batch fields by
+    keyword: `(model &key x y)`. Fields are passed as keywords, so positional ones
+    could never be filled."""
+    ll = getattr(fn, "ll", None)
+    if ll is None or (len(ll.required) == 1 and not ll.optional):
+        return
+    fields = [A.show(p).lower() for p in [*ll.required[1:], *(o[0] for o in ll.optional)]]
+    wanted = "(model &key " + " ".join(fields or ["x", "y"]) + ")"
+    raise error(E_FORM_SYNTAX, f"{head} takes the model, then the batch fields after &key",
+                span, expected=wanted, actual=ll.describe().lower(),
+                fix=f"write ({head} {wanted} ...)")
+
+
+def _show(value: Any) -> str:
+    return A.show(value).lower()
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _keyword_plist(what: str, form: Any, span: Any, keys: tuple[str, ...] | None,
+                   example: str) -> list[tuple[str, Any]]:
+    """A plist `(:key value ...)` written in a loader; `keys`: the ones allowed (None: any)."""
+    items = to_py(form) if (form is NIL or type(form) is Cons) else None
+    if items is None or len(items) % 2 or not all(A.is_keyword(k) for k in items[::2]):
+        raise error(E_LOADER, f"{what} is a plist of :key value", span, expected=example,
+                    actual=_show(form), fix=f"write it as {example}")
+    pairs = [(A.kw_name(k), v) for k, v in zip(items[::2], items[1::2])]
+    for key, _ in pairs:
+        if keys is not None and key not in keys:
+            raise error(E_LOADER, f"{what} has no option :{key}", span,
+                        expected=" ".join(f":{k}" for k in keys), actual=f":{key}",
+                        fix=did_you_mean(key, list(keys)) or f"drop :{key}")
+    return pairs
+
+
+def _check_source_options(label: str, source: str, options: dict[str, Any],
+                          written: dict[str, Any], span: Any) -> None:
+    """Every option of a `:source` is one the source reads, with a value of its kind
+    (data/spec.py's SOURCE_OPTIONS), so a run never starts to fail on it."""
+    table = SOURCE_OPTIONS[source]
+    known = [name.replace("_", "-") for name in table]
+    for key, value in options.items():
+        shown = key.replace("_", "-")
+        if key not in table:
+            raise error(E_LOADER, f"defloader {label}: {source} has no option :{shown}", span,
+                        expected=" ".join(f":{k}" for k in known), actual=f":{shown}",
+                        fix=did_you_mean(shown, known))
+        wanted = option_problem(table[key], value)
+        if wanted is not None:
+            raise error(E_LOADER, f"defloader {label}: {source} :{shown} takes {wanted}",
+                        span, expected=wanted, actual=f":{shown} {_show(written[key])}",
+                        fix=_option_fix(shown, table[key], value))
+    for key, option in table.items():
+        if option.required and key not in options:
+            shown = key.replace("_", "-")
+            raise error(E_LOADER, f"defloader {label}: {source} needs :{shown}", span,
+                        expected=f":{shown} ({option_problem(option, None)})",
+                        actual=f"no :{shown}", fix=_option_fix(shown, option, None))
+
+
+def _option_fix(shown: str, option: Option, value: Any) -> str:
+    """A near choice first (`:split :tset` -> `test`), then the option's example."""
+    near = nearest(value, option.choices) if isinstance(value, str) else None
+    if near is not None:
+        return f"did you mean `{near}`?"
+    if option.example:
+        return f":{shown} {option.example}"
+    if option.choices:
+        return "use one of: " + ", ".join(option.choices)
+    return f"write :{shown} as {option_problem(option, None)}"
 
 
 def _option(value: Any) -> Any:

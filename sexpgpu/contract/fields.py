@@ -9,7 +9,6 @@ headers, so those files must exist."""
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import zipfile
 from pathlib import Path
@@ -17,13 +16,9 @@ from typing import Any
 
 from sexpgpu.contract.collect import E_LOADER
 from sexpgpu.data.errors import E_DATA
-from sexpgpu.data.mnist1d import Mnist1dArgs
 from sexpgpu.data.spec import LoaderSpec
-from sexpgpu.data.synthetic import SPLITS, TASKS
-from sexpgpu.data.text import VOCABS
 from sexpgpu.diagnostics import Diagnostic, Span, define_code, error
 from sexpgpu.ir.types import DTYPES
-from sexpgpu.suggest import did_you_mean
 
 W_DATA_ABSENT = define_code(
     "W-DATA-ABSENT", "data file absent: checked without it",
@@ -134,63 +129,10 @@ class FieldReader:
 
     # -- sources -----------------------------------------------------------------
 
-    def _options(self) -> None:
-        """The source's options that the run would reject when the loader opens: E-LOADER
-        here instead (unknown mnist1d option, synthetic task, split, vocabulary, dtype)."""
-        opts, source = self.spec.options, self.spec.source
-        if source == "mnist1d":
-            names = [f.name for f in dataclasses.fields(Mnist1dArgs)]
-            unknown = sorted(set(opts) - set(names) - {"split", "dtype"})
-            if unknown:
-                dashed = unknown[0].replace("_", "-")  # as the run file spells it
-                self._bad(f"mnist1d has no option :{dashed}", dashed,
-                          ["split", "dtype", *(n.replace("_", "-") for n in names)])
-            self._choice("split", ("train", "test"))
-        elif source == "synthetic":
-            self._choice("task", tuple(TASKS), required=True)
-            self._choice("split", SPLITS)
-        elif source == "text":
-            self._choice("vocab", VOCABS)
-            self._choice("split", ("train", "val"))
-            fraction = opts.get("val_fraction", 0.1)
-            if not isinstance(fraction, (int, float)) or not 0.0 <= fraction < 1.0:
-                raise error(E_LOADER, f"defloader {self.spec.name}: :val-fraction must be in "
-                            "[0, 1)", self.span, expected="0 <= fraction < 1",
-                            actual=str(fraction), fix=":val-fraction 0.1")
-        if source in ("text", "tokens") and opts.get("vocab_size") is not None:
-            size = opts["vocab_size"]
-            if not isinstance(size, int) or isinstance(size, bool) or size < 1:
-                raise error(E_LOADER, f"defloader {self.spec.name}: :vocab-size must be a "
-                            "positive integer", self.span, expected="an integer >= 1",
-                            actual=str(size), fix=":vocab-size 65 (or a knob)")
-        if source == "tokens" and "dtype" in opts:
-            import numpy as np  # the declared token dtype must be an integer type
-
-            try:
-                ok = np.issubdtype(np.dtype(str(opts["dtype"])), np.integer)
-            except TypeError:
-                ok = False
-            if not ok:
-                raise error(E_LOADER, f"defloader {self.spec.name}: :dtype {opts['dtype']} is "
-                            "not an integer type", self.span, expected="uint16, uint32, int64, ...",
-                            actual=str(opts["dtype"]), fix=":dtype uint16 (nanoGPT's .bin)")
-
-    def _choice(self, key: str, allowed: tuple[str, ...], required: bool = False) -> None:
-        value = self.spec.options.get(key)
-        if value is None and not required:
-            return
-        if str(value) not in allowed:
-            self._bad(f"{self.spec.source} has no {key} {value}", str(value), list(allowed))
-
-    def _bad(self, what: str, value: str, allowed: list[str]) -> None:
-        raise error(E_LOADER, f"defloader {self.spec.name}: {what}", self.span,
-                    expected=", ".join(allowed), actual=value, fix=did_you_mean(value, allowed))
-
     def fields(self) -> dict[str, Field]:
         """Field name -> (per-sample shape, dtype), after :fields selects and renames."""
         spec = self.spec
         opts = spec.options
-        self._options()
         if spec.source == "mnist1d":
             length = int(opts.get("final_seq_length", 40))
             raw = {"x": ((length,), "f32"), "y": ((), "i64")}
@@ -274,7 +216,7 @@ class FieldReader:
     def _header(self, path: Path, member: str | None) -> Header:
         try:
             return npy_header(path, member)
-        except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
             kind = "npz" if member is not None else "npy"
             raise self._data_error(path, f"not a readable .{kind} file ({exc})",
                                    expected=f"an .{kind} file numpy can read", actual=str(exc),
@@ -350,9 +292,13 @@ class FieldReader:
                     fix="leave it out with the loader's :fields")
             if dtype is None:
                 raise self._data_error(
-                    path, f"array `{name}` has dtype {header.name}, which no tensor holds",
+                    path, f"array `{name}` holds {header.name}, not numbers a tensor holds",
                     expected="bool, integer or float", actual=header.name,
                     fix="convert it before saving, or leave it out with :fields")
+            if header.shape[0] == 0:
+                raise self._data_error(
+                    path, f"array `{name}` has no rows", expected="at least one sample",
+                    actual=f"{name} shape {header.shape}", fix="write the samples into it")
             rows[name] = header.shape[0]
             raw[name] = (header.shape[1:], dtype)
         if len(set(rows.values())) > 1:

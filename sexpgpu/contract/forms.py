@@ -39,8 +39,9 @@ E_FORM_DUPLICATE = define_code(
 )
 E_FORM_SYNTAX = define_code(
     "E-FORM-SYNTAX", "malformed contract form",
-    "A contract form is missing its name or has the wrong shape, e.g. `(defknob)` or "
-    "`(defvariant small :hidden)` (a knob without a value).",
+    "A contract form is missing its name or has the wrong shape, e.g. `(defknob)`, "
+    "`(defknob lr 0.1 :range (0))`, `(defvariant small :hidden)` (a knob without a "
+    "value) or `(defobjective (model x y) ...)` (batch fields go after &key).",
 )
 
 SECTIONS: dict[str, int] = {
@@ -209,10 +210,9 @@ def _knob_decl(name: str, rest: list[Any], span: Span | None) -> KnobDecl:
         options = options[1:]
     for key, value in _pairs("defknob", name, options, span):
         if key == "choices":
-            decl.choices = [knob_value(v) for v in to_py(value)]
+            decl.choices = _knob_choices(name, value, span)
         elif key == "range":
-            low, high = (to_python(v) for v in to_py(value))
-            decl.range = (low, high)
+            decl.range = _knob_range(name, value, default, span)
         elif key == "doc":
             decl.doc = str(value)
         else:
@@ -220,6 +220,33 @@ def _knob_decl(name: str, rest: list[Any], span: Span | None) -> KnobDecl:
                         expected="[DOC] :choices (...) :range (LOW HIGH)", actual=f":{key}",
                         fix="drop the option")
     return decl
+
+
+def _knob_choices(name: str, value: Any, span: Span | None) -> list[Any]:
+    """`:choices (v1 v2 ...)`: a non-empty list of plain values (numbers, strings, keywords)."""
+    items = to_py(value) if type(value) is Cons else None
+    if not items or any(type(v) is Cons for v in items):
+        raise error(E_FORM_SYNTAX, f"defknob {name}: :choices needs a list of values", span,
+                    expected=":choices (v1 v2 ...) of numbers, strings or keywords",
+                    actual=f":choices {_show(value)}", fix=f":choices ({_show(value)})")
+    return [knob_value(v) for v in items]
+
+
+def _knob_range(name: str, value: Any, default: Any, span: Span | None) -> tuple[float, float]:
+    """`:range (LOW HIGH)`: two numbers, LOW <= HIGH, for a numeric knob."""
+    items = to_py(value) if type(value) is Cons else None
+    bounds = [to_python(v) for v in items] if items else []
+    numeric = [b for b in bounds if isinstance(b, (int, float)) and not isinstance(b, bool)]
+    if len(bounds) != 2 or len(numeric) != 2 or numeric[0] > numeric[1]:
+        raise error(E_FORM_SYNTAX, f"defknob {name}: :range needs two numbers, low then high",
+                    span, expected=":range (LOW HIGH) with LOW <= HIGH",
+                    actual=f":range {_show(value)}", fix=":range (0 1)")
+    computed = default is None  # a default written as a form: its value is not known yet
+    if not computed and not (isinstance(default, (int, float)) and not isinstance(default, bool)):
+        raise error(E_FORM_SYNTAX, f"defknob {name}: :range is for a numeric knob", span,
+                    expected="a number as the default", actual=_show(default),
+                    fix="drop :range, or use :choices for other values")
+    return numeric[0], numeric[1]
 
 
 def _pairs(head: str, name: str, items: list[Any], span: Span | None) -> list[tuple[str, Any]]:

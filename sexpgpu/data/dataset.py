@@ -8,6 +8,8 @@ import numpy as np
 
 from sexpgpu.data.errors import data_error
 
+NUMERIC_KINDS = "biuf"  # bool, signed, unsigned, float: what a batch field can hold
+
 
 @dataclass
 class ArrayData:
@@ -26,6 +28,15 @@ class ArrayData:
                 self.origin, "arrays do not share their first dimension",
                 expected="every array with the same number of rows", actual=listing,
             )
+        if next(iter(lengths.values())) == 0:
+            raise data_error(self.origin, "the arrays have no rows", expected="at least one sample")
+        for name, a in self.arrays.items():
+            if a.dtype.kind not in NUMERIC_KINDS:
+                raise data_error(
+                    self.origin, f"array {name} holds {a.dtype}, not numbers",
+                    expected="bool, integer or float arrays", actual=f"{name}: {a.dtype}",
+                    fix="convert it with numpy (e.g. labels to int64) and save it again",
+                )
 
     def __len__(self) -> int:
         return next(iter(self.arrays.values())).shape[0]

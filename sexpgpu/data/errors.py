@@ -9,7 +9,8 @@ from sexpgpu.diagnostics import SexpError, Span, define_code, error
 E_DATA = define_code(
     "E-DATA", "data file missing or malformed",
     "A loader's source could not be read: the file does not exist, is not the format the "
-    "source expects, or its arrays do not fit together (different lengths, wrong dtype). "
+    "source expects, or its arrays do not fit together (different lengths, no rows, "
+    "objects or strings instead of numbers). "
     "Paths are relative to the run file's directory or absolute.",
 )
 

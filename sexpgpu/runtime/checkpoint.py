@@ -14,6 +14,7 @@ import io
 import os
 import re
 import shutil
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,13 +24,16 @@ import numpy as np
 import orjson
 
 from sexpgpu.atomic import dumps, fsync_dir, write_file_synced
-from sexpgpu.diagnostics import define_code, error
+from sexpgpu.diagnostics import SexpError, define_code, error
+from sexpgpu.runtime.schema import errors as schema_errors
 
 E_CHECKPOINT = define_code(
     "E-CHECKPOINT", "no usable checkpoint",
-    "`--resume` named a checkpoint that does not exist, does not verify (torn or corrupt), "
-    "or does not fit the program (a parameter is missing or has another shape), or "
-    "`--resume latest` found no run to continue.",
+    "`--resume` named a checkpoint that does not exist, does not verify (torn, corrupt, "
+    "or malformed: a meta.json field of the wrong type, a step that disagrees with the "
+    "manifest or the optimizer state, an array that is not numbers), or does not fit the "
+    "program (a parameter or loader is missing or has another shape), or `--resume "
+    "latest` found no run to continue.",
 )
 
 FORMAT = 1
@@ -52,12 +56,25 @@ def _npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
 
 def write_checkpoint(run_dir: Path, step: int, params: dict[str, np.ndarray],
                      state: dict[str, np.ndarray], meta: dict[str, Any]) -> Path:
-    """Write step-NNNNNN atomically and return its path."""
+    """Write step-NNNNNN atomically and return its path. A write that fails (a full disk)
+    removes its temp directory and leaves every earlier checkpoint as it was."""
     root = checkpoint_dir(run_dir)
     root.mkdir(parents=True, exist_ok=True)
     final = root / checkpoint_name(step)
     tmp = root / f".tmp-{final.name}-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        _write_into(tmp, step, params, state, meta)
+        _rename_into_place(tmp, final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    fsync_dir(root)
+    return final
+
+
+def _write_into(tmp: Path, step: int, params: dict[str, np.ndarray],
+                state: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
     tmp.mkdir()
     files = {
         "params.npz": _npz_bytes(params),
@@ -70,19 +87,66 @@ def write_checkpoint(run_dir: Path, step: int, params: dict[str, np.ndarray],
         manifest["files"][name] = {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
     write_file_synced(tmp / "manifest.json", dumps(manifest))  # last: it marks completeness
     fsync_dir(tmp)
-    if final.exists():  # a run resumed before this step wrote it once already
-        old = root / f".old-{final.name}-{os.getpid()}"
-        os.rename(final, old)
+
+
+def _rename_into_place(tmp: Path, final: Path) -> None:
+    if not final.exists():
         os.rename(tmp, final)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
+        return
+    # a run resumed before this step wrote it once already: swap, putting it back on failure
+    old = final.with_name(f".old-{final.name}-{os.getpid()}")
+    os.rename(final, old)
+    try:
         os.rename(tmp, final)
-    fsync_dir(root)
-    return final
+    except BaseException:
+        os.rename(old, final)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+# What meta.json must hold (the loop writes more: rng, selection, last_eval, time).
+META_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["step", "format", "plan_hash", "loaders"],
+    "properties": {
+        "step": {"type": "integer", "minimum": 0},
+        "format": {"const": FORMAT},
+        "plan_hash": {"type": "string"},
+        "ctx": {"type": "object", "required": ["step"],
+                "properties": {"step": {"type": "integer", "minimum": 0}},
+                "additionalProperties": {"type": "number"}},
+        "rng": {"type": "object"},
+        "loaders": {"type": "object", "additionalProperties": {"$ref": "#/$defs/position"}},
+        "selection": {"type": "object"},
+        "last_loss": {"type": ["number", "null"]},
+        "last_eval": {"type": ["object", "null"],
+                      "properties": {"step": {"type": "integer", "minimum": 0}},
+                      "additionalProperties": {"type": ["number", "null"]}},
+        "time": {"type": "number"},
+    },
+    "$defs": {
+        "count": {"type": "integer", "minimum": 0},
+        "position": {
+            "type": "object", "required": ["samples", "tokens", "stages"],
+            "properties": {
+                "samples": {"$ref": "#/$defs/count"}, "tokens": {"$ref": "#/$defs/count"},
+                "stages": {"type": "array", "items": {
+                    "type": "object", "required": ["cursor", "draws"],
+                    "properties": {"cursor": {"$ref": "#/$defs/count"},
+                                   "draws": {"$ref": "#/$defs/count"}}}},
+            },
+        },
+    },
+}
+FILES = ("params.npz", "state.npz", "meta.json")
+_ARRAY_KINDS = "biuf"  # bool, signed, unsigned, float: never objects (pickles) or strings
 
 
 def verify(path: Path) -> str | None:
-    """None when the checkpoint is complete and intact, else what is wrong with it."""
+    """None when the checkpoint is complete, intact and well-formed, else what is wrong
+    with it: the manifest, each file's size and sha256, the meta's fields (and its step
+    against the manifest and the directory name), and the arrays' headers (numbers only,
+    no pickled objects). The one check every reader of a checkpoint goes through."""
     path = Path(path)
     try:
         manifest = orjson.loads((path / "manifest.json").read_bytes())
@@ -90,15 +154,79 @@ def verify(path: Path) -> str | None:
         return "no manifest.json (the write never finished)"
     except orjson.JSONDecodeError:
         return "manifest.json is not valid JSON"
-    for name, entry in manifest.get("files", {}).items():
-        try:
-            data = (path / name).read_bytes()
-        except FileNotFoundError:
-            return f"{name} is missing"
-        if len(data) != entry["bytes"]:
-            return f"{name} has {len(data)} bytes, the manifest says {entry['bytes']}"
-        if hashlib.sha256(data).hexdigest() != entry["sha256"]:
-            return f"{name} does not match its sha256"
+    except OSError as exc:
+        return f"manifest.json cannot be read ({exc.strerror or exc})"
+    files = manifest.get("files") if isinstance(manifest, dict) else None
+    if not isinstance(files, dict) or sorted(files) != sorted(FILES):
+        return f"manifest.json does not list exactly {', '.join(FILES)}"
+    for name, entry in files.items():
+        problem = _check_file(path / name, entry)
+        if problem is not None:
+            return problem
+    try:
+        meta = orjson.loads((path / "meta.json").read_bytes())
+    except orjson.JSONDecodeError:
+        return "meta.json is not valid JSON"
+    wrong = schema_errors(meta, META_SCHEMA)
+    if wrong:
+        return f"meta.json is malformed: {wrong[0]}"
+    named = _NAME.match(path.name)
+    steps = {"meta.json": meta["step"], "manifest.json": manifest.get("step")}
+    if named:
+        steps["the directory name"] = int(named.group(1))
+    if "ctx" in meta:
+        steps["the meta's ctx"] = meta["ctx"]["step"]
+    if len(set(steps.values())) != 1:
+        return "the step disagrees: " + ", ".join(f"{k} says {v}" for k, v in steps.items())
+    for name in ("params.npz", "state.npz"):
+        problem = _check_arrays(path / name)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _check_file(path: Path, entry: Any) -> str | None:
+    if not (isinstance(entry, dict) and isinstance(entry.get("bytes"), int)
+            and isinstance(entry.get("sha256"), str)):
+        return f"manifest.json has no size and sha256 for {path.name}"
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return f"{path.name} is missing"
+    except OSError as exc:
+        return f"{path.name} cannot be read ({exc.strerror or exc})"
+    if len(data) != entry["bytes"]:
+        return f"{path.name} has {len(data)} bytes, the manifest says {entry['bytes']}"
+    if hashlib.sha256(data).hexdigest() != entry["sha256"]:
+        return f"{path.name} does not match its sha256"
+    return None
+
+
+def array_headers(path: Path) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+    """Each array's (shape, dtype) from an npz's headers, without reading the data;
+    ValueError (or zipfile.BadZipFile) when it is not an npz of .npy arrays."""
+    out = {}
+    with zipfile.ZipFile(path) as archive:
+        for member in archive.namelist():
+            if not member.endswith(".npy"):
+                raise ValueError(f"{member} is not an .npy array")
+            with archive.open(member) as fh:
+                version = np.lib.format.read_magic(fh)
+                read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                               else np.lib.format.read_array_header_2_0)
+                shape, _, dtype = read_header(fh)
+            out[member.removesuffix(".npy")] = (tuple(shape), np.dtype(dtype))
+    return out
+
+
+def _check_arrays(path: Path) -> str | None:
+    try:
+        headers = array_headers(path)
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+        return f"{path.name} is not an archive of arrays ({exc})"
+    for name, (_, dtype) in headers.items():
+        if dtype.kind not in _ARRAY_KINDS:
+            return f"{path.name} holds {name} of dtype {dtype} (numbers only, never objects)"
     return None
 
 
@@ -136,20 +264,37 @@ class Checkpoint:
 
 
 def read_meta(path: Path) -> dict[str, Any]:
+    """meta.json of a checkpoint that `verify` passed."""
     return orjson.loads((Path(path) / "meta.json").read_bytes())
+
+
+def checkpoint_error(path: Path, problem: str, **facts: Any) -> SexpError:
+    """E-CHECKPOINT: `path` cannot be used because of `problem`."""
+    facts.setdefault("fix", "resume from another checkpoint (`sexpgpu checkpoint ls RUN`)")
+    return error(E_CHECKPOINT, f"checkpoint {path} cannot be used: {problem}", **facts)
+
+
+def checked(path: Path) -> Path:
+    """`path` when it is a checkpoint that verifies; E-CHECKPOINT otherwise."""
+    path = Path(path)
+    if not path.is_dir():
+        raise checkpoint_error(path, "no such checkpoint directory")
+    problem = verify(path)
+    if problem is not None:
+        raise checkpoint_error(path, problem)
+    return path
 
 
 def load_checkpoint(path: Path) -> Checkpoint:
     """Read a checkpoint that must verify (E-CHECKPOINT otherwise)."""
-    path = Path(path)
-    problem = verify(path) if path.is_dir() else "no such checkpoint directory"
-    if problem is not None:
-        raise error(E_CHECKPOINT, f"checkpoint {path} cannot be used: {problem}",
-                    fix="resume from another checkpoint (`sexpgpu checkpoint ls RUN`)")
+    path = checked(path)
 
     def arrays(name: str) -> dict[str, np.ndarray]:
-        with np.load(path / name, allow_pickle=False) as archive:
-            return {k: archive[k] for k in archive.files}
+        try:
+            with np.load(path / name, allow_pickle=False) as archive:
+                return {k: archive[k] for k in archive.files}
+        except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+            raise checkpoint_error(path, f"{name} cannot be read ({exc})") from None
 
     return Checkpoint(path, arrays("params.npz"), arrays("state.npz"), read_meta(path))
 
@@ -163,11 +308,27 @@ def restore_arrays(kind: str, live: dict[str, np.ndarray], saved: dict[str, np.n
                     expected=f"{kind} {sorted(live)}", actual=f"{kind} {sorted(saved)}",
                     fix=f"these {kind} names differ: {', '.join(missing)}")
     for name, array in live.items():
-        if array.shape != saved[name].shape:
+        if array.shape != saved[name].shape or array.dtype != saved[name].dtype:
             raise error(E_CHECKPOINT, f"checkpoint {path} does not fit the program",
-                        expected=f"{kind} {name} of shape {array.shape}",
-                        actual=f"shape {saved[name].shape}")
+                        expected=f"{kind} {name} of shape {array.shape}, {array.dtype}",
+                        actual=f"shape {saved[name].shape}, {saved[name].dtype}")
         array[...] = saved[name]
+
+
+def restore_positions(loaders: dict[str, Any], saved: dict[str, Any], path: Path) -> None:
+    """Each loader back at its saved position (`loader.restore`); the checkpoint must name
+    the same loaders, with the same number of curriculum stages."""
+    if set(loaders) != set(saved):
+        raise error(E_CHECKPOINT, f"checkpoint {path} does not fit the program",
+                    expected=f"loaders {sorted(loaders)}", actual=f"loaders {sorted(saved)}",
+                    fix="resume a checkpoint of this run file")
+    for name, loader in loaders.items():
+        try:
+            loader.restore(saved[name])
+        except (ValueError, KeyError, TypeError) as exc:
+            raise error(E_CHECKPOINT, f"checkpoint {path} does not fit the program",
+                        expected=f"a position of loader {name}", actual=str(exc),
+                        fix="resume a checkpoint of this run file") from None
 
 
 def remove_stale_temps(run_dir: Path) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from sexpgpu.atomic import dumps
+from sexpgpu.atomic import dumps, naming
 
 EVENTS = ("open", "step", "eval", "diag", "checkpoint", "warn", "annotation", "close")
 
@@ -42,19 +42,27 @@ class EventLog:
         if event not in EVENTS:
             raise ValueError(f"unknown event kind {event!r}")
         record = {"event": event, "time": round(time.time(), 6), **fields}
-        self._fh.write(dumps(record) + b"\n")
-        self._fh.flush()
+        try:
+            self._fh.write(dumps(record) + b"\n")
+            self._fh.flush()
+        except OSError as exc:  # a full disk: the line may be torn, cut on reopen
+            raise naming(exc, self.path) from exc
         return record
 
     def sync(self) -> None:
         """Make everything written so far durable (at checkpoints and close)."""
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
+        try:
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+        except OSError as exc:
+            raise naming(exc, self.path) from exc
 
     def close(self) -> None:
         if not self._fh.closed:
-            self.sync()
-            self._fh.close()
+            try:
+                self.sync()
+            finally:
+                self._fh.close()
 
 
 def read_events(path: Path) -> list[dict[str, Any]]:

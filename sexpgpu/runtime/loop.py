@@ -14,19 +14,25 @@ import os
 import platform
 import sys
 import time
+from contextlib import nullcontext
 from importlib import metadata
 from pathlib import Path
 from typing import Any, TextIO
 
 from sexpgpu.data.errors import data_error
 from sexpgpu.data.loader import Loader, split_microbatches
-from sexpgpu.diagnostics import Diagnostic, SexpError, define_code, render
+from sexpgpu.diagnostics import Diagnostic, Note, SexpError, define_code, render
 from sexpgpu.exitcodes import EXIT_ERRORS, EXIT_OK, EXIT_PREEMPTED, EXIT_RUNTIME
 from sexpgpu.runtime import checkpoint as ckpt
 from sexpgpu.runtime import rundir
 from sexpgpu.runtime.evals import check_targets, due, run_eval
 from sexpgpu.runtime.events import EventLog
-from sexpgpu.runtime.program import diagnostics_of, first_nonfinite, rng_state_of
+from sexpgpu.runtime.program import (
+    diagnostics_of,
+    first_nonfinite,
+    rng_state_of,
+    state_step_of,
+)
 from sexpgpu.runtime.signals import StopRequests
 from sexpgpu.runtime.spec import RunPlan
 from sexpgpu.runtime.status import StatusFile
@@ -80,41 +86,37 @@ def run_training(
     *,
     stderr: TextIO | None = None,
     status_interval_s: float = 0.25,
+    stop: StopRequests | None = None,
 ) -> tuple[int, dict[str, Any]]:
     """Train `program` as `plan` says; resume = None, "latest" or a checkpoint/run path.
 
     Raises SexpError before the run directory is touched (E-RUN-EXISTS,
-    E-RESUME-MISMATCH, E-CHECKPOINT); a checkpoint that does not fit the program ends
-    the run with exit 1. Data errors (E-DATA) and E-NONFINITE end it with exit 3;
-    a stop signal with exit 75; success with 0. status.json is rewritten at most every
+    E-RESUME-MISMATCH, E-CHECKPOINT, E-RUN-IO); a checkpoint that does not fit the
+    program ends the run with exit 1. Data errors (E-DATA), E-NONFINITE and failed
+    writes of the run's own files (E-RUN-IO: a full disk) end it with exit 3; a stop
+    signal with exit 75; success with 0. status.json is rewritten at most every
     `status_interval_s` seconds for routine step updates (always for state changes).
+    `stop`: the handlers `sexpgpu run` installed before compiling (else installed here).
     """
     stderr = stderr or sys.stderr
     settings = plan.run  # resolved once by the contract: defrun, then the command line
     the_hash = rundir.plan_hash(plan)
+    if stop is not None:
+        stop.defer()  # from here on the run has files: a signal lets the step finish
 
     # ---- the run directory: new, or an existing one continued from a checkpoint
     run_dir = Path(runs_dir) / rundir.slug_for(plan)
     warnings: list[dict[str, str]] = []
-    resume_from = None
-    if resume is None:
-        rundir.create(run_dir, plan)
-    elif not run_dir.exists():
-        resume_from = _find_resume(Path(runs_dir), run_dir, plan, resume, warnings)
-        rundir.create(run_dir, plan)
-    held = rundir.lock(run_dir)  # one process per run directory
-    if resume is not None and resume_from is None:
-        try:
-            resume_from = _find_resume(Path(runs_dir), run_dir, plan, resume, warnings)
-        except SexpError:
-            os.close(held)
-            raise
-    ckpt.remove_stale_temps(run_dir)
-    events = EventLog(run_dir / "events.jsonl")
-    status = StatusFile(run_dir / "status.json", run_dir.name, settings.steps,
-                        min_interval_s=status_interval_s)
-    for warning in warnings:
-        events.emit("warn", **warning)
+    held, resume_from = _open_run_dir(Path(runs_dir), run_dir, plan, resume, warnings)
+    try:
+        events = EventLog(run_dir / "events.jsonl")
+        status = StatusFile(run_dir / "status.json", run_dir.name, settings.steps,
+                            min_interval_s=status_interval_s)
+        for warning in warnings:
+            events.emit("warn", **warning)
+    except OSError as exc:
+        os.close(held)
+        raise rundir.io_error(exc, "opening the run's logs") from None
 
     summary: dict[str, Any] = {
         "run": run_dir.name, "run_dir": str(run_dir), "plan_hash": the_hash,
@@ -122,60 +124,43 @@ def run_training(
         "last_eval": None, "targets": [], "targets_met": None, "latest_checkpoint": None,
         "resumed_from": None, "error": None,
     }
+    opened = False  # whether the `open` event was written
+
+    def open_event(resumed_from: int | None) -> None:
+        nonlocal opened
+        events.emit("open", **_open_fields(plan, settings, the_hash, resumed_from))
+        opened = True
 
     def finish(state: str, code: int, diag: Diagnostic | None = None) -> tuple[int, dict]:
+        """Close the run. Every write here is attempted even when an earlier one fails
+        (a full disk): status.json says `failed` whenever it can still be written."""
         summary.update(state=state, exit_code=code, elapsed_s=round(time.time() - started, 3))
         if diag is not None:
             summary["error"] = diag.to_json()
             stderr.write(render(diag) + "\n")
         failure = summary["error"]
         error = {"code": failure["code"], "message": failure["message"]} if failure else None
-        status.update(force=True, state=state, error=error, eta_s=0 if state == "done" else None)
-        events.emit("close", status=state, summary=summary)
-        events.close()
+        problems = [
+            _attempt(status.update, force=True, state=state, error=error,
+                     eta_s=0 if state == "done" else None),
+            None if opened else _attempt(open_event, None),
+            _attempt(events.emit, "close", status=state, summary=summary),
+            _attempt(events.close),
+        ]
         os.close(held)
+        problem = next((p for p in problems if p is not None), None)
+        if problem is not None and diag is None:  # the run itself went well, its record did not
+            failed = rundir.io_error(problem, "closing the run").diagnostic
+            summary.update(state="failed", exit_code=EXIT_RUNTIME, error=failed.to_json())
+            stderr.write(render(failed) + "\n")
+            return EXIT_RUNTIME, summary
         return code, summary
 
     started = time.time()
-    # ---- data: every loader opened before the first step, so a bad file fails fast
     seed = settings.seed
-    try:
-        base_dir = Path(plan.file).resolve().parent
-        loaders = {spec.name: Loader(spec, base_dir, seed, plan.bounds.get(spec.name))
-                   for spec in plan.loaders}
-        for wanted in [settings.train_loader, *(ev.loader for ev in plan.evals)]:
-            if wanted not in loaders:
-                raise data_error(None, f"no loader named {wanted!r}",
-                                 expected=", ".join(loaders) or "a defloader")
-        train = loaders[settings.train_loader]
-    except SexpError as exc:
-        events.emit("open", **_open_fields(plan, settings, the_hash, None))
-        return finish("failed", EXIT_RUNTIME, exc.diagnostic)
-
-    # ---- restore: params and optimizer state in place, loader positions, counters
     step = 0
     last_eval: dict[str, Any] | None = None
     last_step: dict[str, float] = {}  # the last step's outputs (loss, metrics): for targets
-    if resume_from is not None:
-        try:
-            saved = ckpt.load_checkpoint(resume_from)
-            ckpt.restore_arrays("params", program.params(), saved.params, resume_from)
-            ckpt.restore_arrays("state", program.state(), saved.state, resume_from)
-        except SexpError as exc:  # E-CHECKPOINT: the checkpoint does not fit this program
-            events.emit("open", **_open_fields(plan, settings, the_hash, None))
-            return finish("failed", EXIT_ERRORS, exc.diagnostic)
-        for name, position in saved.meta["loaders"].items():
-            loaders[name].restore(position)
-        step = saved.step
-        last_eval = saved.meta.get("last_eval")
-        last_step = dict(saved.meta.get("last_step") or {})
-        if saved.meta.get("rng_state") is not None:
-            program.set_rng_state(saved.meta["rng_state"])
-        summary.update(resumed_from=step, latest_checkpoint=str(resume_from), step=step,
-                       last_loss=saved.meta.get("last_loss"), last_eval=last_eval)
-    events.emit("open", **_open_fields(plan, settings, the_hash, summary["resumed_from"]))
-    status.update(force=True, step=step, last_eval=last_eval,
-                  latest_checkpoint=_relative(resume_from, run_dir))
 
     def make_ctx(microstep_base: int) -> dict[str, Any]:
         return {"step": step, "microstep": microstep_base,
@@ -189,7 +174,15 @@ def run_training(
             "selection": plan.selection, "last_loss": summary["last_loss"],
             "last_eval": last_eval, "last_step": last_step, "time": time.time(),
         }
-        path = ckpt.write_checkpoint(run_dir, step, program.params(), program.state(), meta)
+        try:
+            path = ckpt.write_checkpoint(run_dir, step, program.params(), program.state(), meta)
+        except OSError as exc:  # nothing half-written is left; the previous one stays latest
+            failed = rundir.io_error(exc, f"writing checkpoint {ckpt.checkpoint_name(step)}")
+            good = summary["latest_checkpoint"]
+            failed.diagnostic.notes.append(Note(
+                f"the last good checkpoint is {Path(good).name}; `--resume latest` continues "
+                "from it" if good else "no checkpoint was written before it"))
+            raise failed from None
         ckpt.prune(run_dir, settings.keep_checkpoints, protect=path)
         summary["latest_checkpoint"] = str(path)
         events.emit("checkpoint", step=step, path=str(path.relative_to(run_dir)))
@@ -209,12 +202,38 @@ def run_training(
         summary["last_eval"] = last_eval
         status.update(force=True, last_eval=last_eval)
 
-    progress = _Progress(stderr, settings.steps)
-    timed_steps, timed_ms = 0, 0.0
-    last_saved = step if resume_from is not None else -1
-    last_evaluated = last_eval["step"] if last_eval else -1
     try:
-        with StopRequests() as stop:
+        # ---- data: every loader opened before the first step, so a bad file fails fast
+        base_dir = Path(plan.file).resolve().parent
+        loaders = {spec.name: Loader(spec, base_dir, seed, plan.bounds.get(spec.name))
+                   for spec in plan.loaders}
+        for wanted in [settings.train_loader, *(ev.loader for ev in plan.evals)]:
+            if wanted not in loaders:
+                raise data_error(None, f"no loader named {wanted!r}",
+                                 expected=", ".join(loaders) or "a defloader")
+        train = loaders[settings.train_loader]
+
+        # ---- restore: params and optimizer state in place, loader positions, counters
+        if resume_from is not None:
+            try:
+                saved = ckpt.load_checkpoint(resume_from)
+                _restore(program, loaders, saved)
+            except SexpError as exc:  # E-CHECKPOINT: the checkpoint does not fit this program
+                return finish("failed", EXIT_ERRORS, exc.diagnostic)
+            step = saved.step
+            last_eval = saved.meta.get("last_eval")
+            last_step = dict(saved.meta.get("last_step") or {})
+            summary.update(resumed_from=step, latest_checkpoint=str(resume_from), step=step,
+                           last_loss=saved.meta.get("last_loss"), last_eval=last_eval)
+        open_event(summary["resumed_from"])
+        status.update(force=True, step=step, last_eval=last_eval,
+                      latest_checkpoint=_relative(resume_from, run_dir))
+
+        progress = _Progress(stderr, settings.steps)
+        timed_steps, timed_ms = 0, 0.0
+        last_saved = step if resume_from is not None else -1
+        last_evaluated = last_eval["step"] if last_eval else -1
+        with nullcontext(stop) if stop is not None else StopRequests() as stops:
             # ---- the loop
             while step < settings.steps:
                 ctx = make_ctx(step * settings.microbatches)
@@ -251,11 +270,11 @@ def run_training(
                 if due(settings.checkpoint_every, step):
                     save_checkpoint()
                     last_saved = step
-                if stop.requested:
+                if stops.requested:
                     if last_saved != step:
                         save_checkpoint()
                     progress.done()
-                    events.emit("warn", message=f"stopped by {stop.requested} after step {step}")
+                    events.emit("warn", message=f"stopped by {stops.requested} after step {step}")
                     return finish("preempted", EXIT_PREEMPTED)
             progress.done()
 
@@ -274,12 +293,73 @@ def run_training(
                                       if plan.targets else None)
             status.update(targets=summary["targets"])
             return finish("done", EXIT_OK)
-    except SexpError as exc:  # a data error found mid-run (a stage's file, a field)
+    except SexpError as exc:  # a data error (a stage's file, a field), or E-RUN-IO
         return finish("failed", EXIT_RUNTIME, exc.diagnostic)
+    except OSError as exc:  # the run's own files: a full disk, a read-only directory
+        return finish("failed", EXIT_RUNTIME, rundir.io_error(exc, "writing the run").diagnostic)
     except BaseException as exc:
         summary["error"] = {"code": "E-INTERNAL", "message": f"{type(exc).__name__}: {exc}"}
         finish("failed", EXIT_ERRORS)
         raise
+
+
+def _attempt(write: Any, *args: Any, **kwargs: Any) -> OSError | None:
+    """Run one write of the run's record; the OSError it raised, if any."""
+    try:
+        write(*args, **kwargs)
+    except OSError as exc:
+        return exc
+    return None
+
+
+def _open_run_dir(runs_dir: Path, run_dir: Path, plan: RunPlan, resume: str | None,
+                  warnings: list[dict[str, str]]) -> tuple[int, Path | None]:
+    """Create or reopen the run directory and hold its lock: (lock fd, checkpoint to
+    resume from). Raises SexpError; an OSError here (a file where a directory should be,
+    a full or read-only disk) is E-RUN-IO."""
+    try:
+        rundir.check_layout(run_dir)
+        resume_from = None
+        if resume is None:
+            rundir.create(run_dir, plan)
+        elif not run_dir.exists():
+            resume_from = _find_resume(runs_dir, run_dir, plan, resume, warnings)
+            rundir.create(run_dir, plan)
+        held = rundir.lock(run_dir)  # one process per run directory
+    except OSError as exc:
+        raise rundir.io_error(exc, "creating the run directory") from None
+    try:
+        if resume is not None and resume_from is None:
+            resume_from = _find_resume(runs_dir, run_dir, plan, resume, warnings)
+        ckpt.remove_stale_temps(run_dir)
+    except OSError as exc:
+        os.close(held)
+        raise rundir.io_error(exc, "opening the run directory") from None
+    except BaseException:
+        os.close(held)
+        raise
+    return held, resume_from
+
+
+def _restore(program: Any, loaders: dict[str, Loader], saved: ckpt.Checkpoint) -> None:
+    """Write a checkpoint back into the program and the loaders; E-CHECKPOINT when it
+    does not fit them (names, shapes, stages, or a step its optimizer state contradicts)."""
+    ckpt.restore_arrays("params", program.params(), saved.params, saved.path)
+    ckpt.restore_arrays("state", program.state(), saved.state, saved.path)
+    counted = state_step_of(program)
+    if counted is not None and counted != saved.step:
+        raise ckpt.checkpoint_error(
+            saved.path, f"its meta says step {saved.step}, its optimizer state has taken "
+            f"{counted} steps", expected=f"{saved.step} steps in the optimizer state",
+            actual=f"{counted} steps")
+    ckpt.restore_positions(loaders, saved.meta["loaders"], saved.path)
+    rng_state = saved.meta.get("rng_state")
+    if rng_state is not None:
+        if not callable(getattr(program, "set_rng_state", None)):
+            raise ckpt.checkpoint_error(saved.path, "it holds an RNG state this program has "
+                                        "no use for", expected="rng_state null",
+                                        actual="an rng_state")
+        program.set_rng_state(rng_state)
 
 
 def _numbers(out: dict[str, Any]) -> dict[str, float]:

@@ -84,6 +84,10 @@ class SoftmaxRegression:
             time.sleep(self.sleep_s)
         return {"loss": loss, "grad_norm": grad_norm, "lr": lr}
 
+    def state_step(self) -> int:
+        """The Adam step counter: the optimizer steps the state has taken."""
+        return int(self._state["t"])
+
     def _adam(self, grads: dict[str, np.ndarray], lr: float,
               b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8) -> None:
         self._state["t"] += 1.0

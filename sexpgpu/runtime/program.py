@@ -77,6 +77,14 @@ def rng_state_of(program: Any) -> Any:
     return get() if callable(get) else None
 
 
+def state_step_of(program: Any) -> int | None:
+    """The optional `state_step()` of a program: how many optimizer steps its state
+    arrays have counted (an Adam step counter), or None when they count none. A resumed
+    checkpoint whose meta step disagrees with it is refused (E-CHECKPOINT)."""
+    count = getattr(program, "state_step", None)
+    return count() if callable(count) else None
+
+
 def diagnostics_of(program: Any, ctx: dict[str, Any]) -> dict[str, float]:
     """The optional `diagnostics(ctx)` of a program: sampled values, or nothing."""
     sample = getattr(program, "diagnostics", None)

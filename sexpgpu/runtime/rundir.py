@@ -7,6 +7,7 @@ so the same experiment always lands in the same directory: running it again resu
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import os
@@ -18,7 +19,7 @@ from typing import Any
 import orjson
 
 from sexpgpu.atomic import dumps, read_json, write_bytes_atomic, write_json_atomic
-from sexpgpu.diagnostics import define_code, error
+from sexpgpu.diagnostics import SexpError, define_code, error
 from sexpgpu.runtime.checkpoint import E_CHECKPOINT
 from sexpgpu.runtime.spec import RESULT_FREE, RunPlan
 
@@ -34,7 +35,40 @@ E_RESUME_MISMATCH = define_code(
     "file it requires, the selection (--set/--variant) or the compiled plan changed since; "
     "the diagnostic names what. Resuming would not continue the same run.",
 )
+E_RUN_IO = define_code(
+    "E-RUN-IO", "cannot write the run directory",
+    "Reading or writing one of a run's own files (a checkpoint, events.jsonl, status.json, "
+    "the copy of its source) failed: the disk is full, a quota is reached, the directory "
+    "is read-only, or a path the run needs is a file. The run stops (exit 3) and its last "
+    "good checkpoint stays the latest: free the space, then `--resume latest`.",
+)
 
+
+def io_error(exc: OSError, doing: str) -> SexpError:
+    """The one diagnostic for an OSError met while reading or writing a run's files."""
+    name = errno.errorcode.get(exc.errno or 0)
+    reason = (exc.strerror or str(exc)) + (f" ({name})" if name else "")
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        fix = "free space on that disk (or pass --runs DIR on another), then `--resume latest`"
+    elif exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        fix = "make the runs directory writable, or pass --runs DIR, then `--resume latest`"
+    else:
+        fix = "fix the path (or pass --runs DIR), then `--resume latest`"
+    return error(E_RUN_IO, f"{doing} failed: {reason}",
+                 expected="a writable run directory with free space",
+                 actual=f"{exc.filename}: {reason}" if exc.filename else reason, fix=fix)
+
+
+def check_layout(run_dir: Path) -> None:
+    """Every directory the run will write into is a directory (or can become one): a file
+    in its place (`--runs` naming a file, a file called `checkpoints`) is E-RUN-IO now,
+    not at the first checkpoint."""
+    run_dir = Path(run_dir)
+    for path in [*reversed(run_dir.parents), run_dir, run_dir / "checkpoints"]:
+        if path.exists() and not path.is_dir():
+            raise error(E_RUN_IO, f"{path} is a file, not a directory",
+                        expected=f"{path} to be a directory (or not to exist yet)",
+                        actual="a file", fix="move the file away, or pass --runs DIR")
 
 
 def _short(data: bytes, n: int = 8) -> str:
@@ -83,6 +117,7 @@ def _write_sources(run_dir: Path, plan: RunPlan) -> None:
 
 def create(run_dir: Path, plan: RunPlan) -> None:
     """Make a new run directory (refusing an existing one) with its source and plan."""
+    check_layout(run_dir)
     try:
         run_dir.mkdir(parents=True)
     except FileExistsError:

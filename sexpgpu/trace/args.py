@@ -59,7 +59,8 @@ def split(fn: str, args: tuple, keys: tuple[str, ...], *, min_pos: int = 0,
         key = args[i]
         if not is_keyword(key) or i + 1 >= len(args):
             raise fail(f"{fn}: malformed keyword arguments", expected="(... :key value ...)",
-                       actual=" ".join(show(a) for a in args[i:]))
+                       actual=" ".join(show(a) for a in args[i:]).lower(),
+                       fix="give every :key one value")
         name = kw_name(key)
         if strict and name not in keys:
             raise fail(f"{fn}: unknown keyword :{name}",

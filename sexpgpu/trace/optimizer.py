@@ -20,8 +20,10 @@ from sexpgpu.trace.tensor import TracedTensor
 E_OPTIMIZER = define_code(
     "E-OPTIMIZER", "bad optimizer configuration",
     "`optimizer` takes a value made by a `defoptimizer` (e.g. `(optim:adamw :lr 1e-3)`), "
-    "`:groups` and `:clip`. A group override must name a hyperparameter the optimizer "
-    "has; an update rule must return a tensor shaped like its parameter.",
+    "`:groups` and `:clip` (a positive number). A group override must name a "
+    "hyperparameter the optimizer has; a hyperparameter is a number (or a schedule) or, "
+    "when its default is t/nil, a flag; an update rule must return a tensor shaped like "
+    "its parameter.",
 )
 E_GROUP_EMPTY = define_code(
     "E-GROUP-EMPTY", "parameter group selects nothing",
@@ -58,6 +60,7 @@ class OptimizerDef:
     hypers: dict[str, Any]                        # in lambda-list order; Lisp values
     states: list[tuple[str, dict[str, Any]]]      # (name, options)
     update: Any                                   # Lisp closure (p g ctx *states *hypers)
+    kinds: dict[str, str] = field(default_factory=dict)  # hyper -> "number" | "flag"
 
     def with_overrides(self, overrides: dict[str, Any], span: Span | None) -> OptimizerDef:
         for key in overrides:
@@ -65,7 +68,8 @@ class OptimizerDef:
                 raise error(E_OPTIMIZER, f"{self.name} has no hyperparameter :{key}", span,
                             expected=" ".join(f":{h}" for h in self.hypers), actual=f":{key}",
                             fix=did_you_mean(key, list(self.hypers)))
-        return OptimizerDef(self.name, {**self.hypers, **overrides}, self.states, self.update)
+        return OptimizerDef(self.name, {**self.hypers, **overrides}, self.states, self.update,
+                            self.kinds)
 
 
 class OptimizerValue(Foreign):
@@ -207,17 +211,28 @@ def expect_rank(param: Any, rank: Any, who: Any) -> Any:
                     ":optimizer (optim:adamw :lr 3e-4)))")
 
 
-def make_optimizer(name: Any, hypers: Any, states: Any, update: Any) -> OptimizerValue:
-    """%make-optimizer, the expansion of defoptimizer."""
+def make_optimizer(name: Any, hypers: Any, states: Any, update: Any,
+                   defaults: Any = NIL) -> OptimizerValue:
+    """%make-optimizer, the expansion of defoptimizer; `defaults`: each hyperparameter's
+    default form as written, which gives its kind (a number literal: numeric; t or nil:
+    a flag). `lr` is numeric whatever its default: the step reports it."""
     plist = to_py(hypers)
     hyper = {A.local_name(k): v for k, v in zip(plist[::2], plist[1::2])}
+    kinds = {}
+    for key, default in zip(hyper, to_py(defaults)):
+        if A.is_number(default):
+            kinds[key] = "number"
+        elif default is T or default is NIL:
+            kinds[key] = "flag"
+    if "lr" in hyper:
+        kinds["lr"] = "number"
     slots = []
     for entry in to_py(states):
         items = to_py(entry)
         opts = {A.kw_name(k): v for k, v in zip(items[1::2], items[2::2])}
         slots.append((A.local_name(items[0]), opts))
     label = A.local_name(name) if isinstance(name, Symbol) else str(name)
-    return OptimizerValue(OptimizerDef(label, hyper, slots, update))
+    return OptimizerValue(OptimizerDef(label, hyper, slots, update, kinds))
 
 
 # -- tracing the update ---------------------------------------------------------
@@ -234,15 +249,25 @@ def resolve_hyper(interp: Any, value: Any, ctx: Ctx) -> Any:
 
 
 def check_hyper(group: Group, name: str, value: Any) -> Any:
-    """A resolved hyperparameter is a number, a scalar tensor or t/nil (a flag)."""
-    if A.is_number(value) or value is T or value is NIL:
+    """A resolved hyperparameter is what its default says: a number or a scalar tensor
+    (from a schedule) for a numeric one, t or nil for a flag; either, when the default
+    does not tell."""
+    kind = group.optimizer.kinds.get(name)
+    scheduled = is_schedule(group.optimizer.hypers[name])
+    numeric = A.is_number(value) or (isinstance(value, TracedTensor) and value.shape == ())
+    flag = value is T or value is NIL
+    if (kind == "number" and numeric) or (kind == "flag" and flag) or (kind is None and
+                                                                         (numeric or flag)):
         return value
-    if isinstance(value, TracedTensor) and value.shape == ():
-        return value
-    what = "a schedule returned " if is_schedule(group.optimizer.hypers[name]) else ""
+    what = "a schedule returned " if scheduled else ""
+    if kind == "flag":
+        raise error(E_OPTIMIZER, f"{group.optimizer.name} :{name} is a flag", group.span,
+                    expected="t or nil", actual=what + A.show(value).lower(),
+                    fix=f":{name} t")
     raise error(E_OPTIMIZER, f"{group.optimizer.name} :{name} is not a number", group.span,
-                expected="a number, t/nil, or a schedule giving a scalar",
-                actual=what + A.show(value),
+                expected="a number, or a schedule giving a scalar"
+                + ("" if kind == "number" else " (or t/nil for a flag)"),
+                actual=what + A.show(value).lower(),
                 fix=f":{name} 1e-3, or a schedule like (optim:cosine ...)")
 
 
