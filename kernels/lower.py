@@ -43,9 +43,12 @@ class Kernel:
 
 # -- where a value lives ----------------------------------------------------------
 # Each value lowering has placed has one Location (a graph input has none: it is
-# the caller's array). A Const or Broadcast that a structured op or an output needs
-# becomes Computed by a fill kernel; a Transposed or Strided one gains a `copy`
-# kernel for such readers while matmuls (and concats) keep reading it in place.
+# the caller's array). A Const, Broadcast, Transposed or Strided value that a
+# structured op or an output needs gains a `copy` kernel, placed before that
+# reader, whose buffer such readers read; loops keep inlining the constant or
+# reading the source broadcast, and matmuls (and concats) keep reading a
+# transpose or view in place. The location itself never changes: a loop placed
+# earlier has already read the value the way its location said.
 
 
 @dataclass(frozen=True)
@@ -65,16 +68,20 @@ class Alias:
 
 @dataclass(frozen=True)
 class Const:
-    """A `full` constant, written as a literal into the loops that read it."""
+    """A `full` constant, written as a literal into the loops that read it; other
+    readers read `copy`, a fill kernel made for the first one."""
 
     node: Node
+    copy: Kernel | None = None
 
 
 @dataclass(frozen=True)
 class Broadcast:
-    """broadcast_to: loops read `source` broadcast into their own index space."""
+    """broadcast_to: loops read `source` broadcast into their own index space;
+    other readers read `copy`, made for the first one."""
 
     source: Value
+    copy: Kernel | None = None
 
 
 @dataclass(frozen=True)
@@ -145,11 +152,13 @@ class KernelPlan:
         return place.view if isinstance(place, Strided) else None
 
     def kernel(self, value: Value) -> Kernel | None:
-        """The kernel that makes `value`'s elements (a transpose's or view's copy)."""
+        """The kernel that makes `value`'s elements (or a copy of them: a constant's
+        fill, a broadcast's, transpose's or view's copy)."""
         place = self.where.get(value)
         if isinstance(place, Computed):
             return place.kernel
-        return place.copy if isinstance(place, (Transposed, Strided)) else None
+        return place.copy if isinstance(place, (Const, Broadcast, Transposed, Strided)) \
+            else None
 
     def operand(self, value: Value, op: str) -> Value:
         """The value whose buffer a kernel of `op` reads for `value`: a matmul reads
@@ -272,11 +281,13 @@ class _Grouper:
                 # matmuls keep reading its source transposed
                 self.materialize(source)
                 self.where[value] = Transposed(source, self._closed("op", value.node))
-            case Broadcast(source=source):
+            case Broadcast(source=source, copy=None):
+                # loops placed before (and after) keep reading the source broadcast
                 self.materialize(source)
-                self.where[value] = Computed(self._closed("loop", value.node))
-            case Const(node=node):
-                self.where[value] = Computed(self._closed("loop", node))
+                self.where[value] = Broadcast(source, self._closed("loop", value.node))
+            case Const(node=node, copy=None):
+                # loops keep the literal; the fill runs before this reader
+                self.where[value] = Const(node, self._closed("loop", node))
 
     # -- placing a node -----------------------------------------------------------
 
@@ -484,6 +495,21 @@ def _link(program: KernelPlan, roots: list[Value]) -> None:
         needed_outside.update(kernel.inputs)
     for kernel in program.kernels:
         kernel.outputs = [v for n in kernel.nodes for v in n.outputs if v in needed_outside]
+    _check_order(program)
+
+
+def _check_order(program: KernelPlan) -> None:
+    """Every buffer a kernel reads is a graph input or stored by an earlier kernel:
+    a value placed wrongly would otherwise be read before it is written (silently,
+    from a reused slot)."""
+    written: set[Value] = set(program.graph.inputs)
+    for kernel in program.kernels:
+        early = [v for v in kernel.inputs if v not in written]
+        if early:
+            raise AssertionError(f"internal error: kernel {kernel.index} "
+                                 f"({', '.join(n.op for n in kernel.nodes)}) reads "
+                                 f"{early[0]} before a kernel stores it")
+        written.update(kernel.outputs)
 
 
 def _buffers_read(program: KernelPlan, kernel: Kernel) -> list[Value]:
@@ -497,7 +523,8 @@ def _buffers_read(program: KernelPlan, kernel: Kernel) -> list[Value]:
             if kernel.kind == "loop":
                 v = program.source(v)
             b = program.operand(v, node.op)
-            if b not in mine and program.const(b) is None and b not in reads:
+            inlined = kernel.kind == "loop" and program.const(b) is not None
+            if b not in mine and not inlined and b not in reads:
                 reads.append(b)
     return reads
 

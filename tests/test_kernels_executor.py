@@ -335,6 +335,32 @@ def test_views_cost_no_kernel_and_match_reference() -> None:
         np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-6, err_msg=name)
 
 
+@pytest.mark.parametrize("kind", ["broadcast", "full", "reshaped-full"])
+def test_a_value_loops_inline_is_copied_before_a_later_reader_needs_it(kind: str) -> None:
+    """A loop reads a broadcast (or a constant) in place; a matmul placed after
+    that loop closed needs its elements: the copy kernel runs before the matmul,
+    and the loop still reads the source (it once read a buffer filled later)."""
+    g = Graph(f"late-copy-{kind}")
+    x, w, c = g.input("x", (3, 4)), g.input("w", (4, 2)), g.input("c", (4,))
+    if kind == "broadcast":
+        b = g.apply("broadcast_to", c, shape=(3, 4))
+    elif kind == "full":
+        b = g.apply("full", shape=(3, 4), dtype="f32", value=0.5)
+    else:
+        b = g.apply("reshape", g.apply("full", shape=(12,), dtype="f32", value=0.5),
+                    shape=(3, 4))
+    g.output("s", g.apply("sum", g.apply("add", x, b), axes=None))
+    g.output("m", g.apply("matmul", b, w))
+    plan = lower(g)
+    assert [[n.op for n in k.nodes] for k in plan.kernels][0] == ["add", "sum"]
+    r = np.random.default_rng(6)
+    inputs = {k: r.standard_normal(v.shape).astype(np.float32) for k, v in
+              (("x", x), ("w", w), ("c", c))}
+    got, want = kernels.compile(g).run(inputs), run_reference(g, inputs)
+    for name in want:
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-6, err_msg=name)
+
+
 def test_transpose_of_a_transpose_is_the_source_buffer() -> None:
     # a linear layer: forward x @ W^T, input gradient g @ (W^T)^T = g @ W
     g = Graph("linear-grad")
