@@ -14,6 +14,7 @@ from sexpgpu.kernels.source import (
     broadcast_offset,
     convert,
     literal,
+    literal_text,
     load,
     store,
     strides,
@@ -61,7 +62,13 @@ def _template(node: Node) -> str:
     template = get_op(node.op).scalar
     if template is None:
         raise NotImplementedError(f"elementwise op {node.op} has no scalar body")
-    return template.format(**node.attrs) if "{" in template else template
+    if "{" not in template:
+        return template
+    # attrs formatted into a body (full's value) as literals of the output dtype:
+    # -inf as -math.inf, an f32 as its shortest decimal
+    dtype = node.outputs[0].dtype
+    return template.format(**{k: literal_text(v, dtype) if isinstance(v, (bool, int, float))
+                              else v for k, v in node.attrs.items()})
 
 
 def scalar_expr(node: Node, operands: list[str], template: str | None = None) -> str:

@@ -8,6 +8,9 @@ import math
 from dataclasses import dataclass, field
 from math import prod
 
+import numpy as np
+from sexpgpu.kernels.bf16 import from_bf16, to_bf16
+
 from sexpgpu.diagnostics import define_code, error
 from sexpgpu.ir.graph import Value
 
@@ -40,13 +43,29 @@ def convert(dtype: str, expr: str) -> str:
     return f"{COMPUTE[dtype]}({expr})"
 
 
+def literal_text(value: object, dtype: str) -> str:
+    """A constant as a Python literal that numba (CPU and CUDA) reads back as the
+    value the reference holds: non-finite floats by name (`math.inf`, `-math.inf`,
+    `math.nan`); a float of an f32 or bf16 value rounded to that dtype first and
+    written as the shortest decimal that rounds back to it (0.9, not
+    0.8999999761581421: `np.float32(0.9)` in the text is the same f32)."""
+    if hasattr(value, "item"):  # a numpy scalar
+        value = value.item()
+    if isinstance(value, float) and dtype in ("f32", "bf16"):
+        rounded = np.float32(value)
+        if dtype == "bf16":
+            rounded = from_bf16(to_bf16(np.array([rounded])))[0]
+        if math.isfinite(rounded):
+            return str(rounded)  # numpy prints an f32 as its shortest round-trip form
+        value = float(rounded)
+    if isinstance(value, float) and not math.isfinite(value):
+        return "math.nan" if math.isnan(value) else ("-math.inf" if value < 0 else "math.inf")
+    return repr(value)
+
+
 def literal(value: object, dtype: str) -> str:
     """A constant as source text in the compute type of `dtype`."""
-    if isinstance(value, float) and not math.isfinite(value):
-        text = "math.nan" if math.isnan(value) else ("-math.inf" if value < 0 else "math.inf")
-    else:
-        text = repr(value.item() if hasattr(value, "item") else value)
-    return convert(dtype, text)
+    return convert(dtype, literal_text(value, dtype))
 
 
 def load(buffer: str, dtype: str, offset: str) -> str:

@@ -361,6 +361,26 @@ def test_a_value_loops_inline_is_copied_before_a_later_reader_needs_it(kind: str
         np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-6, err_msg=name)
 
 
+@pytest.mark.parametrize("value", [-np.inf, np.inf, np.nan, -0.0, 3e38, 1e-40, 0.9, 7])
+@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+def test_constants_are_literals_of_their_dtype(value: float, dtype: str) -> None:
+    """A `full` of any value compiles, inlined in a loop and filled into a buffer,
+    and equals the reference bit for bit (bf16: rounded as the reference rounds)."""
+    g = Graph("constants")
+    x = g.input("x", (3,), dtype)
+    c = g.apply("full", shape=(3,), dtype=dtype, value=value)
+    g.output("sum", g.apply("add", x, c))
+    g.output("fill", g.apply("full", shape=(2,), dtype=dtype, value=value))
+    inputs = {"x": np.zeros(3, np.float32)}
+    compiled = kernels.compile(g)
+    got, want = compiled.run(inputs), run_reference(g, inputs)
+    for name in want:
+        np.testing.assert_array_equal(got[name], want[name], err_msg=name)
+    if value == 0.9 and dtype == "f32":
+        # the shortest decimal that rounds to the f32, not its f64 expansion
+        assert "np.float32(0.9)" in "".join(compiled.generated.kernel_sources)
+
+
 def test_transpose_of_a_transpose_is_the_source_buffer() -> None:
     # a linear layer: forward x @ W^T, input gradient g @ (W^T)^T = g @ W
     g = Graph("linear-grad")
