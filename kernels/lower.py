@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from math import prod
 
 from sexpgpu.kernels import views as strided
+from sexpgpu.kernels.source import storage
 from sexpgpu.kernels.views import View
 
 from sexpgpu.ir.graph import Graph, Node, Value, live_nodes
@@ -465,6 +466,9 @@ def lower(graph: Graph, outputs: list[str] | None = None) -> KernelPlan:
     wanted = {name: graph.outputs[name] for name in names}
     roots = list(wanted.values()) + list(graph.updates.values())
     nodes = live_nodes(graph, roots)
+    for node in nodes:
+        for value in node.inputs + node.outputs:
+            storage(value)  # E-KERNEL-DTYPE (f16) at the node that made it, in a loop too
     program = KernelPlan(graph, [], wanted)
     grouper = _Grouper(program, _count_uses(nodes, roots))
     for node in nodes:

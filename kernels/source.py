@@ -17,7 +17,7 @@ from sexpgpu.ir.graph import Value
 E_KERNEL_DTYPE = define_code(
     "E-KERNEL-DTYPE", "dtype has no kernel storage",
     "The kernels store f32, bf16 (as 16-bit patterns), i32, i64 and bool. A value of "
-    "another dtype (f16 for now) reached code generation.",
+    "another dtype (f16 for now) reached lowering, stored or only inside a fused loop.",
 )
 
 # numpy storage of each IR dtype (bf16 as its 16-bit pattern)

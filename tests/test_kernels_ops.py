@@ -8,7 +8,7 @@ import pytest
 from sexpgpu.kernels.structured import RENDERERS
 
 from sexpgpu import kernels
-from sexpgpu.diagnostics import SexpError
+from sexpgpu.diagnostics import SexpError, Span
 from sexpgpu.ir.graph import Graph
 from sexpgpu.ir.ops.registry import OPS, get_op
 from sexpgpu.ir.reference import run_reference
@@ -71,10 +71,17 @@ def test_op_matches_reference(name: str) -> None:
             np.testing.assert_allclose(have, want, rtol=2e-6, atol=2e-6, err_msg=key)
 
 
-def test_f16_is_a_diagnostic() -> None:
+@pytest.mark.parametrize("where", ["output", "inside a loop"])
+def test_f16_is_a_diagnostic(where: str) -> None:
     g = Graph("f16")
     x = g.input("x", (3,))
-    g.output("y", g.apply("cast", x, dtype="f16"))
+    with g.at(Span("model.sx", 4, 2)):
+        half = g.apply("cast", x, dtype="f16")
+    if where == "output":
+        g.output("y", half)
+    else:  # never stored: the loop would convert through it
+        g.output("y", g.apply("cast", g.apply("exp", half), dtype="f32"))
     with pytest.raises(SexpError) as info:
         kernels.compile(g)
     assert info.value.diagnostic.code == "E-KERNEL-DTYPE"
+    assert info.value.diagnostic.span == Span("model.sx", 4, 2)
