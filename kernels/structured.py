@@ -229,11 +229,15 @@ def _argmax(node, names, name, params):
     names_x = {d: f"i{k}" for k, d in enumerate(outer_dims)} if not keep else \
         {d: f"i{d}" for d in outer_dims}
     base = affine([(names_x[d], xs[d]) for d in outer_dims])
+    # the first maximum, or the first NaN (numpy's argmax): a NaN is taken as the
+    # best and the search stops there
     lines = [f"best = {load(names.buf(x), x.dtype, base)}",
              "arg = 0",
              f"for j in range(1, {x.shape[ax]}):",
+             "    if best != best:",
+             "        break",
              f"    v = {load(names.buf(x), x.dtype, base + f' + j * {xs[ax]}')}",
-             "    if v > best:",
+             "    if v > best or v != v:",
              "        best = v",
              "        arg = j",
              store(names.buf(out), out.dtype, "lin", "arg")]

@@ -85,3 +85,25 @@ def test_f16_is_a_diagnostic(where: str) -> None:
         kernels.compile(g)
     assert info.value.diagnostic.code == "E-KERNEL-DTYPE"
     assert info.value.diagnostic.span == Span("model.sx", 4, 2)
+
+
+def test_nan_propagates_through_max_min_and_argmax() -> None:
+    """numpy's rules: maximum/minimum are NaN where either side is, amax/amin over
+    a NaN are NaN (every reduction layout), argmax is the first NaN's index."""
+    g = Graph("nan")
+    a, b = g.input("a", (4, 5)), g.input("b", (4, 5))
+    g.output("maximum", g.apply("maximum", a, b))
+    g.output("minimum", g.apply("minimum", a, b))
+    for op in ("amax", "amin"):
+        for axes in ((0,), (1,), None):
+            g.output(f"{op}{axes}", g.apply(op, a, axes=axes))
+    g.output("argmax", g.apply("argmax", a, axis=1))
+    g.output("sign", g.apply("sign", a))
+    x = np.arange(20, dtype=np.float32).reshape(4, 5)
+    x[1, 2] = x[3, 0] = x[3, 4] = np.nan
+    inputs = {"a": x, "b": x[::-1].copy()}
+    want = run_reference(g, {k: v.copy() for k, v in inputs.items()})
+    got = kernels.compile(g).run(inputs)
+    for key in want:
+        np.testing.assert_array_equal(got[key], want[key], err_msg=key)
+    assert got["argmax"].tolist() == [4, 2, 4, 0]

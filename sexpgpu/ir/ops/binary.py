@@ -112,8 +112,12 @@ def _choose_vjp(prefer_left: str) -> Callable:
     return vjp
 
 
-_binary("maximum", np.maximum, "max(x0, x1)", _choose_vjp("ge"), doc="elementwise max")
-_binary("minimum", np.minimum, "min(x0, x1)", _choose_vjp("le"), doc="elementwise min")
+# NaN on either side gives NaN, as numpy's: numba's max(a, b) is `b if b > a else a`,
+# which keeps a NaN a but drops a NaN b, so a NaN b is taken explicitly
+_binary("maximum", np.maximum, "(max(x0, x1) if x1 == x1 else x1)", _choose_vjp("ge"),
+        doc="elementwise max; NaN if either is NaN")
+_binary("minimum", np.minimum, "(min(x0, x1) if x1 == x1 else x1)", _choose_vjp("le"),
+        doc="elementwise min; NaN if either is NaN")
 
 for _name, _ref, _sym in (("lt", np.less, "<"), ("le", np.less_equal, "<="),
                           ("gt", np.greater, ">"), ("ge", np.greater_equal, ">="),
