@@ -10,6 +10,7 @@ from math import prod
 
 from sexpgpu.kernels.lower import Kernel, KernelPlan
 from sexpgpu.kernels.source import (
+    ERR,
     KernelCode,
     affine,
     broadcast_offset,
@@ -243,5 +244,7 @@ def render(kernel: Kernel, program: KernelPlan, names: Names, name: str) -> Kern
         code = render_batch_sum_matmul(kernel.nodes[0], kernel.nodes[1], names, name, params)
     else:
         code = render_op(kernel.nodes[0], names, name, params)
+    if code.index_checks:
+        code.params.append(ERR)  # the step's error buffer, last
     code.comment = [f"{n.op} at {n.span}" if n.span else n.op for n in kernel.nodes]
     return code

@@ -109,6 +109,11 @@ def broadcast_offset(shape: tuple[int, ...], domain: tuple[int, ...],
     return affine([(index[lead + j], st[j]) for j, d in enumerate(shape) if d != 1])
 
 
+# the step's error buffer (int64 [where, value]): kernels that check indices
+# report the first bad one there (`index_error`), the launcher raises E-INDEX
+ERR = "err_"
+
+
 @dataclass
 class KernelCode:
     """A kernel as its launchers need it: the parallel index space (`outer`: loop
@@ -125,6 +130,8 @@ class KernelCode:
     # every integer of the CPU text may become an argument: a BLAS call's speed
     # does not depend on literal sizes, so all matmuls of a dtype/layout share one
     sizes_as_args: bool = False
+    # index checks this kernel reports to the error buffer: where -> (node, axis size)
+    index_checks: dict[int, tuple[object, int]] = field(default_factory=dict)
 
     @property
     def size(self) -> int:

@@ -19,6 +19,7 @@ from sexpgpu.kernels.memplan import plan_memory
 
 from sexpgpu import kernels
 from sexpgpu.diagnostics import SexpError, Span
+from sexpgpu.ir import build
 from sexpgpu.ir.graph import Graph
 from sexpgpu.ir.reference import run_reference
 
@@ -379,6 +380,59 @@ def test_constants_are_literals_of_their_dtype(value: float, dtype: str) -> None
     if value == 0.9 and dtype == "f32":
         # the shortest decimal that rounds to the f32, not its f64 expansion
         assert "np.float32(0.9)" in "".join(compiled.generated.kernel_sources)
+
+
+def _indexed_graph() -> Graph:
+    """Every op that indexes, each at its own line."""
+    g = Graph("indexed")
+    table, idx = g.input("table", (4, 3)), g.input("idx", (2, 3), "i64")
+    for line, (name, build_fn) in enumerate((
+            ("take", lambda: g.apply("take", table, idx, axis=0)),
+            ("scatter", lambda: g.apply("scatter_add", g.apply(
+                "full", shape=(2, 3, 5), dtype="f32", value=1.5), idx, axis=0, size=4)),
+            ("along", lambda: build.take_along_axis(g, g.apply("permute", table, perm=(1, 0)),
+                                                    g.apply("reshape", idx, shape=(3, 2)), 1)),
+            ("onehot", lambda: build.one_hot(g, idx, 4)))):
+        with g.at(Span("model.sx", line + 1, 1)):
+            g.output(name, build_fn())
+    return g
+
+
+def test_an_index_out_of_range_is_e_index_from_reference_and_kernels() -> None:
+    """The index rule: [-n, n) is valid, negative from the end (numpy's take); any
+    other index is E-INDEX at the op's line, from the reference and the compiled
+    step alike, which never reads outside a buffer for it; the next good step runs."""
+    g = _indexed_graph()
+    table = np.arange(12, dtype=np.float32).reshape(4, 3)
+    good = {"table": table, "idx": np.array([[0, -1, 3], [-4, 2, 2]])}
+    compiled = kernels.compile(g)
+    want = run_reference(g, dict(good))
+    np.testing.assert_array_equal(want["take"], table[[[0, 3, 3], [0, 2, 2]]])
+    for bad, first in ((4, "model.sx:1:1"), (-5, "model.sx:1:1")):
+        idx = good["idx"].copy()
+        idx[1, 1] = bad
+        for run in (lambda feed: run_reference(g, feed), compiled.run):
+            with pytest.raises(SexpError) as info:
+                run({"table": table, "idx": idx})
+            diag = info.value.diagnostic
+            assert (diag.code, str(diag.span), diag.actual) == ("E-INDEX", first, str(bad))
+            assert diag.expected == "an index in [-4, 3]"
+        got = compiled.run(good)  # the error flag was cleared
+        for name in want:
+            np.testing.assert_array_equal(got[name], want[name], err_msg=name)
+
+
+@pytest.mark.parametrize("name, line", [("scatter", 2), ("along", 3), ("onehot", 4)])
+def test_each_indexed_op_checks_its_indices(name: str, line: int) -> None:
+    g = _indexed_graph()
+    idx = np.array([[0, 1, 2], [3, 0, 9]])
+    with pytest.raises(SexpError) as info:
+        kernels.compile(g, outputs=[name]).run({"table": np.ones((4, 3), np.float32),
+                                                "idx": idx})
+    assert info.value.diagnostic.code == "E-INDEX"
+    assert str(info.value.diagnostic.span) == f"model.sx:{line}:1"
+    assert info.value.diagnostic.message.startswith(
+        {"scatter": "scatter_add", "along": "take_along_axis", "onehot": "one_hot"}[name])
 
 
 def test_transpose_of_a_transpose_is_the_source_buffer() -> None:

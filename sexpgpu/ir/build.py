@@ -146,15 +146,20 @@ def iota_along(g: Graph, n: int, axis: int, ndim: int, dtype: str = "i64") -> Va
 
 
 def one_hot(g: Graph, idx: Value, n: int, dtype: str = "f32") -> Value:
-    """idx [...] -> [..., n]: 1 where the last index equals idx."""
+    """idx [...] -> [..., n]: 1 where the last index equals idx. idx follows the
+    index rule (ops/indexing.py): in [-n, n), negative from the end, else E-INDEX."""
+    idx = g.apply("check_index", idx, size=n, of="one_hot")
     hit = g.apply("eq", unsqueeze(g, idx, -1), iota_along(g, n, 0, 1, idx.dtype))
     return g.apply("cast", hit, dtype=dtype)
 
 
 def take_along_axis(g: Graph, x: Value, idx: Value, axis: int = -1) -> Value:
     """numpy's take_along_axis as compare-and-sum, so it fuses and differentiates
-    through `where`: x [.., V, ..], idx [.., M, ..] -> [.., M, ..]."""
+    through `where`: x [.., V, ..], idx [.., M, ..] -> [.., M, ..]. idx follows
+    the index rule (`check_index`): a compare against every position would give 0
+    for an index outside [0, V) instead of an error."""
     ax = norm_axis(axis, len(x.shape))
+    idx = g.apply("check_index", idx, size=x.shape[ax], of="take_along_axis")
     xe = unsqueeze(g, x, ax)            # [.., 1, V, ..]
     ie = unsqueeze(g, idx, ax + 1)      # [.., M, 1, ..]
     iota = iota_along(g, x.shape[ax], ax + 1, len(x.shape) + 1, idx.dtype)
