@@ -18,6 +18,7 @@ from sexpgpu.kernels.memplan import MemoryPlan
 from sexpgpu.kernels.render import Names, render
 from sexpgpu.kernels.source import ERR, KernelCode
 
+from sexpgpu import env
 from sexpgpu.ir import rng
 
 # element-operations above which a CPU kernel runs its outer loop with prange
@@ -44,6 +45,17 @@ class Generated:
         any, the step's last parameter is the error buffer (source.ERR)."""
         return {w: c for code in self.codes for w, c in code.index_checks.items()}
 
+
+# numba's CUDA simulator runs kernels as Python, where math.exp(1e4) raises
+# OverflowError and math.log(0.0) ValueError; a GPU's math returns inf, -inf or
+# NaN as numpy does, so in the simulator the kernels' `math` is numpy's
+_SIMULATED_MATH = [
+    "# simulator only: IEEE results (inf, NaN) where Python's math raises",
+    "math = type('math', (), {n: staticmethod(getattr(np, n)) for n in",
+    "            ('exp', 'log', 'sqrt', 'sin', 'cos', 'tanh', 'frexp', 'ldexp', 'copysign')})",
+    "math.inf, math.nan = np.inf, np.nan",
+    "",
+]
 
 # a bad index's report (kernels.structured._index_rule) into the error buffer
 # [where, value]: the first report wins (on CUDA by an atomic compare-and-swap)
@@ -270,6 +282,8 @@ def generate(program: KernelPlan, plan: MemoryPlan, device: str) -> Generated:
         return Generated("\n".join(lines + [""] + step) + "\n", params, codes, digest, modules)
     else:
         lines += ["", "import math", "", "import numpy as np", "from numba import cuda", ""]
+        if env.cuda_simulator():
+            lines += _SIMULATED_MATH
         lines += _helpers("@cuda.jit(device=True)", device)
         lines += ["", "", "@cuda.jit(device=True)"] + _INDEX_ERROR["cuda"]
         for code in codes:

@@ -131,7 +131,8 @@ def _scatter_add_samples(rng: np.random.Generator) -> list:
 
 OPS.append(OpDef("scatter_add", _scatter_add_infer, _scatter_add_reference, _scatter_add_vjp,
                  kind="opaque", samples=_scatter_add_samples,
-                 extra={"indices": lambda arrays, attrs: {1: attrs["size"]}},
+                 extra={"indices": lambda arrays, attrs: {1: attrs["size"]},
+                        "reorders_sums": True},
                  doc="zeros with attrs size on attrs axis, src added at idx (take's VJP); "
                      "idx in [-size, size)"))
 
