@@ -24,6 +24,9 @@ class Kernel:
     nodes: list[Node]             # members in topological order
     domain: tuple[int, ...]       # loop kernels: the iteration space
     reduce: Node | None = None    # loop kernels: the reduction the loop feeds
+    # more reductions of the same loop over the same axes (a variance's sum of
+    # squares and its sum of deviations): one pass computes them all
+    siblings: list[Node] = field(default_factory=list)
     view: View | None = None      # a copy of a strided view (kernels.views), read as one
     closed: bool = False
     index: int = -1               # position in the program
@@ -33,6 +36,10 @@ class Kernel:
     @property
     def values(self) -> set[Value]:
         return {v for n in self.nodes for v in n.outputs}
+
+    @property
+    def reductions(self) -> list[Node]:
+        return [self.reduce] + self.siblings if self.reduce is not None else []
 
     def spans(self) -> list[str]:
         seen: list[str] = []
@@ -224,6 +231,16 @@ def _rule(node: Node) -> str:
     return "structured"
 
 
+def _sibling(kernel: Kernel, node: Node) -> bool:
+    """`node` reduces a value of `kernel`'s loop (not one of its results) over the
+    same axes as the kernel's reduction: one more accumulator in the same nest."""
+    first = kernel.reduce
+    ndim = len(kernel.domain)
+    return (node.inputs[0].node not in kernel.reductions
+            and norm_axes(node.attrs.get("axes"), ndim) == norm_axes(first.attrs.get("axes"), ndim)
+            and node.attrs.get("keepdims", False) == first.attrs.get("keepdims", False))
+
+
 def _sums_batch(total: Node) -> bool:
     """`total` sums an f32 batched matmul over exactly its batch axes, both
     operands having that batch."""
@@ -247,6 +264,10 @@ class _Grouper:
         self.where = plan.where
         self.uses = uses          # how many node inputs and roots read each value
         self.open: list[Kernel] = []
+        # the last reduction's kernel, left open only for the node right after it
+        # (a sibling reduction of the same loop); any other node closes it, so the
+        # kernel runs where it always did
+        self.held: Kernel | None = None
 
     # -- kernels ------------------------------------------------------------------
 
@@ -294,6 +315,9 @@ class _Grouper:
 
     def add(self, node: Node) -> None:
         """Place `node`: join or open a loop, record a free location, or emit its kernel."""
+        held, self.held = self.held, None
+        if held is not None and not self._joins_as_sibling(held, node):
+            self.close(held)
         if self._undo_transpose(node) or self._add_view(node):
             return
         for v in node.inputs:
@@ -404,18 +428,30 @@ class _Grouper:
             self.close(kernel)  # x is a broadcast: read its source from a buffer
         for v in node.inputs[1:]:
             self.materialize(v)
-        if (kernel is not None and not kernel.closed and kernel.domain == x.shape
-                and x.shape and prod(x.shape) > 0):
+        fits = (kernel is not None and not kernel.closed and kernel.domain == x.shape
+                and x.shape and prod(x.shape) > 0)
+        if fits and kernel.reduce is None:
             # the loop producing x runs inside the reduction's loop nest: every
             # element of the domain is still visited exactly once
             kernel.nodes.append(node)
             kernel.reduce = node
+        elif fits and _sibling(kernel, node):
+            kernel.nodes.append(node)
+            kernel.siblings.append(node)
         else:
             self.close(kernel)
             kernel = Kernel("loop", [node], x.shape, reduce=node)
             self.open.append(kernel)
         self.where[node.outputs[0]] = Computed(kernel)
-        self.close(kernel)
+        self.held = kernel  # open for a sibling placed next, else closed then
+
+    def _joins_as_sibling(self, kernel: Kernel, node: Node) -> bool:
+        """`node` is a reduction that would join `kernel` as a sibling."""
+        if _rule(node) != "reduce" or kernel.closed:
+            return False
+        x = node.inputs[0]
+        return (self._open_kernel(x) is kernel and self.plan.source(x).shape == x.shape
+                and kernel.domain == x.shape and _sibling(kernel, node))
 
     def _fold_batch_sum(self, node: Node) -> bool:
         """`sum(matmul(permute(a), b), batch axes)` (a weight gradient) joins its

@@ -164,7 +164,7 @@ def render_loop(kernel: Kernel, program: KernelPlan, names: Names, name: str,
                 params: list[str]) -> KernelCode:
     domain = kernel.domain
     index = [f"i{d}" for d in range(len(domain))]
-    members = [n for n in kernel.nodes if n is not kernel.reduce]
+    members = [n for n in kernel.nodes if n not in kernel.reductions]
     body = _statements(kernel, program, names, index, members)
     if kernel.reduce is None:
         text = "\n".join(body)
@@ -180,52 +180,59 @@ def render_loop(kernel: Kernel, program: KernelPlan, names: Names, name: str,
 
 def _render_reduce(kernel: Kernel, program: KernelPlan, names: Names, name: str,
                    params: list[str], index: list[str], body: list[str]) -> KernelCode:
-    node = kernel.reduce
-    x, out = node.inputs[0], node.outputs[0]
+    """The loop nest over the reduced axes inside one thread per kept point, one
+    accumulator per reduction (the kernel's and its siblings')."""
     domain = kernel.domain
-    axes = norm_axes(node.attrs.get("axes"), len(domain))
-    combine = get_op(node.op).extra["combine"]
-    init = get_op(node.op).extra["init"] if out.dtype in ("f32", "bf16") else _INT_INIT[combine]
-    value = _operand(x, kernel, program, names, domain, index)
-    # a float max/min notes a NaN in a flag beside its plain max (numpy's max is
-    # NaN then): the or-reduction and the max both vectorise, where a select on
-    # each element (_NAN_COMBINE) ran the row max of a softmax 1.8x slower
-    nan_flag = combine in _NAN_COMBINE and out.dtype in ("f32", "bf16")
+    axes = norm_axes(kernel.reduce.attrs.get("axes"), len(domain))
+    kept = [i for d, i in enumerate(index) if d not in axes]
+    kept_shape = tuple(n for d, n in enumerate(domain) if d not in axes)
+    out_at = _linear(kept, kept_shape)
     inner = [f"lin = {_linear(index, domain)}"] + body
-    if nan_flag:
-        inner += [f"xr = {value}", f"acc = {_COMBINE[combine].format(acc='acc', x='xr')}",
-                  "nan_ = nan_ or xr != xr"]
-    else:
-        inner += [f"acc = {_COMBINE[combine].format(acc='acc', x=value)}"]
-    lines = [f"acc = {literal(init, out.dtype)}"] + (["nan_ = False"] if nan_flag else [])
+    start, finish, cpu_start, cpu_updates = [], [], [], []
+    for k, node in enumerate(kernel.reductions):
+        acc, nan, xr = ("acc", "nan_", "xr") if k == 0 else (f"acc{k}", f"nan{k}_", f"xr{k}")
+        x, out = node.inputs[0], node.outputs[0]
+        combine = get_op(node.op).extra["combine"]
+        init = get_op(node.op).extra["init"] if out.dtype in ("f32", "bf16") \
+            else _INT_INIT[combine]
+        value = _operand(x, kernel, program, names, domain, index)
+        # a float max/min notes a NaN in a flag beside its plain max (numpy's max is
+        # NaN then): the or-reduction and the max both vectorise, where a select on
+        # each element (_NAN_COMBINE) ran the row max of a softmax 1.8x slower
+        nan_flag = combine in _NAN_COMBINE and out.dtype in ("f32", "bf16")
+        if nan_flag:
+            inner += [f"{xr} = {value}", f"{acc} = {_COMBINE[combine].format(acc=acc, x=xr)}",
+                      f"{nan} = {nan} or {xr} != {xr}"]
+            start += [f"{acc} = {literal(init, out.dtype)}", f"{nan} = False"]
+            finish += [f"if {nan}:", f"    {acc} = {literal(math.nan, out.dtype)}"]
+        else:
+            inner += [f"{acc} = {_COMBINE[combine].format(acc=acc, x=value)}"]
+            start += [f"{acc} = {literal(init, out.dtype)}"]
+        finish.append(store(names.buf(out), out.dtype, out_at, acc))
+        # the CPU walk of leading axes below accumulates in the output itself
+        o = names.buf(out)
+        update = (_NAN_COMBINE if nan_flag else _COMBINE)[combine].format(
+            acc=f"{o}[{out_at}]", x=value)
+        cpu_start.append(f"    {o}[o] = {literal(init, out.dtype)}")
+        cpu_updates.append(f"{o}[{out_at}] = {convert(out.dtype, update)}")
+    lines = list(start)
     depth = 0
     for a in axes:
         lines.append("    " * depth + f"for {index[a]} in range({domain[a]}):")
         depth += 1
-    lines += ["    " * depth + line for line in inner]
-    kept = [i for d, i in enumerate(index) if d not in axes]
-    kept_shape = tuple(n for d, n in enumerate(domain) if d not in axes)
-    out_at = _linear(kept, kept_shape)
-    if nan_flag:
-        lines += ["if nan_:", f"    acc = {literal(math.nan, out.dtype)}"]
-    lines.append(store(names.buf(out), out.dtype, out_at, "acc"))
+    lines += ["    " * depth + line for line in inner] + finish
     code = KernelCode(name, params, [(i, domain[d]) for d, i in enumerate(index)
                                      if d not in axes],
                       lines, work=prod(domain) * (len(kernel.nodes)))
     if kept and max(axes) < min(d for d in range(len(domain)) if d not in axes) \
-            and out.dtype != "bf16":
+            and all(n.outputs[0].dtype != "bf16" for n in kernel.reductions):
         # reducing leading axes (a bias gradient): on the CPU walk the input
         # row-major and accumulate into the output, instead of striding down columns
-        o = names.buf(out)
-        table = _NAN_COMBINE if nan_flag else _COMBINE
-        update = table[combine].format(acc=f"{o}[{out_at}]", x=value)
-        cpu = [f"for o in range({prod(kept_shape)}):",
-               f"    {o}[o] = {literal(init, out.dtype)}"]
+        cpu = [f"for o in range({prod(kept_shape)}):"] + cpu_start
         loops = [(index[d], domain[d]) for d in range(len(domain))]
         for depth, (var, size) in enumerate(loops):
             cpu.append("    " * depth + f"for {var} in range({size}):")
-        cpu += ["    " * len(loops) + line for line in inner[:len(body) + 1]]
-        cpu.append("    " * len(loops) + f"{o}[{out_at}] = {convert(out.dtype, update)}")
+        cpu += ["    " * len(loops) + line for line in [inner[0]] + body + cpu_updates]
         code.cpu = cpu
     return code
 

@@ -435,6 +435,30 @@ def test_each_indexed_op_checks_its_indices(name: str, line: int) -> None:
         {"scatter": "scatter_add", "along": "take_along_axis", "onehot": "one_hot"}[name])
 
 
+@pytest.mark.parametrize("axes", [(1,), (0,), (0, 2)])
+def test_sibling_reductions_share_one_loop(axes: tuple) -> None:
+    """Reductions of one loop over the same axes, placed one after another, are
+    one kernel with an accumulator each (rows and, on the CPU, the walk of
+    leading axes), NaN-propagating max/min among them; a reduction over other
+    axes starts its own kernel."""
+    g = Graph("siblings")
+    x = g.input("x", (3, 4, 5))
+    d = g.apply("sub", x, g.apply("full", shape=(), dtype="f32", value=0.5))
+    sq = g.apply("square", d)
+    outs = [g.apply("sum", sq, axes=axes), g.apply("sum", d, axes=axes),
+            g.apply("amax", d, axes=axes), g.apply("amin", sq, axes=axes),
+            g.apply("sum", d, axes=(2,))]
+    for k, v in enumerate(outs):
+        g.output(f"r{k}", v)
+    groups = [[n.op for n in k.nodes] for k in lower(g).kernels]
+    assert groups == [["sub", "square", "sum", "sum", "amax", "amin"], ["sum"]]
+    xs = np.random.default_rng(4).standard_normal((3, 4, 5)).astype(np.float32)
+    xs[1, 2, 3] = np.nan
+    got, want = kernels.compile(g).run({"x": xs}), run_reference(g, {"x": xs})
+    for name in want:
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-6, err_msg=name)
+
+
 def test_transpose_of_a_transpose_is_the_source_buffer() -> None:
     # a linear layer: forward x @ W^T, input gradient g @ (W^T)^T = g @ W
     g = Graph("linear-grad")
