@@ -1,14 +1,21 @@
 """Ops built as compositions of primitives (sexpgpu.ir.build, reached through the
 autodiff Tensor API): each against an independent numpy formulation, and its
-gradient against float64 finite differences."""
+gradient against float64 finite differences; the mean of integers on the
+reference and the CPU kernels."""
 
 from __future__ import annotations
+
+from functools import partial
 
 import numpy as np
 import pytest
 from sexpgpu.autodiff.gradcheck import directional
 
 from sexpgpu import autodiff as ad
+from sexpgpu import kernels
+from sexpgpu.ir import build
+from sexpgpu.ir.graph import Graph
+from sexpgpu.ir.reference import run_reference
 
 
 def _np_softmax(x, axis=-1):
@@ -143,3 +150,22 @@ def test_composite_matches_numpy_and_finite_differences(name: str) -> None:
     analytic, numeric = directional(fn.graph, feed, "loss",
                                     {x.value.name: f"d_{x.value.name}" for x in floats})
     assert analytic == pytest.approx(numeric, rel=1e-5, abs=1e-7)
+
+
+# -- special values: compositions on the reference and the compiled kernels ------
+
+@pytest.mark.parametrize("backend", ["reference", "kernels"])
+def test_mean_of_integers_is_f32(backend: str) -> None:
+    g = Graph("int-mean")
+    x = g.input("x", (2, 3), "i64")
+    m = build.mean(g, x, (1,))
+    assert m.dtype == "f32"
+    g.output("m", m)
+    g.output("v", build.var(g, x, None))
+    g.output("lse", build.logsumexp(g, g.input("b", (3,), "bool"), None))
+    feed = {"x": np.array([[1, 2, 4], [-3, 0, 0]]), "b": np.array([True, False, True])}
+    run = kernels.compile(g).run if backend == "kernels" else partial(run_reference, g)
+    got = run(feed)
+    np.testing.assert_allclose(got["m"], [7 / 3, -1.0], rtol=1e-6)
+    np.testing.assert_allclose(got["v"], np.var(feed["x"]), rtol=1e-6)
+    np.testing.assert_allclose(got["lse"], np.log(2 * np.e + 1), rtol=1e-6)

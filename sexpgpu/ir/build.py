@@ -12,6 +12,7 @@ from sexpgpu.diagnostics import SexpError, error
 from sexpgpu.ir.shapes import E_SHAPE, ShapeRuleError, fmt
 from sexpgpu.ir.shapes import axes as norm_axes
 from sexpgpu.ir.shapes import axis as norm_axis
+from sexpgpu.ir.types import FLOAT_DTYPES
 
 if TYPE_CHECKING:  # annotations only: graph.py imports the op families, whose VJPs use this
     from sexpgpu.ir.graph import Graph, Value
@@ -100,7 +101,16 @@ def reduce(g: Graph, x: Value, op: str, axes: Any = None, keepdims: bool = False
     return g.apply(op, x, axes=norm_axes(axes, len(x.shape)), keepdims=keepdims)
 
 
+def _as_float(g: Graph, x: Value) -> Value:
+    """Integer and boolean tensors are averaged and normalised as f32 (numpy's mean
+    of integers is a float too): a mean of i64 [1 2] is 1.5, not 0 (a 1/count
+    constant of the input's integer dtype)."""
+    return x if x.dtype in FLOAT_DTYPES else g.apply("cast", x, dtype="f32")
+
+
 def mean(g: Graph, x: Value, axes: Any = None, keepdims: bool = False) -> Value:
+    """sum times 1/count; integer and boolean input is averaged as f32."""
+    x = _as_float(g, x)
     ax = norm_axes(axes, len(x.shape))
     count = prod(x.shape[i] for i in ax)
     total = g.apply("sum", x, axes=ax, keepdims=keepdims)
@@ -109,6 +119,7 @@ def mean(g: Graph, x: Value, axes: Any = None, keepdims: bool = False) -> Value:
 
 def var(g: Graph, x: Value, axes: Any = None, keepdims: bool = False) -> Value:
     """Population variance (numpy's default ddof=0)."""
+    x = _as_float(g, x)
     ax = norm_axes(axes, len(x.shape))
     centered = g.apply("sub", x, mean(g, x, ax, keepdims=True))
     return mean(g, g.apply("square", centered), ax, keepdims)
@@ -120,6 +131,7 @@ def _max_shift(g: Graph, x: Value, ax: tuple[int, ...]) -> Value:
 
 
 def logsumexp(g: Graph, x: Value, axes: Any = None, keepdims: bool = False) -> Value:
+    x = _as_float(g, x)
     ax = norm_axes(axes, len(x.shape))
     m = _max_shift(g, x, ax)
     total = g.apply("sum", g.apply("exp", g.apply("sub", x, m)), axes=ax, keepdims=True)
@@ -128,12 +140,14 @@ def logsumexp(g: Graph, x: Value, axes: Any = None, keepdims: bool = False) -> V
 
 
 def softmax(g: Graph, x: Value, axis: int = -1) -> Value:
+    x = _as_float(g, x)
     ax = (norm_axis(axis, len(x.shape)),)
     e = g.apply("exp", g.apply("sub", x, _max_shift(g, x, ax)))
     return g.apply("div", e, g.apply("sum", e, axes=ax, keepdims=True))
 
 
 def log_softmax(g: Graph, x: Value, axis: int = -1) -> Value:
+    x = _as_float(g, x)
     return g.apply("sub", x, logsumexp(g, x, axis, keepdims=True))
 
 
