@@ -1,7 +1,8 @@
 """Ops built as compositions of primitives (sexpgpu.ir.build, reached through the
 autodiff Tensor API): each against an independent numpy formulation, and its
-gradient against float64 finite differences; the mean of integers on the
-reference and the CPU kernels."""
+gradient against float64 finite differences; the numerically delicate ones
+(logsumexp, softmax, log_softmax, cross-entropy's pick, var, mean) also on rows
+of special values and at large offsets, on the reference and the CPU kernels."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from functools import partial
 
 import numpy as np
 import pytest
+import scipy.special
 from sexpgpu.autodiff.gradcheck import directional
 
 from sexpgpu import autodiff as ad
@@ -153,6 +155,85 @@ def test_composite_matches_numpy_and_finite_differences(name: str) -> None:
 
 
 # -- special values: compositions on the reference and the compiled kernels ------
+
+INF, NAN = np.inf, np.nan
+# rows of 4: all -inf, +inf inside, NaN inside, -inf masks, two +inf, logits near
+# 1e4, near the f32 limit, subnormals and zeros, a wide spread
+SPECIAL_ROWS = np.array([[-INF, -INF, -INF, -INF], [1, INF, 2, 0], [NAN, 1, 2, 3],
+                         [-INF, 0, 1, -INF], [INF, INF, 1, 2],
+                         [1e4, 1e4 + 1, 1e4 - 2, 1e4 + 0.5], [3e38, 3e38, 0, -3e38],
+                         [-3e38, -3e38, -3e38, -3e38], [1e-40, -1e-40, 0, -0.0],
+                         [-1e4, 0, 1e4, 1.5]])
+LABELS = np.array([0, 2, 1, 2, 3, 1, 0, 3, 2, 1])
+
+
+def _np_log_softmax(x):
+    # scipy's: the max taken as 0 where it is not finite
+    with np.errstate(all="ignore"):
+        m = np.max(x, axis=-1, keepdims=True)
+        m = np.where(np.isfinite(m), m, 0)
+        return (x - m) - np.log(np.sum(np.exp(x - m), axis=-1, keepdims=True))
+
+
+def _np_softmax_plain(x):
+    with np.errstate(all="ignore"):
+        e = np.exp(x - np.max(x, axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+
+# name: (graph builder over x (10, 4) f32 and labels (10,) i64, float64 oracle)
+SPECIAL_COMPOSITIONS = {
+    "logsumexp": (lambda g, x, y: build.logsumexp(g, x, (1,)),
+                  lambda x, y: scipy.special.logsumexp(x, axis=1)),
+    "softmax": (lambda g, x, y: build.softmax(g, x, 1), lambda x, y: _np_softmax_plain(x)),
+    "log_softmax": (lambda g, x, y: build.log_softmax(g, x, 1), lambda x, y: _np_log_softmax(x)),
+    "cross_entropy_rows": (
+        lambda g, x, y: build.take_along_axis(g, build.log_softmax(g, x, 1),
+                                              build.unsqueeze(g, y, 1), 1),
+        lambda x, y: np.take_along_axis(_np_log_softmax(x), y[:, None], 1)),
+    "mean": (lambda g, x, y: build.mean(g, x, (1,)),
+             lambda x, y: np.where(np.abs(x).max(1) >= 3e38, np.nan, x.mean(1))),
+}
+
+
+@pytest.mark.parametrize("backend", ["reference", "kernels"])
+@pytest.mark.parametrize("name", sorted(SPECIAL_COMPOSITIONS))
+def test_composition_special_rows_match_numpy(name: str, backend: str) -> None:
+    """Rows of -inf, +inf, NaN, masks, logits near 1e4 and near the f32 limit give
+    scipy's/numpy's results: logsumexp -inf for a row of -inf and +inf for a row
+    holding +inf, log_softmax (x - m) - log sum, softmax NaN as PyTorch's."""
+    builder, oracle = SPECIAL_COMPOSITIONS[name]
+    g = Graph(f"special-{name}")
+    x, y = g.input("x", SPECIAL_ROWS.shape), g.input("y", LABELS.shape, "i64")
+    g.output("out", builder(g, x, y))
+    feed = {"x": SPECIAL_ROWS.astype(np.float32), "y": LABELS}
+    run = kernels.compile(g).run if backend == "kernels" else partial(run_reference, g)
+    got = run(feed)["out"].astype(np.float64)
+    with np.errstate(all="ignore"):  # exact, then rounded to f32 (-6e38 is -inf)
+        want = oracle(SPECIAL_ROWS.astype(np.float32).astype(np.float64), LABELS)
+        want = np.asarray(want).astype(np.float32).astype(np.float64)
+    if name == "mean":  # a sum through 3e38 overflows f32 in any order
+        want = np.where(np.isnan(want), got, want)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    finite = np.isfinite(want)
+    np.testing.assert_array_equal(got[~finite & ~np.isnan(want)], want[~finite & ~np.isnan(want)])
+    np.testing.assert_allclose(got[finite], want[finite], rtol=2e-6, atol=2e-6)
+
+
+@pytest.mark.parametrize("backend", ["reference", "kernels"])
+def test_log_softmax_keeps_f32_precision_at_large_offsets(backend: str) -> None:
+    """log_softmax of logits near 1e4 within 2e-6 of float64 (x - (m + log sum)
+    lost 1e-4)."""
+    rng = np.random.default_rng(0)
+    logits = (1e4 + rng.standard_normal((6, 50))).astype(np.float32)
+    g = Graph("offsets")
+    xl = g.input("logits", logits.shape)
+    g.output("lsm", build.log_softmax(g, xl, -1))
+    run = kernels.compile(g).run if backend == "kernels" else partial(run_reference, g)
+    got = run({"logits": logits})
+    np.testing.assert_allclose(got["lsm"], _np_log_softmax(logits.astype(np.float64)),
+                               rtol=0, atol=2e-6)
+
 
 @pytest.mark.parametrize("backend", ["reference", "kernels"])
 def test_mean_of_integers_is_f32(backend: str) -> None:

@@ -4,6 +4,7 @@ VJP rules, the `autodiff` Tensor API and the Lisp tracer all build through here.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from math import prod
 from typing import TYPE_CHECKING, Any
@@ -126,11 +127,18 @@ def var(g: Graph, x: Value, axes: Any = None, keepdims: bool = False) -> Value:
 
 
 def _max_shift(g: Graph, x: Value, ax: tuple[int, ...]) -> Value:
-    # the max is a constant shift for stability: no gradient flows through it
-    return g.apply("stop_gradient", g.apply("amax", x, axes=ax, keepdims=True))
+    """The row max, a constant shift for stability (no gradient flows through it),
+    taken as 0 where it is not finite, as numpy's and PyTorch's logsumexp do: a row
+    of -inf then sums exp(-inf) = 0 (log 0 = -inf) instead of exp(-inf + inf) =
+    NaN, and a row holding +inf sums to inf."""
+    m = g.apply("amax", x, axes=ax, keepdims=True)
+    finite = g.apply("lt", g.apply("abs", m), scalar(g, math.inf, x.dtype))
+    return g.apply("stop_gradient", g.apply("where", finite, m, scalar(g, 0.0, x.dtype)))
 
 
 def logsumexp(g: Graph, x: Value, axes: Any = None, keepdims: bool = False) -> Value:
+    """log(sum(exp(x - m))) + m: -inf for a row of -inf, +inf for a row holding
+    +inf, NaN for a row holding NaN (scipy's and PyTorch's logsumexp)."""
     x = _as_float(g, x)
     ax = norm_axes(axes, len(x.shape))
     m = _max_shift(g, x, ax)
@@ -140,15 +148,26 @@ def logsumexp(g: Graph, x: Value, axes: Any = None, keepdims: bool = False) -> V
 
 
 def softmax(g: Graph, x: Value, axis: int = -1) -> Value:
+    """exp(x - m) / sum(exp(x - m)) with m the plain row max (scipy's and
+    PyTorch's softmax): a row of -inf, or one holding +inf or NaN, is all NaN."""
     x = _as_float(g, x)
     ax = (norm_axis(axis, len(x.shape)),)
-    e = g.apply("exp", g.apply("sub", x, _max_shift(g, x, ax)))
+    m = g.apply("stop_gradient", g.apply("amax", x, axes=ax, keepdims=True))
+    e = g.apply("exp", g.apply("sub", x, m))
     return g.apply("div", e, g.apply("sum", e, axes=ax, keepdims=True))
 
 
 def log_softmax(g: Graph, x: Value, axis: int = -1) -> Value:
+    """(x - m) - log(sum(exp(x - m))), scipy's form: x - (m + log sum) rounds
+    m + log sum to x's magnitude first (5e-4 lost at logits near 1e4). As scipy's
+    log_softmax (m taken as 0 where not finite): a row of -inf is NaN, a row
+    holding +inf is NaN there and -inf elsewhere (PyTorch: NaN throughout)."""
     x = _as_float(g, x)
-    return g.apply("sub", x, logsumexp(g, x, axis, keepdims=True))
+    ax = (norm_axis(axis, len(x.shape)),)
+    m = _max_shift(g, x, ax)
+    total = g.apply("sum", g.apply("exp", g.apply("sub", x, m)), axes=ax, keepdims=True)
+    # x - m again rather than the sum's: the last loop reads x, not a stored copy
+    return g.apply("sub", g.apply("sub", x, m), g.apply("log", total))
 
 
 # -- creation and masks --------------------------------------------------------
