@@ -191,6 +191,10 @@ SPECIAL_COMPOSITIONS = {
         lambda g, x, y: build.take_along_axis(g, build.log_softmax(g, x, 1),
                                               build.unsqueeze(g, y, 1), 1),
         lambda x, y: np.take_along_axis(_np_log_softmax(x), y[:, None], 1)),
+    # the var rows leave out 3e38s, whose f32 sum overflows or not by order
+    "var": (lambda g, x, y: g.apply("concat", *[build.var(g, build.index(g, x, (rows,)), (1,))
+                                               for rows in (slice(1, 6), slice(8, 10))]),
+            lambda x, y: np.var(x[[1, 2, 3, 4, 5, 8, 9]], axis=1)),
     "mean": (lambda g, x, y: build.mean(g, x, (1,)),
              lambda x, y: np.where(np.abs(x).max(1) >= 3e38, np.nan, x.mean(1))),
 }
@@ -221,18 +225,26 @@ def test_composition_special_rows_match_numpy(name: str, backend: str) -> None:
 
 
 @pytest.mark.parametrize("backend", ["reference", "kernels"])
-def test_log_softmax_keeps_f32_precision_at_large_offsets(backend: str) -> None:
+def test_log_softmax_and_var_keep_f32_precision_at_large_offsets(backend: str) -> None:
     """log_softmax of logits near 1e4 within 2e-6 of float64 (x - (m + log sum)
-    lost 1e-4)."""
+    lost 1e-4), var of values near 1e4 with std 0.1 within 1e-5 relative (the
+    uncorrected two-pass lost 1e-4), rows reduced along the last axis and the first."""
     rng = np.random.default_rng(0)
     logits = (1e4 + rng.standard_normal((6, 50))).astype(np.float32)
+    data = (1e4 + 0.1 * rng.standard_normal((4096, 3))).astype(np.float32)
     g = Graph("offsets")
-    xl = g.input("logits", logits.shape)
+    xl, xd = g.input("logits", logits.shape), g.input("data", data.shape)
     g.output("lsm", build.log_softmax(g, xl, -1))
+    g.output("var0", build.var(g, xd, (0,)))
+    g.output("var1", build.var(g, build.transpose(g, xd), (1,)))
+    feed = {"logits": logits, "data": data}
     run = kernels.compile(g).run if backend == "kernels" else partial(run_reference, g)
-    got = run({"logits": logits})
+    got = run(feed)
     np.testing.assert_allclose(got["lsm"], _np_log_softmax(logits.astype(np.float64)),
                                rtol=0, atol=2e-6)
+    exact = data.astype(np.float64).var(axis=0)
+    np.testing.assert_allclose(got["var0"], exact, rtol=1e-4)
+    np.testing.assert_allclose(got["var1"], exact, rtol=1e-5)
 
 
 @pytest.mark.parametrize("backend", ["reference", "kernels"])
