@@ -16,8 +16,9 @@ from sexpgpu.kernels.cache import module_name
 from sexpgpu.kernels.lower import KernelPlan
 from sexpgpu.kernels.memplan import MemoryPlan
 from sexpgpu.kernels.render import Names, render
-from sexpgpu.kernels.source import KernelCode
+from sexpgpu.kernels.source import ERR, KernelCode
 
+from sexpgpu import env
 from sexpgpu.ir import rng
 
 # element-operations above which a CPU kernel runs its outer loop with prange
@@ -37,6 +38,36 @@ class Generated:
     # CPU: one module per distinct kernel function, loaded before `source` (which
     # imports them by module name); shared by every graph that has the same text
     kernel_sources: list[str] = field(default_factory=list)
+
+    @property
+    def index_checks(self) -> dict[int, tuple]:
+        """Every kernel's index checks: where -> (node, axis size). When there are
+        any, the step's last parameter is the error buffer (source.ERR)."""
+        return {w: c for code in self.codes for w, c in code.index_checks.items()}
+
+
+# numba's CUDA simulator runs kernels as Python, where math.exp(1e4) raises
+# OverflowError and math.log(0.0) ValueError; a GPU's math returns inf, -inf or
+# NaN as numpy does, so in the simulator the kernels' `math` is numpy's
+_SIMULATED_MATH = [
+    "# simulator only: IEEE results (inf, NaN) where Python's math raises",
+    "math = type('math', (), {n: staticmethod(getattr(np, n)) for n in",
+    "            ('exp', 'log', 'sqrt', 'sin', 'cos', 'tanh', 'frexp', 'ldexp', 'copysign')})",
+    "math.inf, math.nan = np.inf, np.nan",
+    "",
+]
+
+# a bad index's report (kernels.structured._index_rule) into the error buffer
+# [where, value]: the first report wins (on CUDA by an atomic compare-and-swap)
+_INDEX_ERROR = {
+    "cpu": ["def index_error(err, where, value):",
+            "    if err[0] == 0:",
+            "        err[0] = where",
+            "        err[1] = value"],
+    "cuda": ["def index_error(err, where, value):",
+             "    if cuda.atomic.compare_and_swap(err, 0, where) == 0:",
+             "        err[1] = value"],
+}
 
 
 def graph_hash(program: KernelPlan, names: Names) -> str:
@@ -109,7 +140,7 @@ def _positional(code: KernelCode) -> list[str]:
     return [f"p{i}" for i in range(len(code.params))]
 
 
-_NAME = re.compile(r"\b[bv]\d+\b")
+_NAME = re.compile(r"\b(?:[bv]\d+|err_)\b")
 
 
 def _renamed(lines: list[str], code: KernelCode) -> list[str]:
@@ -179,6 +210,8 @@ def _kernel_module(decorator: str, args: list[str], body: list[str], ops: str) -
     if any(_HELPER_NAMES.search(line) for line in body):
         # inlined into the loop in numba's IR: as calls, LLVM cannot vectorise it
         lines += _helpers(_NJIT + ", inline='always')")
+    if any("index_error(" in line for line in body):
+        lines += ["", "", _NJIT + ", inline='always')"] + _INDEX_ERROR["cpu"]
     lines += ["", "", decorator, f"def kernel({', '.join(args)}):"] + _indent(body, 1)
     return "\n".join(lines) + "\n"
 
@@ -240,7 +273,7 @@ def generate(program: KernelPlan, plan: MemoryPlan, device: str) -> Generated:
     codes = [render(k, program, names, f"k{k.index}") for k in program.kernels]
     inputs = [names.buf(v) for v in program.graph.inputs]
     stored = [names.buf(v) for v in plan.slot_of]
-    params = inputs + stored
+    params = inputs + stored + ([ERR] if any(c.index_checks for c in codes) else [])
     copies = [(names.buf(t), names.buf(v)) for t, v in program.graph.updates.items()
               if names.buf(t) != names.buf(v)]
     lines = _header(program, codes, digest, device)
@@ -249,7 +282,10 @@ def generate(program: KernelPlan, plan: MemoryPlan, device: str) -> Generated:
         return Generated("\n".join(lines + [""] + step) + "\n", params, codes, digest, modules)
     else:
         lines += ["", "import math", "", "import numpy as np", "from numba import cuda", ""]
+        if env.cuda_simulator():
+            lines += _SIMULATED_MATH
         lines += _helpers("@cuda.jit(device=True)", device)
+        lines += ["", "", "@cuda.jit(device=True)"] + _INDEX_ERROR["cuda"]
         for code in codes:
             lines += ["", ""] + _cuda_kernel(code)
         lines += ["", "", "@cuda.jit", "def copy_(dst, src):", "    i = cuda.grid(1)",

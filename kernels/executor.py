@@ -25,6 +25,7 @@ from sexpgpu import env
 from sexpgpu.devices import DEVICES
 from sexpgpu.diagnostics import define_code, error
 from sexpgpu.ir.graph import Graph, Value
+from sexpgpu.ir.ops.indexing import index_error
 
 E_RUN_INPUT = define_code(
     "E-RUN-INPUT", "compiled graph given a wrong input",
@@ -71,6 +72,12 @@ class CompiledGraph:
         for name, v in program.outputs.items():
             base = names.home(v)
             self._outputs.append((name, v, stored.get(base), input_pos.get(base)))
+        # the error buffer [where, value] of kernels that check indices (E-INDEX)
+        self._checks = generated.index_checks
+        self._err = np.zeros(2, np.int64)
+        self._errs = []
+        if self._checks:
+            self._errs = [cuda.to_device(self._err) if device == "cuda" else self._err]
 
     @property
     def peak_bytes(self) -> int:
@@ -106,8 +113,25 @@ class CompiledGraph:
         arrays = self._prepare(inputs)
         if self.device == "cuda":
             return self._run_cuda(inputs, arrays)
-        self._step(*arrays, *self._fixed)
+        self._step(*arrays, *self._fixed, *self._errs)
+        self._raise_bad_index()
         return {name: self._read(v, arrays, s, i) for name, v, s, i in self._outputs}
+
+    def _raise_bad_index(self) -> None:
+        """E-INDEX when a kernel reported an index outside its axis (kernels read
+        nothing for it, so the step's results and updates are not meaningful)."""
+        if not self._checks:
+            return
+        if self.device == "cuda":
+            self._errs[0].copy_to_host(self._err)
+        where, value = (int(v) for v in self._err)
+        if where == 0:
+            return
+        self._err[:] = 0
+        if self.device == "cuda":
+            self._errs[0].copy_to_device(self._err)
+        node, size = self._checks[where]
+        raise index_error(node, value, size)
 
     def _read(self, v: Value, arrays, stored: int | None, input_pos: int | None) -> np.ndarray:
         flat = self._fixed[stored] if stored is not None else arrays[input_pos]
@@ -121,7 +145,8 @@ class CompiledGraph:
 
     def _run_cuda(self, inputs, arrays: list[np.ndarray]) -> dict[str, np.ndarray]:
         device_arrays = [cuda.to_device(a) for a in arrays]
-        self._step(*device_arrays, *self._fixed)
+        self._step(*device_arrays, *self._fixed, *self._errs)
+        self._raise_bad_index()
         for spec, host, dev in zip(self._inputs, arrays, device_arrays):
             if spec.updated:
                 dev.copy_to_host(host)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from math import prod
 
 from sexpgpu.kernels import views as strided
+from sexpgpu.kernels.source import storage
 from sexpgpu.kernels.views import View
 
 from sexpgpu.ir.graph import Graph, Node, Value, live_nodes
@@ -23,6 +24,9 @@ class Kernel:
     nodes: list[Node]             # members in topological order
     domain: tuple[int, ...]       # loop kernels: the iteration space
     reduce: Node | None = None    # loop kernels: the reduction the loop feeds
+    # more reductions of the same loop over the same axes (a variance's sum of
+    # squares and its sum of deviations): one pass computes them all
+    siblings: list[Node] = field(default_factory=list)
     view: View | None = None      # a copy of a strided view (kernels.views), read as one
     closed: bool = False
     index: int = -1               # position in the program
@@ -32,6 +36,10 @@ class Kernel:
     @property
     def values(self) -> set[Value]:
         return {v for n in self.nodes for v in n.outputs}
+
+    @property
+    def reductions(self) -> list[Node]:
+        return [self.reduce] + self.siblings if self.reduce is not None else []
 
     def spans(self) -> list[str]:
         seen: list[str] = []
@@ -43,9 +51,12 @@ class Kernel:
 
 # -- where a value lives ----------------------------------------------------------
 # Each value lowering has placed has one Location (a graph input has none: it is
-# the caller's array). A Const or Broadcast that a structured op or an output needs
-# becomes Computed by a fill kernel; a Transposed or Strided one gains a `copy`
-# kernel for such readers while matmuls (and concats) keep reading it in place.
+# the caller's array). A Const, Broadcast, Transposed or Strided value that a
+# structured op or an output needs gains a `copy` kernel, placed before that
+# reader, whose buffer such readers read; loops keep inlining the constant or
+# reading the source broadcast, and matmuls (and concats) keep reading a
+# transpose or view in place. The location itself never changes: a loop placed
+# earlier has already read the value the way its location said.
 
 
 @dataclass(frozen=True)
@@ -65,16 +76,20 @@ class Alias:
 
 @dataclass(frozen=True)
 class Const:
-    """A `full` constant, written as a literal into the loops that read it."""
+    """A `full` constant, written as a literal into the loops that read it; other
+    readers read `copy`, a fill kernel made for the first one."""
 
     node: Node
+    copy: Kernel | None = None
 
 
 @dataclass(frozen=True)
 class Broadcast:
-    """broadcast_to: loops read `source` broadcast into their own index space."""
+    """broadcast_to: loops read `source` broadcast into their own index space;
+    other readers read `copy`, made for the first one."""
 
     source: Value
+    copy: Kernel | None = None
 
 
 @dataclass(frozen=True)
@@ -145,11 +160,13 @@ class KernelPlan:
         return place.view if isinstance(place, Strided) else None
 
     def kernel(self, value: Value) -> Kernel | None:
-        """The kernel that makes `value`'s elements (a transpose's or view's copy)."""
+        """The kernel that makes `value`'s elements (or a copy of them: a constant's
+        fill, a broadcast's, transpose's or view's copy)."""
         place = self.where.get(value)
         if isinstance(place, Computed):
             return place.kernel
-        return place.copy if isinstance(place, (Transposed, Strided)) else None
+        return place.copy if isinstance(place, (Const, Broadcast, Transposed, Strided)) \
+            else None
 
     def operand(self, value: Value, op: str) -> Value:
         """The value whose buffer a kernel of `op` reads for `value`: a matmul reads
@@ -214,6 +231,16 @@ def _rule(node: Node) -> str:
     return "structured"
 
 
+def _sibling(kernel: Kernel, node: Node) -> bool:
+    """`node` reduces a value of `kernel`'s loop (not one of its results) over the
+    same axes as the kernel's reduction: one more accumulator in the same nest."""
+    first = kernel.reduce
+    ndim = len(kernel.domain)
+    return (node.inputs[0].node not in kernel.reductions
+            and norm_axes(node.attrs.get("axes"), ndim) == norm_axes(first.attrs.get("axes"), ndim)
+            and node.attrs.get("keepdims", False) == first.attrs.get("keepdims", False))
+
+
 def _sums_batch(total: Node) -> bool:
     """`total` sums an f32 batched matmul over exactly its batch axes, both
     operands having that batch."""
@@ -237,6 +264,10 @@ class _Grouper:
         self.where = plan.where
         self.uses = uses          # how many node inputs and roots read each value
         self.open: list[Kernel] = []
+        # the last reduction's kernel, left open only for the node right after it
+        # (a sibling reduction of the same loop); any other node closes it, so the
+        # kernel runs where it always did
+        self.held: Kernel | None = None
 
     # -- kernels ------------------------------------------------------------------
 
@@ -272,16 +303,21 @@ class _Grouper:
                 # matmuls keep reading its source transposed
                 self.materialize(source)
                 self.where[value] = Transposed(source, self._closed("op", value.node))
-            case Broadcast(source=source):
+            case Broadcast(source=source, copy=None):
+                # loops placed before (and after) keep reading the source broadcast
                 self.materialize(source)
-                self.where[value] = Computed(self._closed("loop", value.node))
-            case Const(node=node):
-                self.where[value] = Computed(self._closed("loop", node))
+                self.where[value] = Broadcast(source, self._closed("loop", value.node))
+            case Const(node=node, copy=None):
+                # loops keep the literal; the fill runs before this reader
+                self.where[value] = Const(node, self._closed("loop", node))
 
     # -- placing a node -----------------------------------------------------------
 
     def add(self, node: Node) -> None:
         """Place `node`: join or open a loop, record a free location, or emit its kernel."""
+        held, self.held = self.held, None
+        if held is not None and not self._joins_as_sibling(held, node):
+            self.close(held)
         if self._undo_transpose(node) or self._add_view(node):
             return
         for v in node.inputs:
@@ -392,18 +428,30 @@ class _Grouper:
             self.close(kernel)  # x is a broadcast: read its source from a buffer
         for v in node.inputs[1:]:
             self.materialize(v)
-        if (kernel is not None and not kernel.closed and kernel.domain == x.shape
-                and x.shape and prod(x.shape) > 0):
+        fits = (kernel is not None and not kernel.closed and kernel.domain == x.shape
+                and x.shape and prod(x.shape) > 0)
+        if fits and kernel.reduce is None:
             # the loop producing x runs inside the reduction's loop nest: every
             # element of the domain is still visited exactly once
             kernel.nodes.append(node)
             kernel.reduce = node
+        elif fits and _sibling(kernel, node):
+            kernel.nodes.append(node)
+            kernel.siblings.append(node)
         else:
             self.close(kernel)
             kernel = Kernel("loop", [node], x.shape, reduce=node)
             self.open.append(kernel)
         self.where[node.outputs[0]] = Computed(kernel)
-        self.close(kernel)
+        self.held = kernel  # open for a sibling placed next, else closed then
+
+    def _joins_as_sibling(self, kernel: Kernel, node: Node) -> bool:
+        """`node` is a reduction that would join `kernel` as a sibling."""
+        if _rule(node) != "reduce" or kernel.closed:
+            return False
+        x = node.inputs[0]
+        return (self._open_kernel(x) is kernel and self.plan.source(x).shape == x.shape
+                and kernel.domain == x.shape and _sibling(kernel, node))
 
     def _fold_batch_sum(self, node: Node) -> bool:
         """`sum(matmul(permute(a), b), batch axes)` (a weight gradient) joins its
@@ -454,6 +502,9 @@ def lower(graph: Graph, outputs: list[str] | None = None) -> KernelPlan:
     wanted = {name: graph.outputs[name] for name in names}
     roots = list(wanted.values()) + list(graph.updates.values())
     nodes = live_nodes(graph, roots)
+    for node in nodes:
+        for value in node.inputs + node.outputs:
+            storage(value)  # E-KERNEL-DTYPE (f16) at the node that made it, in a loop too
     program = KernelPlan(graph, [], wanted)
     grouper = _Grouper(program, _count_uses(nodes, roots))
     for node in nodes:
@@ -484,6 +535,21 @@ def _link(program: KernelPlan, roots: list[Value]) -> None:
         needed_outside.update(kernel.inputs)
     for kernel in program.kernels:
         kernel.outputs = [v for n in kernel.nodes for v in n.outputs if v in needed_outside]
+    _check_order(program)
+
+
+def _check_order(program: KernelPlan) -> None:
+    """Every buffer a kernel reads is a graph input or stored by an earlier kernel:
+    a value placed wrongly would otherwise be read before it is written (silently,
+    from a reused slot)."""
+    written: set[Value] = set(program.graph.inputs)
+    for kernel in program.kernels:
+        early = [v for v in kernel.inputs if v not in written]
+        if early:
+            raise AssertionError(f"internal error: kernel {kernel.index} "
+                                 f"({', '.join(n.op for n in kernel.nodes)}) reads "
+                                 f"{early[0]} before a kernel stores it")
+        written.update(kernel.outputs)
 
 
 def _buffers_read(program: KernelPlan, kernel: Kernel) -> list[Value]:
@@ -497,7 +563,8 @@ def _buffers_read(program: KernelPlan, kernel: Kernel) -> list[Value]:
             if kernel.kind == "loop":
                 v = program.source(v)
             b = program.operand(v, node.op)
-            if b not in mine and program.const(b) is None and b not in reads:
+            inlined = kernel.kind == "loop" and program.const(b) is not None
+            if b not in mine and not inlined and b not in reads:
                 reads.append(b)
     return reads
 

@@ -4,16 +4,19 @@ structured op through its renderer in `kernels.structured`."""
 
 from __future__ import annotations
 
+import math
 import re
 from math import prod
 
 from sexpgpu.kernels.lower import Kernel, KernelPlan
 from sexpgpu.kernels.source import (
+    ERR,
     KernelCode,
     affine,
     broadcast_offset,
     convert,
     literal,
+    literal_text,
     load,
     store,
     strides,
@@ -27,6 +30,11 @@ from sexpgpu.ir.shapes import axes as norm_axes
 _OPERAND = re.compile(r"\bx(\d+)\b")
 # the accumulator update of each reduction combine
 _COMBINE = {"add": "{acc} + {x}", "max": "max({acc}, {x})", "min": "min({acc}, {x})"}
+# float max/min propagate NaN, as numpy's: max(acc, x) keeps acc when x is NaN
+# (numba's max is `x if x > acc else acc`), so the update takes a NaN x itself
+# and a NaN acc then stays (no x compares greater than it)
+_NAN_COMBINE = {"max": "(max({acc}, {x}) if {x} == {x} else {x})",
+                "min": "(min({acc}, {x}) if {x} == {x} else {x})"}
 _INT_INIT = {"add": 0, "max": -(2 ** 63), "min": 2 ** 63 - 1}
 
 
@@ -61,7 +69,13 @@ def _template(node: Node) -> str:
     template = get_op(node.op).scalar
     if template is None:
         raise NotImplementedError(f"elementwise op {node.op} has no scalar body")
-    return template.format(**node.attrs) if "{" in template else template
+    if "{" not in template:
+        return template
+    # attrs formatted into a body (full's value) as literals of the output dtype:
+    # -inf as -math.inf, an f32 as its shortest decimal
+    dtype = node.outputs[0].dtype
+    return template.format(**{k: literal_text(v, dtype) if isinstance(v, (bool, int, float))
+                              else v for k, v in node.attrs.items()})
 
 
 def scalar_expr(node: Node, operands: list[str], template: str | None = None) -> str:
@@ -150,7 +164,7 @@ def render_loop(kernel: Kernel, program: KernelPlan, names: Names, name: str,
                 params: list[str]) -> KernelCode:
     domain = kernel.domain
     index = [f"i{d}" for d in range(len(domain))]
-    members = [n for n in kernel.nodes if n is not kernel.reduce]
+    members = [n for n in kernel.nodes if n not in kernel.reductions]
     body = _statements(kernel, program, names, index, members)
     if kernel.reduce is None:
         text = "\n".join(body)
@@ -166,41 +180,59 @@ def render_loop(kernel: Kernel, program: KernelPlan, names: Names, name: str,
 
 def _render_reduce(kernel: Kernel, program: KernelPlan, names: Names, name: str,
                    params: list[str], index: list[str], body: list[str]) -> KernelCode:
-    node = kernel.reduce
-    x, out = node.inputs[0], node.outputs[0]
+    """The loop nest over the reduced axes inside one thread per kept point, one
+    accumulator per reduction (the kernel's and its siblings')."""
     domain = kernel.domain
-    axes = norm_axes(node.attrs.get("axes"), len(domain))
-    combine = get_op(node.op).extra["combine"]
-    init = get_op(node.op).extra["init"] if out.dtype in ("f32", "bf16") else _INT_INIT[combine]
-    value = _operand(x, kernel, program, names, domain, index)
-    acc_update = _COMBINE[combine].format(acc="acc", x=value)
-    inner = [f"lin = {_linear(index, domain)}"] + body + [f"acc = {acc_update}"]
-    lines = [f"acc = {literal(init, out.dtype)}"]
+    axes = norm_axes(kernel.reduce.attrs.get("axes"), len(domain))
+    kept = [i for d, i in enumerate(index) if d not in axes]
+    kept_shape = tuple(n for d, n in enumerate(domain) if d not in axes)
+    out_at = _linear(kept, kept_shape)
+    inner = [f"lin = {_linear(index, domain)}"] + body
+    start, finish, cpu_start, cpu_updates = [], [], [], []
+    for k, node in enumerate(kernel.reductions):
+        acc, nan, xr = ("acc", "nan_", "xr") if k == 0 else (f"acc{k}", f"nan{k}_", f"xr{k}")
+        x, out = node.inputs[0], node.outputs[0]
+        combine = get_op(node.op).extra["combine"]
+        init = get_op(node.op).extra["init"] if out.dtype in ("f32", "bf16") \
+            else _INT_INIT[combine]
+        value = _operand(x, kernel, program, names, domain, index)
+        # a float max/min notes a NaN in a flag beside its plain max (numpy's max is
+        # NaN then): the or-reduction and the max both vectorise, where a select on
+        # each element (_NAN_COMBINE) ran the row max of a softmax 1.8x slower
+        nan_flag = combine in _NAN_COMBINE and out.dtype in ("f32", "bf16")
+        if nan_flag:
+            inner += [f"{xr} = {value}", f"{acc} = {_COMBINE[combine].format(acc=acc, x=xr)}",
+                      f"{nan} = {nan} or {xr} != {xr}"]
+            start += [f"{acc} = {literal(init, out.dtype)}", f"{nan} = False"]
+            finish += [f"if {nan}:", f"    {acc} = {literal(math.nan, out.dtype)}"]
+        else:
+            inner += [f"{acc} = {_COMBINE[combine].format(acc=acc, x=value)}"]
+            start += [f"{acc} = {literal(init, out.dtype)}"]
+        finish.append(store(names.buf(out), out.dtype, out_at, acc))
+        # the CPU walk of leading axes below accumulates in the output itself
+        o = names.buf(out)
+        update = (_NAN_COMBINE if nan_flag else _COMBINE)[combine].format(
+            acc=f"{o}[{out_at}]", x=value)
+        cpu_start.append(f"    {o}[o] = {literal(init, out.dtype)}")
+        cpu_updates.append(f"{o}[{out_at}] = {convert(out.dtype, update)}")
+    lines = list(start)
     depth = 0
     for a in axes:
         lines.append("    " * depth + f"for {index[a]} in range({domain[a]}):")
         depth += 1
-    lines += ["    " * depth + line for line in inner]
-    kept = [i for d, i in enumerate(index) if d not in axes]
-    kept_shape = tuple(n for d, n in enumerate(domain) if d not in axes)
-    out_at = _linear(kept, kept_shape)
-    lines.append(store(names.buf(out), out.dtype, out_at, "acc"))
+    lines += ["    " * depth + line for line in inner] + finish
     code = KernelCode(name, params, [(i, domain[d]) for d, i in enumerate(index)
                                      if d not in axes],
                       lines, work=prod(domain) * (len(kernel.nodes)))
     if kept and max(axes) < min(d for d in range(len(domain)) if d not in axes) \
-            and out.dtype != "bf16":
+            and all(n.outputs[0].dtype != "bf16" for n in kernel.reductions):
         # reducing leading axes (a bias gradient): on the CPU walk the input
         # row-major and accumulate into the output, instead of striding down columns
-        o = names.buf(out)
-        update = _COMBINE[combine].format(acc=f"{o}[{out_at}]", x=value)
-        cpu = [f"for o in range({prod(kept_shape)}):",
-               f"    {o}[o] = {literal(init, out.dtype)}"]
+        cpu = [f"for o in range({prod(kept_shape)}):"] + cpu_start
         loops = [(index[d], domain[d]) for d in range(len(domain))]
         for depth, (var, size) in enumerate(loops):
             cpu.append("    " * depth + f"for {var} in range({size}):")
-        cpu += ["    " * len(loops) + line for line in inner[:-1]]
-        cpu.append("    " * len(loops) + f"{o}[{out_at}] = {convert(out.dtype, update)}")
+        cpu += ["    " * len(loops) + line for line in [inner[0]] + body + cpu_updates]
         code.cpu = cpu
     return code
 
@@ -219,5 +251,7 @@ def render(kernel: Kernel, program: KernelPlan, names: Names, name: str) -> Kern
         code = render_batch_sum_matmul(kernel.nodes[0], kernel.nodes[1], names, name, params)
     else:
         code = render_op(kernel.nodes[0], names, name, params)
+    if code.index_checks:
+        code.params.append(ERR)  # the step's error buffer, last
     code.comment = [f"{n.op} at {n.span}" if n.span else n.op for n in kernel.nodes]
     return code

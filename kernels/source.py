@@ -8,13 +8,16 @@ import math
 from dataclasses import dataclass, field
 from math import prod
 
+import numpy as np
+from sexpgpu.kernels.bf16 import from_bf16, to_bf16
+
 from sexpgpu.diagnostics import define_code, error
 from sexpgpu.ir.graph import Value
 
 E_KERNEL_DTYPE = define_code(
     "E-KERNEL-DTYPE", "dtype has no kernel storage",
     "The kernels store f32, bf16 (as 16-bit patterns), i32, i64 and bool. A value of "
-    "another dtype (f16 for now) reached code generation.",
+    "another dtype (f16 for now) reached lowering, stored or only inside a fused loop.",
 )
 
 # numpy storage of each IR dtype (bf16 as its 16-bit pattern)
@@ -40,13 +43,29 @@ def convert(dtype: str, expr: str) -> str:
     return f"{COMPUTE[dtype]}({expr})"
 
 
+def literal_text(value: object, dtype: str) -> str:
+    """A constant as a Python literal that numba (CPU and CUDA) reads back as the
+    value the reference holds: non-finite floats by name (`math.inf`, `-math.inf`,
+    `math.nan`); a float of an f32 or bf16 value rounded to that dtype first and
+    written as the shortest decimal that rounds back to it (0.9, not
+    0.8999999761581421: `np.float32(0.9)` in the text is the same f32)."""
+    if hasattr(value, "item"):  # a numpy scalar
+        value = value.item()
+    if isinstance(value, float) and dtype in ("f32", "bf16"):
+        rounded = np.float32(value)
+        if dtype == "bf16":
+            rounded = from_bf16(to_bf16(np.array([rounded])))[0]
+        if math.isfinite(rounded):
+            return str(rounded)  # numpy prints an f32 as its shortest round-trip form
+        value = float(rounded)
+    if isinstance(value, float) and not math.isfinite(value):
+        return "math.nan" if math.isnan(value) else ("-math.inf" if value < 0 else "math.inf")
+    return repr(value)
+
+
 def literal(value: object, dtype: str) -> str:
     """A constant as source text in the compute type of `dtype`."""
-    if isinstance(value, float) and not math.isfinite(value):
-        text = "math.nan" if math.isnan(value) else ("-math.inf" if value < 0 else "math.inf")
-    else:
-        text = repr(value.item() if hasattr(value, "item") else value)
-    return convert(dtype, text)
+    return convert(dtype, literal_text(value, dtype))
 
 
 def load(buffer: str, dtype: str, offset: str) -> str:
@@ -90,6 +109,11 @@ def broadcast_offset(shape: tuple[int, ...], domain: tuple[int, ...],
     return affine([(index[lead + j], st[j]) for j, d in enumerate(shape) if d != 1])
 
 
+# the step's error buffer (int64 [where, value]): kernels that check indices
+# report the first bad one there (`index_error`), the launcher raises E-INDEX
+ERR = "err_"
+
+
 @dataclass
 class KernelCode:
     """A kernel as its launchers need it: the parallel index space (`outer`: loop
@@ -106,6 +130,8 @@ class KernelCode:
     # every integer of the CPU text may become an argument: a BLAS call's speed
     # does not depend on literal sizes, so all matmuls of a dtype/layout share one
     sizes_as_args: bool = False
+    # index checks this kernel reports to the error buffer: where -> (node, axis size)
+    index_checks: dict[int, tuple[object, int]] = field(default_factory=dict)
 
     @property
     def size(self) -> int:

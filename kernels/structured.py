@@ -10,7 +10,7 @@ from math import prod
 
 from sexpgpu.kernels import views as strided
 from sexpgpu.kernels.lower import reads_in_place
-from sexpgpu.kernels.source import KernelCode, affine, literal, load, store, strides
+from sexpgpu.kernels.source import ERR, KernelCode, affine, literal, load, store, strides
 from sexpgpu.kernels.views import View
 
 from sexpgpu.ir.graph import Node, Value
@@ -125,6 +125,23 @@ def _concat(node, names, name, params):
     return code
 
 
+# -- indexed ops: the index rule of ir/ops/indexing.py -----------------------------
+
+def _index_rule(node: Node, names, var: str, size: int) -> tuple[list[str], dict]:
+    """Lines applying the index rule to `var`, an index just loaded: one in
+    [-size, size) ends in [0, size) with `ok` true; any other sets `ok` false and
+    reports itself to the error buffer (the launcher raises E-INDEX after the
+    step), and the caller then reads and writes nothing for it. Also the check's
+    entry for KernelCode.index_checks."""
+    where = names.index[node.outputs[0]] + 1   # the node, stable within its graph
+    lines = [f"ok = {var} >= -{size} and {var} < {size}",
+             "if not ok:",
+             f"    index_error({ERR}, {where}, {var})",
+             f"elif {var} < 0:",
+             f"    {var} += {size}"]
+    return lines, {where: (node, size)}
+
+
 @renderer("take")
 def _take(node, names, name, params):
     x, idx = node.inputs
@@ -135,12 +152,26 @@ def _take(node, names, name, params):
     pick = affine([(f"i{ax + j}", ist[j]) for j in range(k)])
     rest = [(f"i{d}", xs[d]) for d in range(ax)]
     rest += [(f"i{d + k - 1}", xs[d]) for d in range(ax + 1, len(x.shape))]
-    return _elementwise(node, name, params, [
-        f"t = {names.buf(idx)}[{pick}]",
-        f"if t < 0: t += {x.shape[ax]}",
-        store(names.buf(out), out.dtype, "lin",
-              load(names.buf(x), x.dtype, affine(rest + [("t", xs[ax])]))),
+    rule, checks = _index_rule(node, names, "t", x.shape[ax])
+    code = _elementwise(node, name, params, [f"t = {names.buf(idx)}[{pick}]"] + rule + [
+        "if ok:",
+        "    " + store(names.buf(out), out.dtype, "lin",
+                       load(names.buf(x), x.dtype, affine(rest + [("t", xs[ax])]))),
+        "else:",
+        "    " + store(names.buf(out), out.dtype, "lin", literal(0, out.dtype)),
     ])
+    code.index_checks = checks
+    return code
+
+
+@renderer("check_index")
+def _check_index(node, names, name, params):
+    idx, out = node.inputs[0], node.outputs[0]
+    rule, checks = _index_rule(node, names, "t", node.attrs["size"])
+    code = _elementwise(node, name, params, [f"t = {names.buf(idx)}[lin]"] + rule + [
+        store(names.buf(out), out.dtype, "lin", "t if ok else 0")])
+    code.index_checks = checks
+    return code
 
 
 @renderer("scatter_add")
@@ -157,14 +188,16 @@ def _scatter_add(node, names, name, params):
     tail = [(f"i{d}", ss[d + k - 1]) for d in range(ax + 1, len(out.shape))]
     # the index tensor's axes sit contiguously in src: position j is j * (inner stride)
     src_offset = affine(lead + [("j", ss[ax + k - 1] if k else 0)] + tail)
+    rule, checks = _index_rule(node, names, "t", size)
     lines = [f"acc = {literal(0, out.dtype)}",
              f"for j in range({prod(idx.shape)}):",
-             f"    t = {names.buf(idx)}[j]",
-             f"    if t < 0: t += {size}",
-             f"    if t == i{ax}:",
-             f"        acc = acc + {load(names.buf(src), src.dtype, src_offset)}",
-             store(names.buf(out), out.dtype, "lin", "acc")]
+             f"    t = {names.buf(idx)}[j]"]
+    lines += ["    " + line for line in rule]
+    lines += [f"    if ok and t == i{ax}:",
+              f"        acc = acc + {load(names.buf(src), src.dtype, src_offset)}",
+              store(names.buf(out), out.dtype, "lin", "acc")]
     code = _elementwise(node, name, params, lines, work=max(1, prod(idx.shape)))
+    code.index_checks = checks
     if out.dtype != "bf16":
         # CPU: zero the output, then add each source row where its index points:
         # |src| work instead of |out| * |idx|, each element summed in the same
@@ -179,10 +212,8 @@ def _scatter_add(node, names, name, params):
         for depth, (var, size_) in enumerate(loops):
             cpu.append("    " * depth + f"for {var} in range({size_}):")
         depth = len(loops)
-        cpu += ["    " * depth + line for line in [
-            f"t = {names.buf(idx)}[j]",
-            f"if t < 0: t += {size}",
-            f"if t >= 0 and t < {size}:"]]
+        cpu += ["    " * depth + line for line in [f"t = {names.buf(idx)}[j]"] + rule
+                + ["if ok:"]]
         depth += 1
         for d in range(ax + 1, len(out.shape)):
             cpu.append("    " * depth + f"for i{d} in range({out.shape[d]}):")
@@ -229,11 +260,15 @@ def _argmax(node, names, name, params):
     names_x = {d: f"i{k}" for k, d in enumerate(outer_dims)} if not keep else \
         {d: f"i{d}" for d in outer_dims}
     base = affine([(names_x[d], xs[d]) for d in outer_dims])
+    # the first maximum, or the first NaN (numpy's argmax): a NaN is taken as the
+    # best and the search stops there
     lines = [f"best = {load(names.buf(x), x.dtype, base)}",
              "arg = 0",
              f"for j in range(1, {x.shape[ax]}):",
+             "    if best != best:",
+             "        break",
              f"    v = {load(names.buf(x), x.dtype, base + f' + j * {xs[ax]}')}",
-             "    if v > best:",
+             "    if v > best or v != v:",
              "        best = v",
              "        arg = j",
              store(names.buf(out), out.dtype, "lin", "arg")]

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from sexpgpu import kernels
 from sexpgpu.contract.compile import compile_file
 from sexpgpu.diagnostics import SexpError
 from sexpgpu.ir.reference import run_reference
@@ -165,6 +166,53 @@ def test_layers_trace_and_agree_with_numpy(tmp_path: Path) -> None:
     att /= att.sum(-1, keepdims=True)
     y = (att @ v).transpose(0, 2, 1, 3).reshape(4, 5, 8) @ inputs["attn/c-proj/weight"].T
     assert float(out["attn-sum"]) == pytest.approx(float(y.sum()), rel=1e-4, abs=1e-4)
+
+
+NUMERICS = """(defloader train :source (mnist1d :split :train) :batch 4)
+(defmodel net ()
+  (defchild ln (nn:layer-norm 40))
+  (defchild head (nn:linear 40 10))
+  (lambda (x)
+    (let ((y (ln (+ (* x 0.1) 10000.0))))
+      (metric ln-squares (sum (square y)))
+      (metric ln-centre (sum (abs (sum y :axis -1)))))
+    (head x)))
+(defobjective (model &key x y)
+  (nn:cross-entropy (+ (model x) (log (cast (/= (iota 10) 9) :f32))) y))
+"""
+
+
+@pytest.mark.parametrize("backend", ["reference", "kernels"])
+def test_layer_norm_and_cross_entropy_numerics(tmp_path: Path, backend: str) -> None:
+    """layer-norm keeps f32 precision at mean 1e4, std 0.1 (the corrected
+    two-pass: each row's outputs sum to 0, where the f32 mean's rounding error
+    offset them all by up to 3e-3), and cross-entropy with a -inf logit off the
+    target is finite, as PyTorch's (a product with the one-hot made -inf * 0 = NaN)."""
+    step = compile_file(write(tmp_path, NUMERICS)).graphs.step
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((4, 40)).astype(np.float32)
+    inputs = {"data/x": x, "data/y": np.array([0, 3, 8, 5]),
+              "ln/weight": np.ones(40, np.float32), "ln/bias": np.zeros(40, np.float32),
+              "head/weight": (0.1 * rng.standard_normal((10, 40))).astype(np.float32),
+              "head/bias": np.zeros(10, np.float32)}
+    for v in step.inputs:
+        inputs.setdefault(v.name, np.zeros(v.shape, np.float32 if v.dtype == "f32"
+                                           else np.int64))
+    if backend == "kernels":
+        out = kernels.compile(step, outputs=["ln-squares", "ln-centre", "loss"]).run(
+            {k: np.array(v, copy=True) for k, v in inputs.items()})  # updated in place
+    else:
+        out = run_reference(step, {k: np.array(v, copy=True) for k, v in inputs.items()})
+    z = (x * np.float32(0.1) + np.float32(1e4)).astype(np.float64)
+    ln = (z - z.mean(-1, keepdims=True)) / np.sqrt(z.var(-1, keepdims=True) + 1e-5)
+    assert float(out["ln-squares"]) == pytest.approx(float(np.sum(ln * ln)), rel=1e-6)
+    assert float(out["ln-centre"]) < 1e-4
+    logits = x.astype(np.float64) @ inputs["head/weight"].T.astype(np.float64)
+    logits[:, 9] = -np.inf
+    logp = logits - np.log(np.exp(logits - logits.max(-1, keepdims=True)).sum(-1, keepdims=True)) \
+        - logits.max(-1, keepdims=True)
+    want = -np.mean(logp[np.arange(4), inputs["data/y"]])
+    assert float(out["loss"]) == pytest.approx(want, rel=1e-5)
 
 
 def test_initial_values_follow_the_initialisers() -> None:

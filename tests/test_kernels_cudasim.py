@@ -1,5 +1,6 @@
 """The CUDA launcher in numba's CUDA simulator: the same generated bodies agree
-with the CPU launcher to 1e-6 and the RNG gives the same bits. numba reads
+with the CPU launcher to 1e-6, every op's special-value cases agree with the
+reference, bad indices are E-INDEX, and the RNG gives the same bits. numba reads
 NUMBA_ENABLE_CUDASIM at import, so the main run re-runs this file in a
 subprocess with the variable set (the simulator is ~500,000x slower than njit:
 sizes stay at a few thousand elements)."""
@@ -32,11 +33,36 @@ if not env.cuda_simulator():
 
 else:
     from numba import cuda  # module level: the simulator patches the kernel's globals
+    from op_cases import assert_same_values, case_graph
     from sexpgpu.kernels.rng import jitted
 
     from sexpgpu import kernels
+    from sexpgpu.diagnostics import SexpError
     from sexpgpu.ir import rng
     from sexpgpu.ir.graph import Graph
+    from sexpgpu.ir.ops._sampling import index_error_samples, special_samples
+    from sexpgpu.ir.ops.registry import OPS, get_op
+    from sexpgpu.ir.reference import run_reference
+
+    @pytest.mark.parametrize("name", sorted(OPS))
+    def test_op_special_values_match_reference(name: str) -> None:
+        """The CPU test of the same name, through the CUDA launcher: every op's
+        special-value cases (±0, subnormals, ±inf, NaN, ±3e38, ±1e4, negative
+        indices, every value against every other for elementwise ops)."""
+        g, inputs = case_graph(name, special_samples(get_op(name), np.random.default_rng(1)))
+        expected = run_reference(g, {k: v.copy() for k, v in inputs.items()})
+        got = kernels.compile(g, device="cuda").run(inputs)
+        for key, want in expected.items():
+            assert_same_values(got[key], want, key)
+
+    @pytest.mark.parametrize("name", sorted(n for n, op in OPS.items() if "indices" in op.extra))
+    def test_op_index_out_of_range_is_e_index(name: str) -> None:
+        for case in index_error_samples(get_op(name), np.random.default_rng(1)):
+            g, inputs = case_graph(name, [case])
+            compiled = kernels.compile(g, device="cuda")
+            with pytest.raises(SexpError) as info:
+                compiled.run(inputs)
+            assert info.value.diagnostic.code == "E-INDEX", name
 
     def test_rng_device_functions_are_bit_identical() -> None:
         fns = jitted("cuda")

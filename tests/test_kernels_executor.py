@@ -19,6 +19,7 @@ from sexpgpu.kernels.memplan import plan_memory
 
 from sexpgpu import kernels
 from sexpgpu.diagnostics import SexpError, Span
+from sexpgpu.ir import build
 from sexpgpu.ir.graph import Graph
 from sexpgpu.ir.reference import run_reference
 
@@ -331,6 +332,129 @@ def test_views_cost_no_kernel_and_match_reference() -> None:
               "v": r.standard_normal(3).astype(np.float32)}
     got = kernels.compile(g).run(inputs)
     want = run_reference(g, inputs)
+    for name in want:
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+@pytest.mark.parametrize("kind", ["broadcast", "full", "reshaped-full"])
+def test_a_value_loops_inline_is_copied_before_a_later_reader_needs_it(kind: str) -> None:
+    """A loop reads a broadcast (or a constant) in place; a matmul placed after
+    that loop closed needs its elements: the copy kernel runs before the matmul,
+    and the loop still reads the source (it once read a buffer filled later)."""
+    g = Graph(f"late-copy-{kind}")
+    x, w, c = g.input("x", (3, 4)), g.input("w", (4, 2)), g.input("c", (4,))
+    if kind == "broadcast":
+        b = g.apply("broadcast_to", c, shape=(3, 4))
+    elif kind == "full":
+        b = g.apply("full", shape=(3, 4), dtype="f32", value=0.5)
+    else:
+        b = g.apply("reshape", g.apply("full", shape=(12,), dtype="f32", value=0.5),
+                    shape=(3, 4))
+    g.output("s", g.apply("sum", g.apply("add", x, b), axes=None))
+    g.output("m", g.apply("matmul", b, w))
+    plan = lower(g)
+    assert [[n.op for n in k.nodes] for k in plan.kernels][0] == ["add", "sum"]
+    r = np.random.default_rng(6)
+    inputs = {k: r.standard_normal(v.shape).astype(np.float32) for k, v in
+              (("x", x), ("w", w), ("c", c))}
+    got, want = kernels.compile(g).run(inputs), run_reference(g, inputs)
+    for name in want:
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+@pytest.mark.parametrize("value", [-np.inf, np.inf, np.nan, -0.0, 3e38, 1e-40, 0.9, 7])
+@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+def test_constants_are_literals_of_their_dtype(value: float, dtype: str) -> None:
+    """A `full` of any value compiles, inlined in a loop and filled into a buffer,
+    and equals the reference bit for bit (bf16: rounded as the reference rounds)."""
+    g = Graph("constants")
+    x = g.input("x", (3,), dtype)
+    c = g.apply("full", shape=(3,), dtype=dtype, value=value)
+    g.output("sum", g.apply("add", x, c))
+    g.output("fill", g.apply("full", shape=(2,), dtype=dtype, value=value))
+    inputs = {"x": np.zeros(3, np.float32)}
+    compiled = kernels.compile(g)
+    got, want = compiled.run(inputs), run_reference(g, inputs)
+    for name in want:
+        np.testing.assert_array_equal(got[name], want[name], err_msg=name)
+    if value == 0.9 and dtype == "f32":
+        # the shortest decimal that rounds to the f32, not its f64 expansion
+        assert "np.float32(0.9)" in "".join(compiled.generated.kernel_sources)
+
+
+def _indexed_graph() -> Graph:
+    """Every op that indexes, each at its own line."""
+    g = Graph("indexed")
+    table, idx = g.input("table", (4, 3)), g.input("idx", (2, 3), "i64")
+    for line, (name, build_fn) in enumerate((
+            ("take", lambda: g.apply("take", table, idx, axis=0)),
+            ("scatter", lambda: g.apply("scatter_add", g.apply(
+                "full", shape=(2, 3, 5), dtype="f32", value=1.5), idx, axis=0, size=4)),
+            ("along", lambda: build.take_along_axis(g, g.apply("permute", table, perm=(1, 0)),
+                                                    g.apply("reshape", idx, shape=(3, 2)), 1)),
+            ("onehot", lambda: build.one_hot(g, idx, 4)))):
+        with g.at(Span("model.sx", line + 1, 1)):
+            g.output(name, build_fn())
+    return g
+
+
+def test_an_index_out_of_range_is_e_index_from_reference_and_kernels() -> None:
+    """The index rule: [-n, n) is valid, negative from the end (numpy's take); any
+    other index is E-INDEX at the op's line, from the reference and the compiled
+    step alike, which never reads outside a buffer for it; the next good step runs."""
+    g = _indexed_graph()
+    table = np.arange(12, dtype=np.float32).reshape(4, 3)
+    good = {"table": table, "idx": np.array([[0, -1, 3], [-4, 2, 2]])}
+    compiled = kernels.compile(g)
+    want = run_reference(g, dict(good))
+    np.testing.assert_array_equal(want["take"], table[[[0, 3, 3], [0, 2, 2]]])
+    for bad, first in ((4, "model.sx:1:1"), (-5, "model.sx:1:1")):
+        idx = good["idx"].copy()
+        idx[1, 1] = bad
+        for run in (lambda feed: run_reference(g, feed), compiled.run):
+            with pytest.raises(SexpError) as info:
+                run({"table": table, "idx": idx})
+            diag = info.value.diagnostic
+            assert (diag.code, str(diag.span), diag.actual) == ("E-INDEX", first, str(bad))
+            assert diag.expected == "an index in [-4, 3]"
+        got = compiled.run(good)  # the error flag was cleared
+        for name in want:
+            np.testing.assert_array_equal(got[name], want[name], err_msg=name)
+
+
+@pytest.mark.parametrize("name, line", [("scatter", 2), ("along", 3), ("onehot", 4)])
+def test_each_indexed_op_checks_its_indices(name: str, line: int) -> None:
+    g = _indexed_graph()
+    idx = np.array([[0, 1, 2], [3, 0, 9]])
+    with pytest.raises(SexpError) as info:
+        kernels.compile(g, outputs=[name]).run({"table": np.ones((4, 3), np.float32),
+                                                "idx": idx})
+    assert info.value.diagnostic.code == "E-INDEX"
+    assert str(info.value.diagnostic.span) == f"model.sx:{line}:1"
+    assert info.value.diagnostic.message.startswith(
+        {"scatter": "scatter_add", "along": "take_along_axis", "onehot": "one_hot"}[name])
+
+
+@pytest.mark.parametrize("axes", [(1,), (0,), (0, 2)])
+def test_sibling_reductions_share_one_loop(axes: tuple) -> None:
+    """Reductions of one loop over the same axes, placed one after another, are
+    one kernel with an accumulator each (rows and, on the CPU, the walk of
+    leading axes), NaN-propagating max/min among them; a reduction over other
+    axes starts its own kernel."""
+    g = Graph("siblings")
+    x = g.input("x", (3, 4, 5))
+    d = g.apply("sub", x, g.apply("full", shape=(), dtype="f32", value=0.5))
+    sq = g.apply("square", d)
+    outs = [g.apply("sum", sq, axes=axes), g.apply("sum", d, axes=axes),
+            g.apply("amax", d, axes=axes), g.apply("amin", sq, axes=axes),
+            g.apply("sum", d, axes=(2,))]
+    for k, v in enumerate(outs):
+        g.output(f"r{k}", v)
+    groups = [[n.op for n in k.nodes] for k in lower(g).kernels]
+    assert groups == [["sub", "square", "sum", "sum", "amax", "amin"], ["sum"]]
+    xs = np.random.default_rng(4).standard_normal((3, 4, 5)).astype(np.float32)
+    xs[1, 2, 3] = np.nan
+    got, want = kernels.compile(g).run({"x": xs}), run_reference(g, {"x": xs})
     for name in want:
         np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-6, err_msg=name)
 

@@ -1,14 +1,23 @@
 """Ops built as compositions of primitives (sexpgpu.ir.build, reached through the
 autodiff Tensor API): each against an independent numpy formulation, and its
-gradient against float64 finite differences."""
+gradient against float64 finite differences; the numerically delicate ones
+(logsumexp, softmax, log_softmax, cross-entropy's pick, var, mean) also on rows
+of special values and at large offsets, on the reference and the CPU kernels."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pytest
+import scipy.special
 from sexpgpu.autodiff.gradcheck import directional
 
 from sexpgpu import autodiff as ad
+from sexpgpu import kernels
+from sexpgpu.ir import build
+from sexpgpu.ir.graph import Graph
+from sexpgpu.ir.reference import run_reference
 
 
 def _np_softmax(x, axis=-1):
@@ -143,3 +152,113 @@ def test_composite_matches_numpy_and_finite_differences(name: str) -> None:
     analytic, numeric = directional(fn.graph, feed, "loss",
                                     {x.value.name: f"d_{x.value.name}" for x in floats})
     assert analytic == pytest.approx(numeric, rel=1e-5, abs=1e-7)
+
+
+# -- special values: compositions on the reference and the compiled kernels ------
+
+INF, NAN = np.inf, np.nan
+# rows of 4: all -inf, +inf inside, NaN inside, -inf masks, two +inf, logits near
+# 1e4, near the f32 limit, subnormals and zeros, a wide spread
+SPECIAL_ROWS = np.array([[-INF, -INF, -INF, -INF], [1, INF, 2, 0], [NAN, 1, 2, 3],
+                         [-INF, 0, 1, -INF], [INF, INF, 1, 2],
+                         [1e4, 1e4 + 1, 1e4 - 2, 1e4 + 0.5], [3e38, 3e38, 0, -3e38],
+                         [-3e38, -3e38, -3e38, -3e38], [1e-40, -1e-40, 0, -0.0],
+                         [-1e4, 0, 1e4, 1.5]])
+LABELS = np.array([0, 2, 1, 2, 3, 1, 0, 3, 2, 1])
+
+
+def _np_log_softmax(x):
+    # scipy's: the max taken as 0 where it is not finite
+    with np.errstate(all="ignore"):
+        m = np.max(x, axis=-1, keepdims=True)
+        m = np.where(np.isfinite(m), m, 0)
+        return (x - m) - np.log(np.sum(np.exp(x - m), axis=-1, keepdims=True))
+
+
+def _np_softmax_plain(x):
+    with np.errstate(all="ignore"):
+        e = np.exp(x - np.max(x, axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+
+# name: (graph builder over x (10, 4) f32 and labels (10,) i64, float64 oracle)
+SPECIAL_COMPOSITIONS = {
+    "logsumexp": (lambda g, x, y: build.logsumexp(g, x, (1,)),
+                  lambda x, y: scipy.special.logsumexp(x, axis=1)),
+    "softmax": (lambda g, x, y: build.softmax(g, x, 1), lambda x, y: _np_softmax_plain(x)),
+    "log_softmax": (lambda g, x, y: build.log_softmax(g, x, 1), lambda x, y: _np_log_softmax(x)),
+    "cross_entropy_rows": (
+        lambda g, x, y: build.take_along_axis(g, build.log_softmax(g, x, 1),
+                                              build.unsqueeze(g, y, 1), 1),
+        lambda x, y: np.take_along_axis(_np_log_softmax(x), y[:, None], 1)),
+    # the var rows leave out 3e38s, whose f32 sum overflows or not by order
+    "var": (lambda g, x, y: g.apply("concat", *[build.var(g, build.index(g, x, (rows,)), (1,))
+                                               for rows in (slice(1, 6), slice(8, 10))]),
+            lambda x, y: np.var(x[[1, 2, 3, 4, 5, 8, 9]], axis=1)),
+    "mean": (lambda g, x, y: build.mean(g, x, (1,)),
+             lambda x, y: np.where(np.abs(x).max(1) >= 3e38, np.nan, x.mean(1))),
+}
+
+
+@pytest.mark.parametrize("backend", ["reference", "kernels"])
+@pytest.mark.parametrize("name", sorted(SPECIAL_COMPOSITIONS))
+def test_composition_special_rows_match_numpy(name: str, backend: str) -> None:
+    """Rows of -inf, +inf, NaN, masks, logits near 1e4 and near the f32 limit give
+    scipy's/numpy's results: logsumexp -inf for a row of -inf and +inf for a row
+    holding +inf, log_softmax (x - m) - log sum, softmax NaN as PyTorch's."""
+    builder, oracle = SPECIAL_COMPOSITIONS[name]
+    g = Graph(f"special-{name}")
+    x, y = g.input("x", SPECIAL_ROWS.shape), g.input("y", LABELS.shape, "i64")
+    g.output("out", builder(g, x, y))
+    feed = {"x": SPECIAL_ROWS.astype(np.float32), "y": LABELS}
+    run = kernels.compile(g).run if backend == "kernels" else partial(run_reference, g)
+    got = run(feed)["out"].astype(np.float64)
+    with np.errstate(all="ignore"):  # exact, then rounded to f32 (-6e38 is -inf)
+        want = oracle(SPECIAL_ROWS.astype(np.float32).astype(np.float64), LABELS)
+        want = np.asarray(want).astype(np.float32).astype(np.float64)
+    if name == "mean":  # a sum through 3e38 overflows f32 in any order
+        want = np.where(np.isnan(want), got, want)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    finite = np.isfinite(want)
+    np.testing.assert_array_equal(got[~finite & ~np.isnan(want)], want[~finite & ~np.isnan(want)])
+    np.testing.assert_allclose(got[finite], want[finite], rtol=2e-6, atol=2e-6)
+
+
+@pytest.mark.parametrize("backend", ["reference", "kernels"])
+def test_log_softmax_and_var_keep_f32_precision_at_large_offsets(backend: str) -> None:
+    """log_softmax of logits near 1e4 within 2e-6 of float64 (x - (m + log sum)
+    lost 1e-4), var of values near 1e4 with std 0.1 within 1e-5 relative (the
+    uncorrected two-pass lost 1e-4), rows reduced along the last axis and the first."""
+    rng = np.random.default_rng(0)
+    logits = (1e4 + rng.standard_normal((6, 50))).astype(np.float32)
+    data = (1e4 + 0.1 * rng.standard_normal((4096, 3))).astype(np.float32)
+    g = Graph("offsets")
+    xl, xd = g.input("logits", logits.shape), g.input("data", data.shape)
+    g.output("lsm", build.log_softmax(g, xl, -1))
+    g.output("var0", build.var(g, xd, (0,)))
+    g.output("var1", build.var(g, build.transpose(g, xd), (1,)))
+    feed = {"logits": logits, "data": data}
+    run = kernels.compile(g).run if backend == "kernels" else partial(run_reference, g)
+    got = run(feed)
+    np.testing.assert_allclose(got["lsm"], _np_log_softmax(logits.astype(np.float64)),
+                               rtol=0, atol=2e-6)
+    exact = data.astype(np.float64).var(axis=0)
+    np.testing.assert_allclose(got["var0"], exact, rtol=1e-4)
+    np.testing.assert_allclose(got["var1"], exact, rtol=1e-5)
+
+
+@pytest.mark.parametrize("backend", ["reference", "kernels"])
+def test_mean_of_integers_is_f32(backend: str) -> None:
+    g = Graph("int-mean")
+    x = g.input("x", (2, 3), "i64")
+    m = build.mean(g, x, (1,))
+    assert m.dtype == "f32"
+    g.output("m", m)
+    g.output("v", build.var(g, x, None))
+    g.output("lse", build.logsumexp(g, g.input("b", (3,), "bool"), None))
+    feed = {"x": np.array([[1, 2, 4], [-3, 0, 0]]), "b": np.array([True, False, True])}
+    run = kernels.compile(g).run if backend == "kernels" else partial(run_reference, g)
+    got = run(feed)
+    np.testing.assert_allclose(got["m"], [7 / 3, -1.0], rtol=1e-6)
+    np.testing.assert_allclose(got["v"], np.var(feed["x"]), rtol=1e-6)
+    np.testing.assert_allclose(got["lse"], np.log(2 * np.e + 1), rtol=1e-6)

@@ -9,7 +9,9 @@ import math
 
 import numpy as np
 import pytest
+from scipy.special import expit
 
+from sexpgpu.ir.ops._sampling import SPECIAL_VALUES
 from sexpgpu.ir.ops.registry import OPS, get_op
 from sexpgpu.ir.reference import hold
 from sexpgpu.ir.types import TensorType
@@ -126,3 +128,25 @@ def test_low_precision_rounds_after_every_op() -> None:
         want = rounded(np.exp(rounded(ra * rb).astype(np.float32)))
         assert got.dtype == storage
         np.testing.assert_array_equal(got, want)
+
+
+# references written as formulas rather than one numpy call, against numpy and
+# scipy on the special values (the kernels are tested against these references)
+SPECIAL_ORACLES = {
+    "sigmoid": lambda x: expit(x),
+    "silu": lambda x: x * expit(x),
+    "rsqrt": lambda x: np.reciprocal(np.sqrt(x)),
+    "recip": np.reciprocal,
+    "relu": lambda x: np.where(x > 0, x, np.where(np.isnan(x), x, 0.0)),
+    "sign": np.sign,
+}
+
+
+@pytest.mark.parametrize("name", sorted(SPECIAL_ORACLES))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_formula_references_on_special_values(name: str, dtype) -> None:
+    x = np.asarray(SPECIAL_VALUES, dtype=dtype)
+    with np.errstate(all="ignore"):
+        got, want = OPS[name].reference(x), SPECIAL_ORACLES[name](x)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=0)

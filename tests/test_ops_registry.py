@@ -9,7 +9,9 @@ import pytest
 from sexpgpu.autodiff.grad import grad
 from sexpgpu.autodiff.gradcheck import directional
 
+from sexpgpu.diagnostics import SexpError
 from sexpgpu.ir.graph import Graph
+from sexpgpu.ir.ops._sampling import index_error_samples, special_samples
 from sexpgpu.ir.ops.registry import OPS, get_op
 from sexpgpu.ir.reference import run_reference
 from sexpgpu.ir.types import FLOAT_DTYPES
@@ -113,3 +115,29 @@ def _type(array):
     from sexpgpu.ir.types import TensorType
 
     return TensorType(np.shape(array), ir_dtype(np.asarray(array)))
+
+
+@pytest.mark.parametrize("name", ALL_OPS)
+def test_special_value_cases_cover_the_op(name: str) -> None:
+    """The special-value variant (tests/test_kernels_ops.py and the CUDA simulator
+    run it) exists for every op: an op with float inputs meets NaN, both
+    infinities, a subnormal and -0 in them; an op with index inputs meets
+    negative indices, and out-of-range ones that are E-INDEX in the reference."""
+    opdef = OPS[name]
+    specials = special_samples(opdef, np.random.default_rng(1))
+    assert specials, name
+    floats = np.concatenate([np.ravel(a) for arrays, _ in specials for a in arrays
+                             if np.asarray(a).dtype.kind == "f"] or [np.zeros(0)])
+    if floats.size:
+        assert np.isnan(floats).any() and np.isposinf(floats).any() \
+            and np.isneginf(floats).any(), name
+        assert (np.abs(floats) == 1e-40).any() and np.signbit(floats[floats == 0]).any(), name
+    if "indices" in opdef.extra:
+        assert any((np.asarray(a) < 0).any() for arrays, attrs in specials
+                   for j, a in enumerate(arrays) if j in opdef.extra["indices"](arrays, attrs))
+        for arrays, attrs in index_error_samples(opdef, np.random.default_rng(1)):
+            g, xs, y = build(name, arrays, attrs)
+            g.output("y", y)
+            with pytest.raises(SexpError) as info:
+                run_reference(g, {x.name: np.asarray(a) for x, a in zip(xs, arrays)})
+            assert info.value.diagnostic.code == "E-INDEX"

@@ -15,7 +15,8 @@ from sexpgpu.ir.shapes import fmt
 from sexpgpu.ir.types import INT_DTYPES
 
 # ops whose output holds (some of) its first input's values, unchanged
-KEEP_VALUES = frozenset({"reshape", "permute", "broadcast_to", "slice", "stop_gradient"})
+KEEP_VALUES = frozenset({"reshape", "permute", "broadcast_to", "slice", "stop_gradient",
+                         "check_index"})
 # ops that place values along axes without changing them (the iota side of a one-hot)
 LAYOUT = KEEP_VALUES | {"cast"}
 

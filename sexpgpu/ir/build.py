@@ -4,6 +4,7 @@ VJP rules, the `autodiff` Tensor API and the Lisp tracer all build through here.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from math import prod
 from typing import TYPE_CHECKING, Any
@@ -101,11 +102,16 @@ def reduce(g: Graph, x: Value, op: str, axes: Any = None, keepdims: bool = False
     return g.apply(op, x, axes=norm_axes(axes, len(x.shape)), keepdims=keepdims)
 
 
+def _as_float(g: Graph, x: Value) -> Value:
+    """Integer and boolean tensors are averaged and normalised as f32 (numpy's mean
+    of integers is a float too): a mean of i64 [1 2] is 1.5, not 0 (a 1/count
+    constant of the input's integer dtype)."""
+    return x if x.dtype in FLOAT_DTYPES else g.apply("cast", x, dtype="f32")
+
+
 def mean(g: Graph, x: Value, axes: Any = None, keepdims: bool = False) -> Value:
-    """The mean over `axes`; of integers or booleans it is a float, as numpy's (an
-    integer 1/count would be 0)."""
-    if x.dtype not in FLOAT_DTYPES:
-        x = g.apply("cast", x, dtype="f32")
+    """sum times 1/count; integer and boolean input is averaged as f32."""
+    x = _as_float(g, x)
     ax = norm_axes(axes, len(x.shape))
     count = prod(x.shape[i] for i in ax)
     total = g.apply("sum", x, axes=ax, keepdims=keepdims)
@@ -113,20 +119,36 @@ def mean(g: Graph, x: Value, axes: Any = None, keepdims: bool = False) -> Value:
 
 
 def var(g: Graph, x: Value, axes: Any = None, keepdims: bool = False) -> Value:
-    """Population variance (numpy's default ddof=0); a float, also of integers."""
-    if x.dtype not in FLOAT_DTYPES:
-        x = g.apply("cast", x, dtype="f32")
+    """Population variance (numpy's default ddof=0) by the corrected two-pass
+    formula: d = x - mean(x), var = mean(d^2) - mean(d)^2. mean(d) is the rounding
+    error of the f32 mean (0 in exact arithmetic, so it carries no gradient);
+    without the correction var comes out too large by its square, three digits
+    of a layer norm's variance at mean 1e4 and std 0.1. Both sums run in one loop
+    (sibling reductions, docs/kernels.md)."""
+    x = _as_float(g, x)
     ax = norm_axes(axes, len(x.shape))
-    centered = g.apply("sub", x, mean(g, x, ax, keepdims=True))
-    return mean(g, g.apply("square", centered), ax, keepdims)
+    inv = scalar(g, 1.0 / max(prod(x.shape[i] for i in ax), 1), x.dtype)
+    d = g.apply("sub", x, mean(g, x, ax, keepdims=True))
+    squares = g.apply("sum", g.apply("square", d), axes=ax, keepdims=keepdims)
+    error = g.apply("stop_gradient", g.apply("sum", d, axes=ax, keepdims=keepdims))
+    return g.apply("sub", g.apply("mul", squares, inv),
+                   g.apply("square", g.apply("mul", error, inv)))
 
 
 def _max_shift(g: Graph, x: Value, ax: tuple[int, ...]) -> Value:
-    # the max is a constant shift for stability: no gradient flows through it
-    return g.apply("stop_gradient", g.apply("amax", x, axes=ax, keepdims=True))
+    """The row max, a constant shift for stability (no gradient flows through it),
+    taken as 0 where it is not finite, as numpy's and PyTorch's logsumexp do: a row
+    of -inf then sums exp(-inf) = 0 (log 0 = -inf) instead of exp(-inf + inf) =
+    NaN, and a row holding +inf sums to inf."""
+    m = g.apply("amax", x, axes=ax, keepdims=True)
+    finite = g.apply("lt", g.apply("abs", m), scalar(g, math.inf, x.dtype))
+    return g.apply("stop_gradient", g.apply("where", finite, m, scalar(g, 0.0, x.dtype)))
 
 
 def logsumexp(g: Graph, x: Value, axes: Any = None, keepdims: bool = False) -> Value:
+    """log(sum(exp(x - m))) + m: -inf for a row of -inf, +inf for a row holding
+    +inf, NaN for a row holding NaN (scipy's and PyTorch's logsumexp)."""
+    x = _as_float(g, x)
     ax = norm_axes(axes, len(x.shape))
     m = _max_shift(g, x, ax)
     total = g.apply("sum", g.apply("exp", g.apply("sub", x, m)), axes=ax, keepdims=True)
@@ -135,13 +157,26 @@ def logsumexp(g: Graph, x: Value, axes: Any = None, keepdims: bool = False) -> V
 
 
 def softmax(g: Graph, x: Value, axis: int = -1) -> Value:
+    """exp(x - m) / sum(exp(x - m)) with m the plain row max (scipy's and
+    PyTorch's softmax): a row of -inf, or one holding +inf or NaN, is all NaN."""
+    x = _as_float(g, x)
     ax = (norm_axis(axis, len(x.shape)),)
-    e = g.apply("exp", g.apply("sub", x, _max_shift(g, x, ax)))
+    m = g.apply("stop_gradient", g.apply("amax", x, axes=ax, keepdims=True))
+    e = g.apply("exp", g.apply("sub", x, m))
     return g.apply("div", e, g.apply("sum", e, axes=ax, keepdims=True))
 
 
 def log_softmax(g: Graph, x: Value, axis: int = -1) -> Value:
-    return g.apply("sub", x, logsumexp(g, x, axis, keepdims=True))
+    """(x - m) - log(sum(exp(x - m))), scipy's form: x - (m + log sum) rounds
+    m + log sum to x's magnitude first (5e-4 lost at logits near 1e4). As scipy's
+    log_softmax (m taken as 0 where not finite): a row of -inf is NaN, a row
+    holding +inf is NaN there and -inf elsewhere (PyTorch: NaN throughout)."""
+    x = _as_float(g, x)
+    ax = (norm_axis(axis, len(x.shape)),)
+    m = _max_shift(g, x, ax)
+    total = g.apply("sum", g.apply("exp", g.apply("sub", x, m)), axes=ax, keepdims=True)
+    # x - m again rather than the sum's: the last loop reads x, not a stored copy
+    return g.apply("sub", g.apply("sub", x, m), g.apply("log", total))
 
 
 # -- creation and masks --------------------------------------------------------
@@ -153,17 +188,23 @@ def iota_along(g: Graph, n: int, axis: int, ndim: int, dtype: str = "i64") -> Va
 
 
 def one_hot(g: Graph, idx: Value, n: int, dtype: str = "f32") -> Value:
-    """idx [...] -> [..., n]: 1 where the last index equals idx. Indices are integers:
-    float "class ids" would compare equal by accident or not at all (E-DTYPE)."""
+    """idx [...] -> [..., n]: 1 where the last index equals idx. Indices are integers
+    (float "class ids" would compare equal by accident or not at all: E-DTYPE) and
+    follow the index rule (ops/indexing.py): in [-n, n), negative from the end, else
+    E-INDEX."""
     require_dtype(idx.type, INT_DTYPES, "one_hot's indices")
+    idx = g.apply("check_index", idx, size=n, of="one_hot")
     hit = g.apply("eq", unsqueeze(g, idx, -1), iota_along(g, n, 0, 1, idx.dtype))
     return g.apply("cast", hit, dtype=dtype)
 
 
 def take_along_axis(g: Graph, x: Value, idx: Value, axis: int = -1) -> Value:
     """numpy's take_along_axis as compare-and-sum, so it fuses and differentiates
-    through `where`: x [.., V, ..], idx [.., M, ..] -> [.., M, ..]."""
+    through `where`: x [.., V, ..], idx [.., M, ..] -> [.., M, ..]. idx follows
+    the index rule (`check_index`): a compare against every position would give 0
+    for an index outside [0, V) instead of an error."""
     ax = norm_axis(axis, len(x.shape))
+    idx = g.apply("check_index", idx, size=x.shape[ax], of="take_along_axis")
     xe = unsqueeze(g, x, ax)            # [.., 1, V, ..]
     ie = unsqueeze(g, idx, ax + 1)      # [.., M, 1, ..]
     iota = iota_along(g, x.shape[ax], ax + 1, len(x.shape) + 1, idx.dtype)

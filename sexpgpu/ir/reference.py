@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from sexpgpu.ir.graph import Graph, Value, live_nodes
+from sexpgpu.ir.ops.indexing import IndexRangeError, index_error
 from sexpgpu.ir.ops.registry import get_op
 
 # how values of each dtype are held between ops: bf16 and f16 are computed in
@@ -62,8 +63,11 @@ def run_reference(graph: Graph, inputs: dict[str, Any], dtype_override: str | No
     for node in live_nodes(graph):
         opdef = get_op(node.op)
         args = [env[v.id] for v in node.inputs]
-        with np.errstate(all="ignore"):  # inf/nan propagate as on the devices
-            result = opdef.reference(*args, **node.attrs)
+        try:
+            with np.errstate(all="ignore"):  # inf/nan propagate as on the devices
+                result = opdef.reference(*args, **node.attrs)
+        except IndexRangeError as exc:
+            raise index_error(node, exc.value, exc.size) from None
         results = result if len(node.outputs) > 1 else (result,)
         for value, array in zip(node.outputs, results):
             array = hold(array, value.dtype, f64)

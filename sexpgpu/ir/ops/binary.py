@@ -8,7 +8,7 @@ from collections.abc import Callable
 import numpy as np
 
 from sexpgpu.ir.build import scalar, unbroadcast
-from sexpgpu.ir.ops._sampling import BINARY_SHAPES, values
+from sexpgpu.ir.ops._sampling import BINARY_SHAPES, SPECIAL_VALUES, special_fill, values
 from sexpgpu.ir.ops.opdef import OpDef
 from sexpgpu.ir.shapes import E_DTYPE, ShapeRuleError, broadcast, require_dtype, same_dtype
 from sexpgpu.ir.types import DTYPES, FLOAT_DTYPES, INT_DTYPES, TensorType
@@ -112,8 +112,12 @@ def _choose_vjp(prefer_left: str) -> Callable:
     return vjp
 
 
-_binary("maximum", np.maximum, "max(x0, x1)", _choose_vjp("ge"), doc="elementwise max")
-_binary("minimum", np.minimum, "min(x0, x1)", _choose_vjp("le"), doc="elementwise min")
+# NaN on either side gives NaN, as numpy's: numba's max(a, b) is `b if b > a else a`,
+# which keeps a NaN a but drops a NaN b, so a NaN b is taken explicitly
+_binary("maximum", np.maximum, "(max(x0, x1) if x1 == x1 else x1)", _choose_vjp("ge"),
+        doc="elementwise max; NaN if either is NaN")
+_binary("minimum", np.minimum, "(min(x0, x1) if x1 == x1 else x1)", _choose_vjp("le"),
+        doc="elementwise min; NaN if either is NaN")
 
 for _name, _ref, _sym in (("lt", np.less, "<"), ("le", np.less_equal, "<="),
                           ("gt", np.greater, ">"), ("ge", np.greater_equal, ">="),
@@ -185,7 +189,18 @@ def _cast_samples(rng: np.random.Generator) -> list:
             ([values(rng, (0, 2))], {"dtype": "f32"})]
 
 
+# a float outside an integer dtype's range (inf, NaN, 3e38) has no integer value:
+# numpy and C leave the cast undefined, so int targets are tried on finite values
+_FINITE_VALUES = (0.0, -0.0, 1e-40, -1e-40, 1e4, -1e4, 1.5, -0.5, 2.0, -2.7)
+
+
+def _cast_specials(rng: np.random.Generator) -> list:
+    return [([special_fill((len(pool),), pool)], {"dtype": dtype})
+            for dtype in ("f16", "bf16", "i32", "i64", "bool", "f32")
+            for pool in [_FINITE_VALUES if dtype in INT_DTYPES else SPECIAL_VALUES]]
+
+
 OPS.append(OpDef("cast", _cast_infer, _cast_reference, _cast_vjp, kind="elementwise",
-                 scalar="x0", samples=_cast_samples,
+                 scalar="x0", samples=_cast_samples, extra={"specials": _cast_specials},
                  doc="convert to attrs dtype; the kernel's store does the conversion "
                      "(bf16: round to nearest even), the body is the identity"))

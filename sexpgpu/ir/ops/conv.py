@@ -109,5 +109,5 @@ def _fold_samples(rng: np.random.Generator) -> list:
 
 
 OPS.append(OpDef("fold", _fold_infer, _fold_reference, _fold_vjp, kind="opaque",
-                 samples=_fold_samples,
+                 samples=_fold_samples, extra={"reorders_sums": True},
                  doc="unfold's transpose: sum windows back into attrs shape [N, C, *S]"))

@@ -7,6 +7,7 @@ from math import prod
 
 import numpy as np
 
+from sexpgpu.ir.ops._sampling import SPECIAL_VALUES
 from sexpgpu.ir.ops.opdef import OpDef
 from sexpgpu.ir.shapes import E_DTYPE, ShapeRuleError
 from sexpgpu.ir.shapes import axis as norm_axis
@@ -35,10 +36,16 @@ def _full_reference(shape: tuple[int, ...], dtype: str, value: float) -> np.ndar
     return np.full(shape, value)
 
 
+def _full_specials(rng: np.random.Generator) -> list:
+    return [([], {"shape": (2,), "dtype": dtype, "value": float(v)})
+            for dtype in ("f32", "bf16") for v in SPECIAL_VALUES]
+
+
 OPS.append(OpDef("full", _full_infer, _full_reference, None, kind="elementwise", scalar="{value}",
                  samples=lambda rng: [([], {"shape": (2, 3), "dtype": "f32", "value": 1.5}),
                                       ([], {"shape": (), "dtype": "i64", "value": 7}),
                                       ([], {"shape": (0, 2), "dtype": "bool", "value": True})],
+                 extra={"specials": _full_specials},
                  doc="attrs shape, dtype, value; no inputs; its scalar body formats {value}"))
 
 
@@ -76,4 +83,7 @@ def _const_reference(shape: tuple[int, ...], dtype: str, value: tuple) -> np.nda
 OPS.append(OpDef("const", _const_infer, _const_reference, None, kind="opaque",
                  samples=lambda rng: [([], {"shape": (2, 2), "dtype": "f32",
                                             "value": (1.0, 2.0, 3.0, 4.0)})],
+                 extra={"specials": lambda rng: [([], {
+                     "shape": (2, 7), "dtype": "f32",
+                     "value": tuple(float(v) for v in SPECIAL_VALUES)})]},
                  doc="attrs shape, dtype, value (a flat tuple, row-major): a literal array"))

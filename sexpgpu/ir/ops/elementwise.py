@@ -199,8 +199,9 @@ def _zero_vjp(g, node, cts):
     return [None]
 
 
-_unary("sign", np.sign, "(1.0 if x0 > 0 else (-1.0 if x0 < 0 else 0.0))", _zero_vjp, NUMERIC,
-       domain="away", doc="-1, 0 or 1 (gradient 0)")
+# NaN gives NaN (x0 itself), as numpy's
+_unary("sign", np.sign, "(1.0 if x0 > 0 else (-1.0 if x0 < 0 else (0.0 if x0 == 0 else x0)))",
+       _zero_vjp, NUMERIC, domain="away", doc="-1, 0 or 1; NaN for NaN (gradient 0)")
 _unary("logical_not", np.logical_not, "not x0", None, frozenset({"bool"}), doc="not x")
 
 

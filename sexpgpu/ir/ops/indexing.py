@@ -1,19 +1,69 @@
 """Gather and its transpose: `take` (embedding lookup: a table indexed by an
-integer tensor) and `scatter_add` (take's VJP). one_hot, take_along_axis and
-masked_fill are compositions in `sexpgpu.ir.build`."""
+integer tensor), `scatter_add` (take's VJP) and `check_index` (the index rule
+alone, for compositions). one_hot, take_along_axis and masked_fill are
+compositions in `sexpgpu.ir.build`.
+
+The index rule, for every op here: an index into an axis of size n is valid in
+[-n, n), a negative one counting from the end (numpy's `take`); any other is
+E-INDEX, from the reference interpreter and from compiled kernels alike (which
+read nothing for it, set an error flag, and the launcher raises)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
+from sexpgpu.diagnostics import SexpError, define_code, error
 from sexpgpu.ir.ops._sampling import ints, values
 from sexpgpu.ir.ops.opdef import OpDef
 from sexpgpu.ir.shapes import ShapeRuleError, fmt, require_dtype
 from sexpgpu.ir.shapes import axis as norm_axis
 from sexpgpu.ir.types import INT_DTYPES, TensorType
 
+if TYPE_CHECKING:  # annotations only: graph.py imports the ops at run time
+    from sexpgpu.ir.graph import Node
+
 # the ops this family defines, in order; ops/registry.py gathers every family's
 OPS: list[OpDef] = []
+
+E_INDEX = define_code(
+    "E-INDEX", "index out of range",
+    "An integer index into an axis of size n must lie in [-n, n); a negative index "
+    "counts from the end. `take`, `scatter_add`, `take_along_axis` and `one_hot` check "
+    "every index when the step runs (compiled kernels read nothing for a bad one and "
+    "report it after the step); the results of that step are not meaningful.",
+)
+
+
+class IndexRangeError(Exception):
+    """Raised by a reference on an index outside [-size, size); the interpreter
+    (and the kernels' launcher, from its error flag) turn it into E-INDEX."""
+
+    def __init__(self, value: int, size: int):
+        super().__init__(f"index {value} out of range for size {size}")
+        self.value, self.size = value, size
+
+
+def index_error(node: Node, value: int, size: int) -> SexpError:
+    """The E-INDEX diagnostic for `node`, the same from the reference and the
+    kernels (a check_index names the composition it checks for, attrs `of`)."""
+    op = node.attrs.get("of", node.op)
+    return error(E_INDEX, f"{op}: index {value} is out of range for an axis of size {size}",
+                 node.span, expected=f"an index in [{-size}, {size - 1}]" if size else
+                 "no index (the axis is empty)", actual=str(value),
+                 fix="check the data's labels or token ids against the table's size",
+                 notes=list(node.notes))
+
+
+def in_range(idx: np.ndarray, size: int) -> np.ndarray:
+    """`idx` with negative entries counted from the end, or IndexRangeError for the
+    first entry (row-major) outside [-size, size)."""
+    idx = np.asarray(idx)
+    bad = (idx < -size) | (idx >= size)
+    if bad.any():
+        raise IndexRangeError(int(idx[bad].flat[0]), size)
+    return np.where(idx < 0, idx + size, idx)
 
 
 def _take_infer(types: list[TensorType], attrs: dict) -> TensorType:
@@ -24,7 +74,7 @@ def _take_infer(types: list[TensorType], attrs: dict) -> TensorType:
 
 
 def _take_reference(x: np.ndarray, idx: np.ndarray, axis: int = 0) -> np.ndarray:
-    return np.take(x, idx, axis=axis)
+    return np.take(x, in_range(idx, x.shape[axis]), axis=axis)
 
 
 def _take_vjp(g, node, cts):
@@ -34,16 +84,22 @@ def _take_vjp(g, node, cts):
 
 
 def _take_samples(rng: np.random.Generator) -> list:
-    # repeated indices check that the VJP accumulates
-    return [([values(rng, (5, 3)), np.array([[0, 4, 4], [1, 0, 2]])], {"axis": 0}),
+    # repeated indices check that the VJP accumulates; -1 counts from the end
+    return [([values(rng, (5, 3)), np.array([[0, 4, 4], [1, 0, -1]])], {"axis": 0}),
             ([values(rng, (2, 6)), ints(rng, (4,), 6)], {"axis": 1}),
             ([values(rng, (7, 2)), ints(rng, (0,), 7)], {"axis": 0}),
             ([values(rng, (4,)), np.array(3)], {"axis": 0})]
 
 
+def _take_indices(arrays: list, attrs: dict) -> dict[int, int]:
+    x = np.shape(arrays[0])
+    return {1: x[norm_axis(attrs.get("axis", 0), len(x))]}
+
+
 OPS.append(OpDef("take", _take_infer, _take_reference, _take_vjp, kind="opaque",
-                 samples=_take_samples,
-                 doc="x [.., V, ..], idx int [I..] -> [.., I.., ..] along attrs axis (embedding)"))
+                 samples=_take_samples, extra={"indices": _take_indices},
+                 doc="x [.., V, ..], idx int [I..] -> [.., I.., ..] along attrs axis "
+                     "(embedding); idx in [-V, V)"))
 
 
 def _scatter_add_infer(types: list[TensorType], attrs: dict) -> TensorType:
@@ -59,7 +115,7 @@ def _scatter_add_infer(types: list[TensorType], attrs: dict) -> TensorType:
 
 def _scatter_add_reference(src: np.ndarray, idx: np.ndarray, axis: int, size: int) -> np.ndarray:
     out = np.zeros(src.shape[:axis] + (size,) + src.shape[axis + idx.ndim:], dtype=src.dtype)
-    np.add.at(out, (slice(None),) * axis + (idx,), src)
+    np.add.at(out, (slice(None),) * axis + (in_range(idx, size),), src)
     return out
 
 
@@ -75,4 +131,28 @@ def _scatter_add_samples(rng: np.random.Generator) -> list:
 
 OPS.append(OpDef("scatter_add", _scatter_add_infer, _scatter_add_reference, _scatter_add_vjp,
                  kind="opaque", samples=_scatter_add_samples,
-                 doc="zeros with attrs size on attrs axis, src added at idx (take's VJP)"))
+                 extra={"indices": lambda arrays, attrs: {1: attrs["size"]},
+                        "reorders_sums": True},
+                 doc="zeros with attrs size on attrs axis, src added at idx (take's VJP); "
+                     "idx in [-size, size)"))
+
+
+# -- check_index -------------------------------------------------------------------
+
+def _check_index_infer(types: list[TensorType], attrs: dict) -> TensorType:
+    require_dtype(types[0], INT_DTYPES, "check_index's indices")
+    if not isinstance(attrs.get("size"), int) or attrs["size"] < 0:
+        raise ShapeRuleError("check_index needs a non-negative integer size",
+                             actual=repr(attrs.get("size")))
+    return types[0]
+
+
+OPS.append(OpDef(
+    "check_index", _check_index_infer,
+    lambda idx, size, of=None: in_range(idx, size).astype(idx.dtype), None, kind="opaque",
+    samples=lambda rng: [([np.array([[0, 3, -1], [-4, 2, 1]])], {"size": 4}),
+                         ([ints(rng, (0,), 3)], {"size": 3})],
+    extra={"indices": lambda arrays, attrs: {0: attrs["size"]}},
+    doc="idx int, attrs size (and of, the name E-INDEX gives) -> idx in [0, size): "
+        "negatives counted from the end, E-INDEX outside [-size, size) "
+        "(take_along_axis and one_hot check through it)"))

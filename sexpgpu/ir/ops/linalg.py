@@ -49,5 +49,5 @@ def _matmul_samples(rng: np.random.Generator) -> list:
 
 
 OPS.append(OpDef("matmul", _matmul_infer, np.matmul, _matmul_vjp, kind="opaque",
-                 samples=_matmul_samples,
+                 samples=_matmul_samples, extra={"reorders_sums": True},
                  doc="(..., m, k) @ (..., k, n) -> (..., m, n), batch axes broadcast"))

@@ -53,7 +53,7 @@ OPS.append(OpDef(
     "sum", _infer("sum", True),
     lambda x, axes=None, keepdims=False: np.sum(x, axis=_np_axes(x, axes), keepdims=keepdims),
     _sum_vjp, kind="reduce", samples=_sum_samples,
-    extra={"combine": "add", "init": 0.0}, doc="sum over axes"))
+    extra={"combine": "add", "init": 0.0, "reorders_sums": True}, doc="sum over axes"))
 
 
 def _extreme_vjp(g, node, cts):
