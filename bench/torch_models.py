@@ -92,7 +92,8 @@ class GRUBase(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = x.view(*x.shape[:2], 1)  # (B, 40, 1)
-        h0 = torch.zeros(self.directions, x.shape[0], self.hidden_size, device=x.device)
+        h0 = torch.zeros(self.directions, x.shape[0], self.hidden_size, dtype=x.dtype,
+                         device=x.device)
         output, _ = self.gru(x, h0)  # (B, 40, 12)
         return self.linear(output.reshape(output.shape[0], -1))  # (B, 10)
 

@@ -1,10 +1,13 @@
 """The examples compile and check; explain's numbers equal independent counts from
-the architectures (GPT and MNIST-1D CNN parameters, the MLP step's matmul FLOPs)."""
+the architectures (GPT and MNIST-1D CNN parameters, the MLP step's matmul FLOPs, the
+GRU's initialisers against PyTorch's defaults)."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
+import numpy as np
 import orjson
 import pytest
 
@@ -95,6 +98,36 @@ def test_gru_parameter_count_matches_pytorch() -> None:
     expected = 2 * per_direction + (2 * hidden * steps * 10 + 10)
     plan = plan_json(compile_file(str(EXAMPLES / "mnist1d-gru.sx")))
     assert plan["parameters"]["total"] == expected == 5_134
+
+
+def test_gru_initialisers_match_pytorch_defaults() -> None:
+    """nn.GRU draws every weight and bias from U(+-1/sqrt(hidden)); nn.Linear draws its
+    weight by kaiming_uniform_(a=sqrt(5)), bound gain*sqrt(3/fan_in) with gain
+    sqrt(2/(1+a^2)), and its bias from U(+-1/sqrt(fan_in)) (torch/nn/modules/rnn.py and
+    linear.py, reset_parameters). Issue 20 suspected a different distribution."""
+    from sexpgpu.runtime.compiled import init_param
+
+    hidden, fan_in = 6, 2 * 6 * 40
+    gain = math.sqrt(2.0 / (1.0 + 5.0))
+    bounds = {"weight-ih": 1 / math.sqrt(hidden), "weight-hh": 1 / math.sqrt(hidden),
+              "bias-ih": 1 / math.sqrt(hidden), "bias-hh": 1 / math.sqrt(hidden)}
+    expected = {f"gru/cells/{cell}/{name}": bound
+                for cell in (0, 1) for name, bound in bounds.items()}
+    expected["linear/weight"] = gain * math.sqrt(3.0 / fan_in)
+    expected["linear/bias"] = 1 / math.sqrt(fan_in)
+    specs = {s.path: s for s in compile_file(str(EXAMPLES / "mnist1d-gru.sx")).params}
+    assert set(specs) == set(expected)
+    for path, bound in expected.items():
+        init = specs[path].init
+        assert init.dist == "uniform", path
+        assert init.params["low"] == pytest.approx(-bound, rel=1e-6), path
+        assert init.params["high"] == pytest.approx(bound, rel=1e-6), path
+    # and the drawn values fill that interval as a uniform distribution does
+    weight = init_param(specs["linear/weight"], seed=7).astype(np.float64).ravel()
+    bound = expected["linear/weight"]
+    assert np.all(np.abs(weight) < bound)
+    assert abs(weight.mean()) < 4 * bound / math.sqrt(3 * weight.size)
+    assert weight.var() == pytest.approx(bound**2 / 3, rel=0.05)
 
 
 def test_mlp_step_flops_equal_a_hand_count() -> None:
