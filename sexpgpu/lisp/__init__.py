@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import io as _io
 
-from sexpgpu.lisp.interp import Closure, Env, Interpreter, Macro
+from sexpgpu.lisp.closures import Closure, Env, Macro
+from sexpgpu.lisp.interp import Interpreter
 from sexpgpu.lisp.reader import read_all
 from sexpgpu.lisp.types import NIL, Char, Cons, Single, Symbol, T, intern, keyword
 

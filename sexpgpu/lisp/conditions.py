@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from sexpgpu.lisp.errors import CONDITION_PARENTS, Condition
-from sexpgpu.lisp.interp import Closure
-from sexpgpu.lisp.printer import prin1_to_string
+from sexpgpu.lisp.format_ import format_to_string
+from sexpgpu.lisp.io import StringStream
+from sexpgpu.lisp.printer import prin1_to_string, princ_to_string
 from sexpgpu.lisp.registry import Builtin, special
 from sexpgpu.lisp.specials import syntax_error
-from sexpgpu.lisp.types import NIL, Cons, Symbol, T, boolean, intern, keyword, to_py
+from sexpgpu.lisp.types import NIL, Cons, Symbol, boolean, intern, keyword, to_py
 
 
 def _options(items: list) -> dict:
@@ -76,8 +77,6 @@ def instantiate(interp, type_sym: Symbol, args: list) -> Condition:
             cond.slots[key.name] = value  # built-in types keep their initargs (:datum ...)
     control = initargs.get(keyword("FORMAT-CONTROL"))
     if control is not None:
-        from sexpgpu.lisp.format_ import format_to_string
-
         fargs = to_py(initargs.get(keyword("FORMAT-ARGUMENTS"), NIL))
         cond.slots["FORMAT-CONTROL"] = control
         cond.slots["FORMAT-ARGUMENTS"] = fargs
@@ -95,8 +94,6 @@ def instantiate(interp, type_sym: Symbol, args: list) -> Condition:
 def _report(interp, cond: Condition, report: Any, env) -> str:
     if type(report) is str:
         return report
-    from sexpgpu.lisp.io import StringStream
-
     stream = StringStream()
     fn = interp.make_lambda(report, env, None) if type(report) is Cons and \
         getattr(report.car, "name", "") == "LAMBDA" else interp.function_of(report, env)
@@ -132,8 +129,6 @@ class StructInstance:
         self.values = values
 
     def lisp_repr(self, escape: bool) -> str:
-        from sexpgpu.lisp.printer import princ_to_string
-
         show = prin1_to_string if escape else princ_to_string
         parts = [f"#S({self.struct.name}"]
         for slot, _ in self.struct.slots:
@@ -213,7 +208,3 @@ def _designator(x: Any) -> str:
 
 def _builtin(name: str, fn) -> Builtin:
     return Builtin(name, fn)
-
-
-def _unused() -> None:
-    _ = (Closure, T)

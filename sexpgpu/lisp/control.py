@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from sexpgpu.diagnostics import error
+from sexpgpu.diagnostics import SexpError, error
+from sexpgpu.lisp.closures import Env, split_body
+from sexpgpu.lisp.equality import eql
 from sexpgpu.lisp.errors import (
     E_ASSERT,
     E_LISP_ERROR,
@@ -14,15 +16,14 @@ from sexpgpu.lisp.errors import (
     LimitError,
     condition_of,
 )
-from sexpgpu.lisp.interp import Env, split_body
-from sexpgpu.lisp.printer import prin1_to_string, princ_to_string
+from sexpgpu.lisp.format_ import format_to_string
+from sexpgpu.lisp.printer import prin1_to_string
 from sexpgpu.lisp.registry import special
 from sexpgpu.lisp.specials import (
     _with_dynamic,
     args_of,
     eval_body,
     run_tagbody,
-    set_variable,
     syntax_error,
     values_list,
 )
@@ -102,12 +103,6 @@ def sf_unless(interp, form, env):
     return NIL
 
 
-def _eql(a: Any, b: Any) -> bool:
-    from sexpgpu.lisp.equality import eql
-
-    return eql(a, b)
-
-
 def _case(interp, form, env, exhaustive: bool):
     if type(form.cdr) is not Cons:
         raise syntax_error(form, "malformed case", "write (case key (keys form...)...)")
@@ -121,9 +116,9 @@ def _case(interp, form, env, exhaustive: bool):
         if (keys is T or keys is OTHERWISE) and not exhaustive:
             return interp.progn(clause.cdr, env)
         if type(keys) is Cons:
-            hit = any(_eql(key, k) for k in keys)
+            hit = any(eql(key, k) for k in keys)
         else:
-            hit = keys is not NIL and _eql(key, keys)
+            hit = keys is not NIL and eql(key, keys)
         if hit:
             return interp.progn(clause.cdr, env)
         node = node.cdr
@@ -337,8 +332,6 @@ def sf_handler_case(interp, form, env):
     except LimitError:
         raise
     except Exception as exc:
-        from sexpgpu.diagnostics import SexpError
-
         if not isinstance(exc, SexpError):
             raise
         interp.depth = depth
@@ -368,8 +361,6 @@ def sf_assert(interp, form, env):
     if interp.eval1(items[0], env) is not NIL:
         return NIL
     if len(items) > 2:
-        from sexpgpu.lisp.format_ import format_to_string
-
         control = interp.eval1(items[2], env)
         args = [interp.eval1(a, env) for a in items[3:]]
         message = format_to_string(interp, control, args)
@@ -425,10 +416,3 @@ def sf_require(interp, form, env):
     interp.modules.require(name, alias, form.span)
     return T
 
-
-def princ_condition(cond: Any) -> str:
-    return princ_to_string(cond)
-
-
-def set_var(interp, sym, value, env, form):
-    set_variable(interp, sym, value, env, form)

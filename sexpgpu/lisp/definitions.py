@@ -5,10 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from sexpgpu.lisp import lambdalist
-from sexpgpu.lisp.interp import Closure, Macro, split_body
+from sexpgpu.lisp.closures import Closure, Macro, block_body, split_body
 from sexpgpu.lisp.registry import special
-from sexpgpu.lisp.specials import SETF, _symbol_var, args_of, block_body, syntax_error
+from sexpgpu.lisp.specials import _symbol_var, args_of, syntax_error
 from sexpgpu.lisp.types import Cons, Symbol, intern, to_py
+
+SETF = intern("SETF")
+QUOTE = intern("QUOTE")
 
 
 def _definition_name(form: Any, usage: str) -> tuple[Symbol, Any]:
@@ -90,7 +93,7 @@ def _substitute(tree: Any, table: dict) -> Any:
     if type(tree) is Symbol:
         return table.get(tree, tree)
     if type(tree) is Cons:
-        if tree.car is intern("QUOTE"):
+        if tree.car is QUOTE:
             return tree
         return Cons(_substitute(tree.car, table), _substitute(tree.cdr, table), tree.span)
     return tree

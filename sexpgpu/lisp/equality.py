@@ -6,9 +6,7 @@ import math
 from fractions import Fraction
 from typing import Any
 
-from sexpgpu.lisp.types import Char, Cons, Single
-
-_NUMBER_TYPES = (int, float, Single, Fraction)
+from sexpgpu.lisp.types import NUMBER_TYPES, Char, Cons, Single
 
 
 def eq(a: Any, b: Any) -> bool:
@@ -52,7 +50,7 @@ def equalp(a: Any, b: Any) -> bool:
     if eql(a, b):
         return True
     ta, tb = type(a), type(b)
-    if ta in _NUMBER_TYPES and tb in _NUMBER_TYPES:
+    if ta in NUMBER_TYPES and tb in NUMBER_TYPES:
         return a == b
     if ta is str and tb is str:
         return a.lower() == b.lower()

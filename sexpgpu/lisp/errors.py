@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 from sexpgpu.diagnostics import SexpError, define_code, error
-from sexpgpu.lisp.types import Symbol, intern
 
 E_UNBOUND = define_code(
     "E-UNBOUND", "unbound variable", "A symbol was evaluated that names no variable in scope.",
@@ -156,14 +155,3 @@ class ThrowExit(Exception):
         self.tag = tag
         self.value = value
 
-
-def type_error(message: str, expected: str | None = None, actual: str | None = None,
-               fix: str | None = None) -> SexpError:
-    return error(E_TYPE, message, expected=expected, actual=actual, fix=fix)
-
-
-def symbol_name(x: Any) -> str:
-    return x.name if isinstance(x, Symbol) else str(x)
-
-
-COND_TYPE = intern("CONDITION")

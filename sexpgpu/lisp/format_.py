@@ -8,9 +8,17 @@ from fractions import Fraction
 from typing import Any
 
 from sexpgpu.diagnostics import error
-from sexpgpu.lisp.errors import E_TYPE
-from sexpgpu.lisp.printer import format_float, prin1_to_string, princ_to_string
-from sexpgpu.lisp.types import NIL, Char, Cons, Single, to_py
+from sexpgpu.lisp.errors import E_TYPE, limit_error
+from sexpgpu.lisp.pretty import layout
+from sexpgpu.lisp.printer import (
+    format_float,
+    integer_to_string,
+    prin1_to_string,
+    princ_to_string,
+    shortest_digits,
+)
+from sexpgpu.lisp.strings import capitalize, char_name
+from sexpgpu.lisp.types import NIL, Single, to_py
 
 _CLOSERS = {"{": "}", "[": "]", "(": ")", "<": ">"}
 _V = object()  # the v parameter: take the value from the arguments
@@ -158,8 +166,6 @@ def _param(params: list, index: int, args: _Args, default: Any) -> Any:
     elif value is _COUNT:
         return args.left()
     if type(value) is int and abs(value) > MAX_FIELD:
-        from sexpgpu.lisp.errors import limit_error
-
         raise limit_error(f"format parameter {value} is too large",
                           f"use field widths and counts below {MAX_FIELD}")
     return value
@@ -191,27 +197,12 @@ def _integer(d: _Directive, args: _Args, base: int) -> str:
     value = args.next()
     if type(value) is not int:
         return _pad(princ_to_string(value), mincol, padchar, True)
-    digits = _to_base(value, base)
+    digits = integer_to_string(value, base)
     if d.colon:
         digits = _group(digits, comma, interval)
     if d.at and value >= 0:
         digits = "+" + digits
     return _pad(digits, mincol, padchar, True)
-
-
-def _to_base(value: int, base: int) -> str:
-    if base == 10:
-        return str(value)
-    sign = "-" if value < 0 else ""
-    value = abs(value)
-    chars = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-    out = ""
-    while True:
-        out = chars[value % base] + out
-        value //= base
-        if value == 0:
-            break
-    return sign + out
 
 
 _ONES = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
@@ -319,9 +310,7 @@ def _float_e(d: _Directive, args: _Args) -> str:
     if value == 0:
         mantissa, exp = "0.0", 0
     elif digits is None:
-        from sexpgpu.lisp.printer import _digits
-
-        ds, exp = _digits(value, single)
+        ds, exp = shortest_digits(value, single)
         mantissa = ("-" if value < 0 else "") + ds[0] + "." + (ds[1:] or "0")
     else:
         text = f"{float(value):.{digits}e}"
@@ -388,8 +377,6 @@ def _directive(interp, d: _Directive, args: _Args, out: _Out, control: str) -> N
         if value is NIL and d.colon:
             text = "()"
         else:
-            from sexpgpu.lisp.pretty import layout
-
             text = layout(value, c == "s", out.column())
         text = padchar * minpad + text if d.at else text + padchar * minpad
         if len(text) < mincol:
@@ -450,8 +437,6 @@ def _directive(interp, d: _Directive, args: _Args, out: _Out, control: str) -> N
     elif c == "c":
         value = args.next()
         if d.colon:
-            from sexpgpu.lisp.strings import char_name
-
             name = char_name(value)
             emit(value.ch if name is NIL else name)
         elif d.at:
@@ -492,7 +477,7 @@ def _directive(interp, d: _Directive, args: _Args, out: _Out, control: str) -> N
             if d.colon and d.at:
                 text = text.upper()
             elif d.colon:
-                text = _capitalize_words(text)
+                text = capitalize(text)
             elif d.at:
                 lower = text.lower()
                 idx = next((i for i, ch in enumerate(lower) if ch.isalpha()), None)
@@ -509,12 +494,6 @@ def _directive(interp, d: _Directive, args: _Args, out: _Out, control: str) -> N
         _run(interp, _parse(sub), sub_args, out, sub)
     else:
         raise _bad(control, f"unsupported directive ~{d.char}")
-
-
-def _capitalize_words(text: str) -> str:
-    from sexpgpu.lisp.strings import _capitalize
-
-    return _capitalize(text)
 
 
 def _conditional(interp, d: _Directive, args: _Args, out: _Out, control: str) -> None:
@@ -594,6 +573,3 @@ def format_to_string(interp, control: Any, args: list, line_start: bool = True,
         pass
     return "".join(out.parts)
 
-
-def _unused(x: Cons) -> None:  # keep Char imported for ~c type checks in the future
-    _ = Char

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from sexpgpu.lisp.closures import Env
 from sexpgpu.lisp.errors import BlockExit
-from sexpgpu.lisp.interp import Env
+from sexpgpu.lisp.numbers import add2, sub2
 from sexpgpu.lisp.printer import prin1_to_string
 from sexpgpu.lisp.registry import special
 from sexpgpu.lisp.specials import syntax_error
@@ -294,8 +295,6 @@ class _Driver:
         if kind == "hash":
             self.index += 1
             return self._bind_hash()
-        from sexpgpu.lisp.numbers import add2, sub2
-
         var = s["var"]
         value = sub2(self.vars[var], self.by) if s["down"] else add2(self.vars[var], self.by)
         self.vars[var] = value

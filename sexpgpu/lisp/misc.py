@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from sexpgpu.diagnostics import error
 from sexpgpu.lisp import equality
+from sexpgpu.lisp.closures import Closure
+from sexpgpu.lisp.conditions import instantiate
 from sexpgpu.lisp.errors import (
     E_LISP_ERROR,
     E_UNDEFINED_FUNCTION,
     Condition,
     condition_error,
+    is_subtype,
 )
 from sexpgpu.lisp.format_ import format_to_string
 from sexpgpu.lisp.printer import prin1_to_string
-from sexpgpu.lisp.registry import builtin
-from sexpgpu.lisp.types import MV, NIL, Cons, Symbol, T, boolean, intern, to_py
+from sexpgpu.lisp.registry import Builtin, builtin
+from sexpgpu.lisp.types import MV, NIL, Cons, Symbol, T, boolean, intern, lisp_list, to_py
 from sexpgpu.lisp.typespec import type_of, typep
 
 builtin("EQ")(lambda a, b: boolean(equality.eq(a, b)))
@@ -74,9 +78,6 @@ builtin("COMPLEMENT", interp=True)(lambda interp, fn: _Complement(interp, fn))
 
 @builtin("FUNCTIONP")
 def functionp(x):
-    from sexpgpu.lisp.interp import Closure
-    from sexpgpu.lisp.registry import Builtin
-
     return boolean(type(x) in (Closure, Builtin, _Constantly, _Complement))
 
 
@@ -86,8 +87,6 @@ builtin("TYPEP", interp=True)(lambda interp, x, spec, env=NIL: boolean(typep(int
 
 @builtin("SUBTYPEP", interp=True)
 def subtypep(interp, a, b, env=NIL):
-    from sexpgpu.lisp.errors import is_subtype
-
     if isinstance(a, Symbol) and isinstance(b, Symbol):
         return MV((boolean(is_subtype(a.name, b.name, interp.user_condition_types)), T))
     return MV((NIL, NIL))
@@ -170,8 +169,6 @@ def lisp_put(interp, sym, indicator, value):
 
 @builtin("SYMBOL-PLIST", interp=True)
 def symbol_plist(interp, sym):
-    from sexpgpu.lisp.types import lisp_list
-
     items = []
     for k, v in _plist(interp, sym).items():
         items.extend([k, v])
@@ -227,8 +224,6 @@ def make_condition(interp, datum: Any, args: tuple, default_type: str) -> Condit
     if type(datum) is Condition:
         return datum
     if isinstance(datum, Symbol):
-        from sexpgpu.lisp.conditions import instantiate
-
         return instantiate(interp, datum, list(args))
     raise TypeError("error: datum must be a string or a condition type")
 
@@ -260,8 +255,6 @@ def lisp_signal(interp, datum, *args):
 @builtin("WARN", interp=True)
 def lisp_warn(interp, datum, *args):
     """A handled warning unwinds to its handler; otherwise it prints to standard error."""
-    import sys
-
     cond = make_condition(interp, datum, args, "SIMPLE-WARNING")
     if _handled(interp, cond):
         raise condition_error(cond, E_LISP_ERROR)
@@ -271,8 +264,6 @@ def lisp_warn(interp, datum, *args):
 
 @builtin("MAKE-CONDITION", interp=True)
 def lisp_make_condition(interp, type_name, *args):
-    from sexpgpu.lisp.conditions import instantiate
-
     return instantiate(interp, type_name, list(args))
 
 
@@ -283,8 +274,6 @@ def format_control(cond):
 
 @builtin("SIMPLE-CONDITION-FORMAT-ARGUMENTS")
 def format_arguments(cond):
-    from sexpgpu.lisp.types import lisp_list
-
     return lisp_list(cond.slots.get("FORMAT-ARGUMENTS", []))
 
 

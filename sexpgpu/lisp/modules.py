@@ -15,6 +15,7 @@ from typing import Any
 
 from sexpgpu.diagnostics import Note, SexpError, Span, error
 from sexpgpu.lisp.errors import E_REQUIRE
+from sexpgpu.lisp.reader import read_all
 from sexpgpu.lisp.types import Cons, Symbol, intern
 
 STDLIB = Path(__file__).resolve().parent.parent / "stdlib"
@@ -85,8 +86,6 @@ class ModuleTable:
             self._import_unprefixed(canonical)
 
     def _load(self, text: str, file: str, canonical: str, span: Span | None) -> None:
-        from sexpgpu.lisp.reader import read_all
-
         interp = self.interp
         interp.sources[file] = text
         if file.startswith(str(STDLIB)):

@@ -9,9 +9,12 @@ from collections.abc import Callable
 from typing import Any
 
 from sexpgpu.diagnostics import error
+from sexpgpu.lisp.arrays import aref
 from sexpgpu.lisp.errors import E_TYPE
+from sexpgpu.lisp.lists import getf, putf
 from sexpgpu.lisp.printer import prin1_to_string
 from sexpgpu.lisp.registry import special
+from sexpgpu.lisp.sequences import member_of
 from sexpgpu.lisp.specials import (
     args_of,
     paired_operands,
@@ -19,7 +22,7 @@ from sexpgpu.lisp.specials import (
     syntax_error,
     values_list,
 )
-from sexpgpu.lisp.types import NIL, Cons, Symbol, intern, to_py
+from sexpgpu.lisp.types import NIL, Cons, MDArray, Symbol, intern, to_py
 
 Accessor = tuple[Callable[[list], Any], Callable[[list, Any], Any]]
 
@@ -73,7 +76,7 @@ def _set_elt(seq: Any, index: int, value: Any) -> Any:
 
 def _aref_set(args: list, value: Any) -> Any:
     array, indices = args[0], args[1:]
-    if type(array).__name__ == "MDArray":
+    if type(array) is MDArray:
         array.data[array.index(tuple(indices))] = value
         return value
     target = array
@@ -83,9 +86,7 @@ def _aref_set(args: list, value: Any) -> Any:
 
 
 def _aref_get(args: list) -> Any:
-    from sexpgpu.lisp.arrays import aref
-
-    if type(args[0]).__name__ == "MDArray":
+    if type(args[0]) is MDArray:
         return aref(*args)
     target = args[0]
     for i in args[1:]:
@@ -141,8 +142,6 @@ def resolve_place(interp, place: Any, env, form: Any) -> tuple[Callable[[], Any]
         default = items[2] if len(items) > 2 else NIL
         return (lambda: table.get(key, default)[0], lambda v: table.put(key, v))
     if name == "GETF":
-        from sexpgpu.lisp.lists import getf, putf
-
         plist_get, plist_set = resolve_place(interp, place.cdr.car, env, form)
         rest = [interp.eval1(f, env) for f in to_py(place.cdr.cdr)]
         key = rest[0]
@@ -301,8 +300,6 @@ def sf_pushnew(interp, form, env):
     item = interp.eval1(items[0], env)
     get, set_ = resolve_place(interp, items[1], env, form)
     options = [interp.eval1(f, env) for f in items[2:]]
-    from sexpgpu.lisp.sequences import member_of
-
     current = get()
     if member_of(interp, item, current, options) is not NIL:
         return current

@@ -12,8 +12,18 @@ import re
 from fractions import Fraction
 from typing import Any
 
-from sexpgpu.diagnostics import Span, define_code, error
-from sexpgpu.lisp.types import NIL, Char, Cons, FormList, Single, Uninterned, intern, keyword
+from sexpgpu.diagnostics import Note, Span, define_code, error
+from sexpgpu.lisp.types import (
+    NIL,
+    Char,
+    Cons,
+    FormList,
+    MDArray,
+    Single,
+    Uninterned,
+    intern,
+    keyword,
+)
 
 E_READ_UNCLOSED = define_code(
     "E-READ-UNCLOSED", "unclosed list",
@@ -254,8 +264,6 @@ class Reader:
                 raise error(E_READ_SYNTAX, "a prefix has no form after it", stack[-1].span,
                             fix="put a form after the prefix")
             first = opens[0]
-            from sexpgpu.diagnostics import Note
-
             notes = [Note("also unclosed", f.span) for f in opens[1:4]]
             raise error(E_READ_UNCLOSED, "this `(` is never closed", first.span,
                         fix=f"add {len(opens)} `)` where the form should end", notes=notes)
@@ -356,8 +364,6 @@ class Reader:
 
 def _md_array(contents: Any, rank: int, span: Span) -> Any:
     """#nA(...): an array of rank n from nested lists."""
-    from sexpgpu.lisp.arrays import MDArray
-
     dims: list[int] = []
     level = contents
     for _ in range(rank):

@@ -12,20 +12,20 @@ from sexpgpu.lisp.errors import (
     E_ARITY,
     E_TYPE,
     E_UNBOUND,
+    Condition,
     LimitError,
     limit_error,
 )
 from sexpgpu.lisp.printer import prin1_to_string
 from sexpgpu.lisp.registry import Builtin
-from sexpgpu.lisp.types import Cons, Symbol
+from sexpgpu.lisp.suggest import did_you_mean
+from sexpgpu.lisp.types import Cons, Symbol, is_number
 
-_CHECK_EVERY = 8192  # steps between CPU-time checks
+CHECK_EVERY = 8192  # steps between CPU-time checks
 
 
-def _default_generic_op(name: str, args: list, span: Any) -> Any:
-    from sexpgpu.lisp.errors import Condition
-    from sexpgpu.lisp.numbers import is_number
-
+def default_generic_op(name: str, args: list, span: Any) -> Any:
+    """Arithmetic on a non-number with no host to handle it: a TYPE-ERROR, SBCL's wording."""
     shown = " ".join(prin1_to_string(a) for a in args)
     exc = error(E_TYPE, f"{name.lower()}: arguments must be numbers", span,
                 expected="numbers", actual=f"({name.lower()} {shown})",
@@ -67,7 +67,7 @@ class Reporting:
         elif now - self.started > self.max_seconds:
             raise limit_error(f"evaluation took more than {self.max_seconds} s of CPU time",
                               "look for a loop or recursion that never ends")
-        self.checkpoint = min(self.max_steps, self.steps + _CHECK_EVERY)
+        self.checkpoint = min(self.max_steps, self.steps + CHECK_EVERY)
 
     def note_alloc(self, n: int) -> None:
         """Count `n` allocated elements; E-EVAL-LIMIT past the allocation limit."""
@@ -81,8 +81,6 @@ class Reporting:
                            "check the recursion has a base case that is reached")
 
     def _unbound(self, sym: Symbol, env: Any) -> SexpError:
-        from sexpgpu.lisp.suggest import did_you_mean
-
         names = set(s.name for s in self.globals if isinstance(s, Symbol))
         e = env
         while e is not None:
@@ -102,8 +100,6 @@ class Reporting:
                      fix=f"call {fn.name.lower()} with {want} argument(s)")
 
     def _builtin_type_error(self, fn: Builtin, args: list, exc: Exception) -> SexpError:
-        from sexpgpu.lisp.errors import Condition
-
         try:
             shown = " ".join(prin1_to_string(a) for a in args)
         except Exception:  # noqa: BLE001 - a broken argument must not hide the error

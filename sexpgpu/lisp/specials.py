@@ -7,19 +7,16 @@ from typing import Any
 from sexpgpu.diagnostics import error
 from sexpgpu.lisp import lambdalist
 from sexpgpu.lisp.backquote import expand_quasiquote
+from sexpgpu.lisp.closures import LAMBDA, MISSING, Closure, Env, Macro, block_body, split_body
 from sexpgpu.lisp.errors import (
     E_SYNTAX,
     BlockExit,
     GoExit,
     ThrowExit,
 )
-from sexpgpu.lisp.interp import _MISSING, BLOCK, Closure, Env, Macro, split_body
 from sexpgpu.lisp.printer import prin1_to_string
 from sexpgpu.lisp.registry import special
-from sexpgpu.lisp.types import MV, NIL, Cons, Symbol, T, intern, to_py
-
-LAMBDA = intern("LAMBDA")
-SETF = intern("SETF")
+from sexpgpu.lisp.types import MV, NIL, Cons, Symbol, T, intern, lisp_list, to_py
 
 
 def syntax_error(form: Any, message: str, fix: str) -> Exception:
@@ -158,9 +155,9 @@ def _binding_pairs(form: Any, bindings: Any) -> list:
 
 
 def _restore_globals(interp, saved: list) -> None:
-    """Undo dynamic bindings: saved holds (var, old value or _MISSING), innermost last."""
+    """Undo dynamic bindings: saved holds (var, old value or MISSING), innermost last."""
     for var, old in reversed(saved):
-        if old is _MISSING:
+        if old is MISSING:
             interp.globals.pop(var, None)
         else:
             interp.globals[var] = old
@@ -172,7 +169,7 @@ def _with_dynamic(interp, dynamic: list, body, env):
         return body()
     saved = []
     for var, value in dynamic:
-        saved.append((var, interp.globals.get(var, _MISSING)))
+        saved.append((var, interp.globals.get(var, MISSING)))
         interp.globals[var] = value
     try:
         return body()
@@ -232,7 +229,7 @@ def sf_let_star(interp, form, env):
         for var, init in pairs:
             value = interp.eval1(init, new_env) if init is not NIL else NIL
             if var in interp.specials or var in local:
-                saved.append((var, interp.globals.get(var, _MISSING)))
+                saved.append((var, interp.globals.get(var, MISSING)))
                 interp.globals[var] = value
                 dynamic.append(var)
             elif var in vars:
@@ -330,18 +327,6 @@ def _function_bindings(interp, form, env, recursive: bool, macro: bool):
             vars[name.fkey] = Closure(name.name, ll, block_body(name, body), definition_env)
     body, _ = split_body(form.cdr.cdr, False)
     return eval_body(interp, body, new_env)
-
-
-def _as_list(items: list) -> Any:
-    result = NIL
-    for item in reversed(items):
-        result = Cons(item, result)
-    return result
-
-
-def block_body(name: Any, body: list) -> list:
-    """A function's body forms wrapped in (block name ...), so that return-from name leaves it."""
-    return [Cons(BLOCK, Cons(name, _as_list(body)))]
 
 
 @special("FLET")
@@ -570,7 +555,7 @@ def sf_multiple_value_setq(interp, form, env):
 def sf_multiple_value_list(interp, form, env):
     """(multiple-value-list form)"""
     items = args_of(form, 1, 1, "(multiple-value-list form)")
-    return _as_list(values_list(interp.eval(items[0], env)))
+    return lisp_list(values_list(interp.eval(items[0], env)))
 
 
 @special("NTH-VALUE")

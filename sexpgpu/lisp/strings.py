@@ -4,10 +4,27 @@ from __future__ import annotations
 
 from typing import Any
 
-from sexpgpu.lisp.printer import prin1_to_string, princ_to_string
-from sexpgpu.lisp.registry import builtin
-from sexpgpu.lisp.sequences import keywords
-from sexpgpu.lisp.types import MV, NIL, Char, Symbol, T, Uninterned, boolean, intern, keyword
+from sexpgpu.lisp.printer import (
+    CHAR_PRINT_NAMES,
+    integer_to_string,
+    prin1_to_string,
+    princ_to_string,
+)
+from sexpgpu.lisp.reader import CHAR_NAMES, Reader
+from sexpgpu.lisp.registry import builtin, keywords
+from sexpgpu.lisp.sequences import items_of
+from sexpgpu.lisp.types import (
+    MV,
+    NIL,
+    Char,
+    Symbol,
+    T,
+    Uninterned,
+    boolean,
+    intern,
+    keyword,
+    lisp_list,
+)
 
 
 def designator(x: Any) -> str:
@@ -85,7 +102,7 @@ def _case_op(fn):
     return op
 
 
-def _capitalize(s: str) -> str:
+def capitalize(s: str) -> str:
     out = []
     in_word = False
     for c in s:
@@ -112,12 +129,10 @@ def _per_char(method):
 
 builtin("STRING-UPCASE", "NSTRING-UPCASE")(_case_op(_per_char(str.upper)))
 builtin("STRING-DOWNCASE", "NSTRING-DOWNCASE")(_case_op(_per_char(str.lower)))
-builtin("STRING-CAPITALIZE", "NSTRING-CAPITALIZE")(_case_op(_capitalize))
+builtin("STRING-CAPITALIZE", "NSTRING-CAPITALIZE")(_case_op(capitalize))
 
 
 def _bag(chars: Any) -> str:
-    from sexpgpu.lisp.sequences import items_of
-
     if type(chars) is str:
         return chars
     return "".join(c.ch for c in items_of(chars))
@@ -210,8 +225,6 @@ def digit_char(n, radix=10):
 
 @builtin("NAME-CHAR")
 def name_char(name):
-    from sexpgpu.lisp.reader import CHAR_NAMES
-
     text = designator(name)
     found = CHAR_NAMES.get(text.upper())
     if found is None and len(text) == 1:
@@ -221,8 +234,6 @@ def name_char(name):
 
 @builtin("CHAR-NAME")
 def char_name(c):
-    from sexpgpu.lisp.printer import CHAR_PRINT_NAMES
-
     if c.ch == " ":
         return "Space"
     return CHAR_PRINT_NAMES.get(c.ch, NIL)
@@ -289,24 +300,18 @@ def write_to_string(x, *options):
                               "LEVEL", "LENGTH"))
     base = opts.get("BASE", 10)
     if type(x) is int and base != 10:
-        from sexpgpu.lisp.format_ import _to_base
-
-        return _to_base(x, base)
+        return integer_to_string(x, base)
     return prin1_to_string(x) if opts.get("ESCAPE", T) is not NIL else princ_to_string(x)
 builtin("PRINC-TO-STRING")(lambda x: princ_to_string(x))
 
 
 @builtin("STRING-TO-LIST")
 def string_to_list(s):
-    from sexpgpu.lisp.types import lisp_list
-
     return lisp_list(Char(c) for c in s)
 
 
 @builtin("READ-FROM-STRING", interp=True)
 def read_from_string(interp, text, *options):
-    from sexpgpu.lisp.reader import Reader
-
     reader = Reader(text, "<read-from-string>")
     forms = reader.read_all(0, 1)
     if not forms:

@@ -5,21 +5,29 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from sexpgpu.lisp.types import NIL, Char, Cons, Single, Symbol, T, intern
+from sexpgpu.lisp.closures import Closure
+from sexpgpu.lisp.equality import eql
+from sexpgpu.lisp.errors import Condition, is_subtype
+from sexpgpu.lisp.registry import Builtin
+from sexpgpu.lisp.types import (
+    NIL,
+    Char,
+    Cons,
+    MDArray,
+    Single,
+    Symbol,
+    T,
+    intern,
+    is_number,
+    lisp_list,
+)
 
 _FIXNUM_MAX = 4611686018427387903
 _FIXNUM_MIN = -4611686018427387904
 
 
 def _is_function(x: Any) -> bool:
-    from sexpgpu.lisp.interp import Closure
-    from sexpgpu.lisp.registry import Builtin
-
     return type(x) in (Closure, Builtin)
-
-
-def _is_number(x: Any) -> bool:
-    return type(x) in (int, float, Single, Fraction)
 
 
 _ATOMIC = {
@@ -32,7 +40,7 @@ _ATOMIC = {
     "SYMBOL": lambda x: isinstance(x, Symbol),
     "KEYWORD": lambda x: isinstance(x, Symbol) and x.is_keyword,
     "BOOLEAN": lambda x: x is NIL or x is T,
-    "NUMBER": _is_number,
+    "NUMBER": is_number,
     "REAL": lambda x: type(x) in (int, float, Single, Fraction),
     "RATIONAL": lambda x: type(x) in (int, Fraction),
     "INTEGER": lambda x: type(x) is int,
@@ -52,8 +60,8 @@ _ATOMIC = {
     "STANDARD-CHAR": lambda x: type(x) is Char,
     "VECTOR": lambda x: type(x) in (list, str),
     "SIMPLE-VECTOR": lambda x: type(x) is list,
-    "ARRAY": lambda x: type(x) in (list, str) or type(x).__name__ == "MDArray",
-    "SIMPLE-ARRAY": lambda x: type(x) in (list, str) or type(x).__name__ == "MDArray",
+    "ARRAY": lambda x: type(x) in (list, str, MDArray),
+    "SIMPLE-ARRAY": lambda x: type(x) in (list, str, MDArray),
     "SEQUENCE": lambda x: x is NIL or type(x) in (Cons, list, str),
     "FUNCTION": _is_function,
     "COMPILED-FUNCTION": _is_function,
@@ -67,8 +75,6 @@ def typep(interp: Any, x: Any, spec: Any) -> bool:
         check = _ATOMIC.get(spec.name)
         if check is not None:
             return check(x)
-        from sexpgpu.lisp.errors import Condition, is_subtype
-
         if type(x) is Condition:
             return is_subtype(x.type, spec.name, interp.user_condition_types)
         struct = getattr(x, "struct", None)
@@ -85,12 +91,8 @@ def typep(interp: Any, x: Any, spec: Any) -> bool:
         if head == "NOT":
             return not typep(interp, x, args[0])
         if head in ("MEMBER",):
-            from sexpgpu.lisp.equality import eql
-
             return any(eql(x, a) for a in args)
         if head == "EQL":
-            from sexpgpu.lisp.equality import eql
-
             return eql(x, args[0])
         if head == "SATISFIES":
             return interp.call1(interp.function_of(args[0], None), x) is not NIL
@@ -115,8 +117,6 @@ def _in_bound(x: Any, bound: Any, lower: bool) -> bool:
 
 
 def type_of(x: Any) -> Any:
-    from sexpgpu.lisp.types import lisp_list
-
     t = type(x)
     if t is int:
         if x in (0, 1):

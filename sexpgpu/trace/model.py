@@ -254,7 +254,7 @@ class ModelBuilder:
 
 
 def _is_function(x: Any) -> bool:
-    from sexpgpu.lisp.interp import Closure
+    from sexpgpu.lisp.closures import Closure
     from sexpgpu.lisp.registry import Builtin
 
     return isinstance(x, (Closure, Builtin))

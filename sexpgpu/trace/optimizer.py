@@ -215,7 +215,7 @@ def make_optimizer(name: Any, hypers: Any, states: Any, update: Any) -> Optimize
 
 def is_schedule(value: Any) -> bool:
     """A hyperparameter given as a function (of ctx) rather than a value."""
-    from sexpgpu.lisp.interp import Closure
+    from sexpgpu.lisp.closures import Closure
     from sexpgpu.lisp.registry import Builtin
 
     return isinstance(value, (Closure, Builtin))
