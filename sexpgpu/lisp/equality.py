@@ -1,4 +1,5 @@
-"""eq, eql, equal, equalp and hashing keys that agree with them."""
+"""eq, eql, equal, equalp (the builtins and the Python predicates the other modules
+use) and hashing keys that agree with them."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ import math
 from fractions import Fraction
 from typing import Any
 
-from sexpgpu.lisp.types import NUMBER_TYPES, Char, Cons, Single
+from sexpgpu.lisp.registry import builtin
+from sexpgpu.lisp.types import NUMBER_TYPES, Char, Cons, Single, boolean
 
 
 def eq(a: Any, b: Any) -> bool:
@@ -63,6 +65,12 @@ def equalp(a: Any, b: Any) -> bool:
     if hasattr(a, "table") and hasattr(b, "table"):
         return a.equalp_to(b, equalp)
     return False
+
+
+builtin("EQ")(lambda a, b: boolean(eq(a, b)))
+builtin("EQL")(lambda a, b: boolean(eql(a, b)))
+builtin("EQUAL")(lambda a, b: boolean(equal(a, b)))
+builtin("EQUALP")(lambda a, b: boolean(equalp(a, b)))
 
 
 def eql_key(x: Any) -> Any:

@@ -15,6 +15,7 @@ from typing import Any, TextIO
 from sexpgpu.diagnostics import SexpError, error
 from sexpgpu.lisp import lambdalist, modules
 from sexpgpu.lisp.closures import LAMBDA, MISSING, Closure, Env, Macro, split_body
+from sexpgpu.lisp.conditions import Condition
 from sexpgpu.lisp.errors import (
     E_DIVISION_BY_ZERO,
     E_LISP_ERROR,
@@ -23,7 +24,6 @@ from sexpgpu.lisp.errors import (
     E_UNBOUND,
     E_UNDEFINED_FUNCTION,
     BlockExit,
-    Condition,
     GoExit,
     LimitError,
     ThrowExit,

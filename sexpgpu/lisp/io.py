@@ -1,4 +1,5 @@
-"""Output: streams, print/prin1/princ/terpri/write-string..., format and string streams.
+"""Streams: print/prin1/princ/terpri/write-string..., format, and string streams (output
+and input: read-line, read-char, read).
 
 The interpreter's `*standard-output*` writes to `interp.out` (stdout for `eval`,
 stderr during check/run). String output streams collect text for

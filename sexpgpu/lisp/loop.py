@@ -12,10 +12,10 @@ from typing import Any
 
 from sexpgpu.lisp.closures import Env
 from sexpgpu.lisp.errors import BlockExit
+from sexpgpu.lisp.forms import syntax_error
 from sexpgpu.lisp.numbers import add2, sub2
 from sexpgpu.lisp.printer import prin1_to_string
 from sexpgpu.lisp.registry import special
-from sexpgpu.lisp.specials import syntax_error
 from sexpgpu.lisp.types import NIL, Char, Cons, Symbol, T, intern, to_py
 
 _DEFAULT = object()  # the unnamed accumulation

@@ -11,17 +11,17 @@ from typing import Any
 from sexpgpu.diagnostics import error
 from sexpgpu.lisp.arrays import aref
 from sexpgpu.lisp.errors import E_TYPE
-from sexpgpu.lisp.lists import getf, putf
-from sexpgpu.lisp.printer import prin1_to_string
-from sexpgpu.lisp.registry import special
-from sexpgpu.lisp.sequences import member_of
-from sexpgpu.lisp.specials import (
+from sexpgpu.lisp.forms import (
     args_of,
     paired_operands,
     set_variable,
     syntax_error,
     values_list,
 )
+from sexpgpu.lisp.lists import getf, putf
+from sexpgpu.lisp.printer import prin1_to_string
+from sexpgpu.lisp.registry import special
+from sexpgpu.lisp.sequences import member_of
 from sexpgpu.lisp.types import NIL, Cons, MDArray, Symbol, intern, to_py
 
 Accessor = tuple[Callable[[list], Any], Callable[[list, Any], Any]]

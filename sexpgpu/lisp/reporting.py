@@ -8,11 +8,11 @@ import time
 from typing import Any
 
 from sexpgpu.diagnostics import Note, SexpError, error
+from sexpgpu.lisp.conditions import Condition
 from sexpgpu.lisp.errors import (
     E_ARITY,
     E_TYPE,
     E_UNBOUND,
-    Condition,
     LimitError,
     limit_error,
 )

@@ -1,4 +1,5 @@
-"""String, character and symbol builtins."""
+"""String and character builtins, and the string side of the printer and reader
+(prin1-to-string, write-to-string, read-from-string)."""
 
 from __future__ import annotations
 
@@ -19,10 +20,7 @@ from sexpgpu.lisp.types import (
     Char,
     Symbol,
     T,
-    Uninterned,
     boolean,
-    intern,
-    keyword,
     lisp_list,
 )
 
@@ -41,8 +39,6 @@ def designator(x: Any) -> str:
 
 builtin("STRINGP")(lambda x: boolean(type(x) is str))
 builtin("CHARACTERP")(lambda x: boolean(type(x) is Char))
-builtin("SYMBOLP")(lambda x: boolean(isinstance(x, Symbol)))
-builtin("KEYWORDP")(lambda x: boolean(isinstance(x, Symbol) and x.is_keyword))
 builtin("STRING")(designator)
 
 
@@ -141,6 +137,11 @@ def _bag(chars: Any) -> str:
 builtin("STRING-TRIM")(lambda bag, s: designator(s).strip(_bag(bag)))
 builtin("STRING-LEFT-TRIM")(lambda bag, s: designator(s).lstrip(_bag(bag)))
 builtin("STRING-RIGHT-TRIM")(lambda bag, s: designator(s).rstrip(_bag(bag)))
+
+
+@builtin("STRING-TO-LIST")
+def string_to_list(s):
+    return lisp_list(Char(c) for c in s)
 
 
 @builtin("MAKE-STRING", interp=True)
@@ -259,36 +260,7 @@ for _name, _fold, _test in [
     _char_compare(_name, _fold, _test)
 
 
-# ------------------------------------------------------------------ symbols
-
-
-builtin("SYMBOL-NAME")(lambda s: s.name)
-builtin("INTERN")(lambda name, package=NIL: MV((intern(name), NIL)))
-builtin("MAKE-SYMBOL")(lambda name: Uninterned(name))
-builtin("MAKE-KEYWORD")(lambda name: keyword(designator(name)))
-
-
-@builtin("GENSYM", interp=True)
-def gensym(interp, prefix="G"):
-    if type(prefix) is int:
-        return Uninterned(f"G{prefix}")
-    sym = Uninterned(f"{prefix}{interp.gensym_counter}")
-    interp.gensym_counter += 1
-    return sym
-
-
-@builtin("GENTEMP", interp=True)
-def gentemp(interp, prefix="T"):
-    sym = intern(f"{prefix}{interp.gensym_counter}")
-    interp.gensym_counter += 1
-    return sym
-
-
-@builtin("SYMBOL-PACKAGE")
-def symbol_package(sym):
-    if not sym.interned:
-        return NIL
-    return keyword("KEYWORD") if sym.is_keyword else keyword("COMMON-LISP-USER")
+# ------------------------------------------------------------------ printing and reading
 
 
 builtin("PRIN1-TO-STRING")(lambda x: prin1_to_string(x))
@@ -302,12 +274,9 @@ def write_to_string(x, *options):
     if type(x) is int and base != 10:
         return integer_to_string(x, base)
     return prin1_to_string(x) if opts.get("ESCAPE", T) is not NIL else princ_to_string(x)
+
+
 builtin("PRINC-TO-STRING")(lambda x: princ_to_string(x))
-
-
-@builtin("STRING-TO-LIST")
-def string_to_list(s):
-    return lisp_list(Char(c) for c in s)
 
 
 @builtin("READ-FROM-STRING", interp=True)

@@ -1,4 +1,4 @@
-"""Type specifiers: `typep` and `type-of` for the subset's objects."""
+"""Type specifiers: `typep`, `type-of` and `subtypep` for the subset's objects."""
 
 from __future__ import annotations
 
@@ -6,10 +6,11 @@ from fractions import Fraction
 from typing import Any
 
 from sexpgpu.lisp.closures import Closure
+from sexpgpu.lisp.conditions import Condition, is_subtype
 from sexpgpu.lisp.equality import eql
-from sexpgpu.lisp.errors import Condition, is_subtype
-from sexpgpu.lisp.registry import Builtin
+from sexpgpu.lisp.registry import Builtin, builtin
 from sexpgpu.lisp.types import (
+    MV,
     NIL,
     Char,
     Cons,
@@ -17,6 +18,7 @@ from sexpgpu.lisp.types import (
     Single,
     Symbol,
     T,
+    boolean,
     intern,
     is_number,
     lisp_list,
@@ -148,3 +150,15 @@ def type_of(x: Any) -> Any:
     if t.__name__ == "HashTable":
         return intern("HASH-TABLE")
     return intern(t.__name__.upper())
+
+
+builtin("TYPE-OF")(type_of)
+builtin("TYPEP", interp=True)(lambda interp, x, spec, env=NIL: boolean(typep(interp, x, spec)))
+
+
+@builtin("SUBTYPEP", interp=True)
+def subtypep(interp, a, b, env=NIL):
+    # knows the condition type hierarchy only; for other types it answers NIL, T
+    if isinstance(a, Symbol) and isinstance(b, Symbol):
+        return MV((boolean(is_subtype(a.name, b.name, interp.user_condition_types)), T))
+    return MV((NIL, NIL))
