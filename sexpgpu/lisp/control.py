@@ -241,17 +241,7 @@ def sf_dolist(interp, form, env):
 
 def _do(interp, form, env, sequential: bool):
     items = args_of(form, 2, None, "(do ((var init step)...) (end-test result...) body...)")
-    specs = []
-    for spec in to_py(items[0]):
-        if type(spec) is Symbol:
-            specs.append((spec, NIL, None))
-        elif type(spec) is Cons and type(spec.car) is Symbol:
-            parts = to_py(spec)
-            specs.append((parts[0], parts[1] if len(parts) > 1 else NIL,
-                          parts[2] if len(parts) > 2 else None))
-        else:
-            raise syntax_error(form, f"malformed do variable {prin1_to_string(spec)}",
-                               "write (var init [step])")
+    specs = _do_specs(form, items[0])
     end = items[1]
     if type(end) is not Cons:
         raise syntax_error(form, "malformed do end clause", "write (end-test result...)")
@@ -269,17 +259,37 @@ def _do(interp, form, env, sequential: bool):
             if interp.eval1(end.car, loop_env) is not NIL:
                 return interp.progn(end.cdr, loop_env)
             _loop_body(interp, body, loop_env)
-            if sequential:
-                for var, _, step in specs:
-                    if step is not None:
-                        vars[var] = interp.eval1(step, loop_env)
-            else:
-                new = [(var, interp.eval1(step, loop_env)) for var, _, step in specs
-                       if step is not None]
-                for var, value in new:
-                    vars[var] = value
+            _step_do_vars(interp, specs, vars, loop_env, sequential)
 
     return _in_nil_block(interp, env, run)
+
+
+def _do_specs(form: Cons, specs: Any) -> list:
+    """[(var, init form, step form or None)] of do's ((var [init [step]])...)."""
+    out = []
+    for spec in to_py(specs):
+        if type(spec) is Symbol:
+            out.append((spec, NIL, None))
+        elif type(spec) is Cons and type(spec.car) is Symbol:
+            parts = to_py(spec)
+            out.append((parts[0], parts[1] if len(parts) > 1 else NIL,
+                        parts[2] if len(parts) > 2 else None))
+        else:
+            raise syntax_error(form, f"malformed do variable {prin1_to_string(spec)}",
+                               "write (var init [step])")
+    return out
+
+
+def _step_do_vars(interp, specs: list, vars: dict, env: Env, sequential: bool) -> None:
+    """do* assigns each step as it goes; do computes them all, then assigns."""
+    if sequential:
+        for var, _, step in specs:
+            if step is not None:
+                vars[var] = interp.eval1(step, env)
+    else:
+        new = [(var, interp.eval1(step, env)) for var, _, step in specs if step is not None]
+        for var, value in new:
+            vars[var] = value
 
 
 @special("DO")

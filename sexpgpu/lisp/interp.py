@@ -17,7 +17,6 @@ from sexpgpu.lisp import lambdalist, modules
 from sexpgpu.lisp.closures import LAMBDA, MISSING, Closure, Env, Macro, split_body
 from sexpgpu.lisp.conditions import Condition
 from sexpgpu.lisp.errors import (
-    E_DIVISION_BY_ZERO,
     E_LISP_ERROR,
     E_SYNTAX,
     E_TYPE,
@@ -256,6 +255,8 @@ class Interpreter(Reporting):
         raise self._unbound(sym, env)
 
     def eval_cons(self, form: Cons, env: Env | None) -> Any:
+        """A compound form: special form, macro call or function call. This is the
+        evaluator's inner loop, so the operator lookup stays inline rather than in helpers."""
         self.steps += 1
         if self.steps > self.checkpoint:
             self.check_limits()
@@ -287,9 +288,7 @@ class Interpreter(Reporting):
             elif type(head) is Cons and head.car is LAMBDA:
                 fn = self.make_lambda(head, env, None)
             else:
-                raise error(E_UNDEFINED_FUNCTION,
-                            f"{prin1_to_string(head)} is not a function name", form.span,
-                            fix="the first element of a form must name a function")
+                raise self._not_a_function_name(form)
             args = []
             node = form.cdr
             while type(node) is Cons:
@@ -310,10 +309,7 @@ class Interpreter(Reporting):
             raise exc from None
         except (TypeError, AttributeError, ValueError, IndexError, KeyError) as bad:
             # builtins convert their own; this catches a special form given a wrong value
-            name = head.name.lower() if isinstance(head, Symbol) else "form"
-            exc = error(E_TYPE, f"{name}: wrong type of value", form.span,
-                        actual=prin1_to_string(form)[:120],
-                        fix=f"check the values given to {name}")
+            exc = self._wrong_value_in(form)
             self._trail(exc, form)
             raise exc from bad
 
@@ -332,14 +328,7 @@ class Interpreter(Reporting):
             except (TypeError, AttributeError, ValueError, IndexError, KeyError) as exc:
                 raise self._builtin_type_error(fn, args, exc) from None
             except ZeroDivisionError:
-                shown = " ".join(prin1_to_string(a) for a in args)
-                exc2 = error(E_DIVISION_BY_ZERO, f"division by zero in ({fn.name.lower()} {shown})",
-                             fix="check the divisor before dividing")
-                operation = "(" + " ".join([fn.name] + [prin1_to_string(a) for a in args]) + ")"
-                exc2.condition = Condition(
-                    "DIVISION-BY-ZERO",
-                    f"arithmetic error DIVISION-BY-ZERO signalled\nOperation was {operation}.")
-                raise exc2 from None
+                raise self._division_by_zero(fn, args) from None
             except OverflowError:
                 raise limit_error(f"{fn.name.lower()}: number too large",
                                   "keep numbers within float range") from None

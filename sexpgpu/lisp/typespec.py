@@ -84,29 +84,36 @@ def typep(interp: Any, x: Any, spec: Any) -> bool:
             return struct.is_a(spec.name)
         return False
     if type(spec) is Cons:
-        head = spec.car.name if isinstance(spec.car, Symbol) else ""
-        args = list(spec.cdr)
-        if head == "OR":
-            return any(typep(interp, x, a) for a in args)
-        if head == "AND":
-            return all(typep(interp, x, a) for a in args)
-        if head == "NOT":
-            return not typep(interp, x, args[0])
-        if head in ("MEMBER",):
-            return any(eql(x, a) for a in args)
-        if head == "EQL":
-            return eql(x, args[0])
-        if head == "SATISFIES":
-            return interp.call1(interp.function_of(args[0], None), x) is not NIL
-        if head in ("INTEGER", "REAL", "FLOAT", "RATIONAL", "SINGLE-FLOAT", "DOUBLE-FLOAT",
-                    "NUMBER"):
-            if not typep(interp, x, intern(head)):
-                return False
-            low = args[0] if args else intern("*")
-            high = args[1] if len(args) > 1 else intern("*")
-            return _in_bound(x, low, True) and _in_bound(x, high, False)
-        return typep(interp, x, spec.car)
+        return _compound_typep(interp, x, spec)
     return False
+
+
+_RANGE_TYPES = ("INTEGER", "REAL", "FLOAT", "RATIONAL", "SINGLE-FLOAT", "DOUBLE-FLOAT", "NUMBER")
+
+
+def _compound_typep(interp: Any, x: Any, spec: Cons) -> bool:
+    """(or ...) (and ...) (not t) (member ...) (eql v) (satisfies f) (integer low high)..."""
+    head = spec.car.name if isinstance(spec.car, Symbol) else ""
+    args = list(spec.cdr)
+    if head == "OR":
+        return any(typep(interp, x, a) for a in args)
+    if head == "AND":
+        return all(typep(interp, x, a) for a in args)
+    if head == "NOT":
+        return not typep(interp, x, args[0])
+    if head in ("MEMBER",):
+        return any(eql(x, a) for a in args)
+    if head == "EQL":
+        return eql(x, args[0])
+    if head == "SATISFIES":
+        return interp.call1(interp.function_of(args[0], None), x) is not NIL
+    if head in _RANGE_TYPES:
+        if not typep(interp, x, intern(head)):
+            return False
+        low = args[0] if args else intern("*")
+        high = args[1] if len(args) > 1 else intern("*")
+        return _in_bound(x, low, True) and _in_bound(x, high, False)
+    return typep(interp, x, spec.car)
 
 
 def _in_bound(x: Any, bound: Any, lower: bool) -> bool:
