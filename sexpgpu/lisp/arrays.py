@@ -1,15 +1,14 @@
 """Vectors and arrays: make-array, aref, fill pointers and arrays of rank two and more.
 
-One-dimensional arrays are Python lists (strings are Python str); `MDArray` holds an
-array of another rank with its dimensions and row-major contents, printing as #nA(...).
+One-dimensional arrays are Python lists (strings are Python str); `MDArray` (in types.py)
+holds an array of another rank with its dimensions and row-major contents.
 """
 
 from __future__ import annotations
 
-from sexpgpu.lisp.printer import prin1_to_string
-from sexpgpu.lisp.registry import builtin
-from sexpgpu.lisp.sequences import items_of, keywords
-from sexpgpu.lisp.types import NIL, Char, Cons, T, boolean, lisp_list, to_py
+from sexpgpu.lisp.registry import builtin, keywords
+from sexpgpu.lisp.sequences import items_of
+from sexpgpu.lisp.types import NIL, Char, Cons, MDArray, T, boolean, lisp_list, to_py
 
 
 @builtin("VECTOR", "%QQ-VECTOR")
@@ -43,42 +42,6 @@ def make_array(interp, dims, *options):
             and opts.get("ADJUSTABLE", NIL) is NIL:
         return "".join(c.ch if type(c) is Char else " " for c in items)
     return items
-
-
-class MDArray:
-    """An array of rank other than one: dimensions and row-major contents."""
-
-    __slots__ = ("dims", "data")
-
-    def __init__(self, dims: list, data: list):
-        self.dims = dims
-        self.data = data
-
-    def index(self, indices: tuple) -> int:
-        if len(indices) != len(self.dims):
-            raise IndexError("wrong number of subscripts")
-        flat = 0
-        for i, d in zip(indices, self.dims):
-            if not 0 <= i < d:
-                raise IndexError("subscript out of bounds")
-            flat = flat * d + i
-        return flat
-
-    def lisp_repr(self, escape: bool) -> str:
-        from sexpgpu.lisp.printer import princ_to_string
-
-        show = prin1_to_string if escape else princ_to_string
-
-        def nested(level: int, offset: int) -> str:
-            if level == len(self.dims):
-                return show(self.data[offset])
-            stride = 1
-            for d in self.dims[level + 1:]:
-                stride *= d
-            parts = [nested(level + 1, offset + i * stride) for i in range(self.dims[level])]
-            return "(" + " ".join(parts) + ")"
-
-        return f"#{len(self.dims)}A" + nested(0, 0)
 
 
 def _make_md_array(interp, sizes: list, opts: dict) -> MDArray:

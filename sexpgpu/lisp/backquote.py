@@ -57,6 +57,11 @@ def expand_quasiquote(template: Any, whole: Any, depth: int = 1) -> Any:
     if _is(template, UNQUOTE_SPLICING):
         raise error(E_SYNTAX, ",@ right after a backquote has no list to splice into",
                     getattr(whole, "span", None), fix="write `(a ,@list) instead of `,@list")
+    return _expand_list(template, whole, depth)
+
+
+def _expand_list(template: Cons, whole: Any, depth: int) -> Any:
+    """`(a ,b ,@c . d): (%qq-append (%qq-list 'a) (%qq-list b) c 'd)."""
     parts = []
     node = template
     while type(node) is Cons:

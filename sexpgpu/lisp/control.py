@@ -1,36 +1,23 @@
-"""Control special forms: cond/case/typecase, and/or/when/unless, do-loops, conditions."""
+"""Control special forms: cond, case and typecase (and their e- forms), and/or,
+when/unless, the do-loops (dotimes, dolist, do, do*) and progv."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from sexpgpu.diagnostics import error
-from sexpgpu.lisp.errors import (
-    E_ASSERT,
-    E_LISP_ERROR,
-    E_TYPE,
-    BlockExit,
-    Condition,
-    LimitError,
-    condition_of,
-)
-from sexpgpu.lisp.interp import Env, split_body
-from sexpgpu.lisp.printer import prin1_to_string, princ_to_string
+from sexpgpu.lisp.closures import Env, split_body
+from sexpgpu.lisp.conditions import Condition
+from sexpgpu.lisp.equality import eql
+from sexpgpu.lisp.errors import E_LISP_ERROR, E_TYPE, BlockExit
+from sexpgpu.lisp.forms import args_of, syntax_error, with_dynamic
+from sexpgpu.lisp.printer import prin1_to_string
 from sexpgpu.lisp.registry import special
-from sexpgpu.lisp.specials import (
-    _with_dynamic,
-    args_of,
-    eval_body,
-    run_tagbody,
-    set_variable,
-    syntax_error,
-    values_list,
-)
+from sexpgpu.lisp.specials import run_tagbody
 from sexpgpu.lisp.types import MV, NIL, Cons, Symbol, T, intern, to_py
 from sexpgpu.lisp.typespec import typep
 
 OTHERWISE = intern("OTHERWISE")
-NO_ERROR = intern("NO-ERROR")
 
 
 @special("COND")
@@ -102,12 +89,6 @@ def sf_unless(interp, form, env):
     return NIL
 
 
-def _eql(a: Any, b: Any) -> bool:
-    from sexpgpu.lisp.equality import eql
-
-    return eql(a, b)
-
-
 def _case(interp, form, env, exhaustive: bool):
     if type(form.cdr) is not Cons:
         raise syntax_error(form, "malformed case", "write (case key (keys form...)...)")
@@ -121,9 +102,9 @@ def _case(interp, form, env, exhaustive: bool):
         if (keys is T or keys is OTHERWISE) and not exhaustive:
             return interp.progn(clause.cdr, env)
         if type(keys) is Cons:
-            hit = any(_eql(key, k) for k in keys)
+            hit = any(eql(key, k) for k in keys)
         else:
-            hit = keys is not NIL and _eql(key, keys)
+            hit = keys is not NIL and eql(key, keys)
         if hit:
             return interp.progn(clause.cdr, env)
         node = node.cdr
@@ -260,17 +241,7 @@ def sf_dolist(interp, form, env):
 
 def _do(interp, form, env, sequential: bool):
     items = args_of(form, 2, None, "(do ((var init step)...) (end-test result...) body...)")
-    specs = []
-    for spec in to_py(items[0]):
-        if type(spec) is Symbol:
-            specs.append((spec, NIL, None))
-        elif type(spec) is Cons and type(spec.car) is Symbol:
-            parts = to_py(spec)
-            specs.append((parts[0], parts[1] if len(parts) > 1 else NIL,
-                          parts[2] if len(parts) > 2 else None))
-        else:
-            raise syntax_error(form, f"malformed do variable {prin1_to_string(spec)}",
-                               "write (var init [step])")
+    specs = _do_specs(form, items[0])
     end = items[1]
     if type(end) is not Cons:
         raise syntax_error(form, "malformed do end clause", "write (end-test result...)")
@@ -288,17 +259,37 @@ def _do(interp, form, env, sequential: bool):
             if interp.eval1(end.car, loop_env) is not NIL:
                 return interp.progn(end.cdr, loop_env)
             _loop_body(interp, body, loop_env)
-            if sequential:
-                for var, _, step in specs:
-                    if step is not None:
-                        vars[var] = interp.eval1(step, loop_env)
-            else:
-                new = [(var, interp.eval1(step, loop_env)) for var, _, step in specs
-                       if step is not None]
-                for var, value in new:
-                    vars[var] = value
+            _step_do_vars(interp, specs, vars, loop_env, sequential)
 
     return _in_nil_block(interp, env, run)
+
+
+def _do_specs(form: Cons, specs: Any) -> list:
+    """[(var, init form, step form or None)] of do's ((var [init [step]])...)."""
+    out = []
+    for spec in to_py(specs):
+        if type(spec) is Symbol:
+            out.append((spec, NIL, None))
+        elif type(spec) is Cons and type(spec.car) is Symbol:
+            parts = to_py(spec)
+            out.append((parts[0], parts[1] if len(parts) > 1 else NIL,
+                        parts[2] if len(parts) > 2 else None))
+        else:
+            raise syntax_error(form, f"malformed do variable {prin1_to_string(spec)}",
+                               "write (var init [step])")
+    return out
+
+
+def _step_do_vars(interp, specs: list, vars: dict, env: Env, sequential: bool) -> None:
+    """do* assigns each step as it goes; do computes them all, then assigns."""
+    if sequential:
+        for var, _, step in specs:
+            if step is not None:
+                vars[var] = interp.eval1(step, env)
+    else:
+        new = [(var, interp.eval1(step, env)) for var, _, step in specs if step is not None]
+        for var, value in new:
+            vars[var] = value
 
 
 @special("DO")
@@ -313,88 +304,6 @@ def sf_do_star(interp, form, env):
     return _do(interp, form, env, True)
 
 
-# ------------------------------------------------------------------ conditions
-
-
-@special("HANDLER-CASE")
-def sf_handler_case(interp, form, env):
-    """(handler-case form (type ([var]) body...)... [(:no-error (vars...) body...)])"""
-    items = args_of(form, 1, None, "(handler-case form (type (var) body...)...)")
-    clauses = []
-    no_error = None
-    for clause in items[1:]:
-        if type(clause) is not Cons or type(clause.cdr) is not Cons:
-            raise syntax_error(form, f"malformed handler clause {prin1_to_string(clause)}",
-                               "write (type (var) body...)")
-        if type(clause.car) is Symbol and clause.car.name == "NO-ERROR" and clause.car.is_keyword:
-            no_error = clause
-        else:
-            clauses.append(clause)
-    depth = interp.depth
-    interp.handlers.append([clause.car for clause in clauses])
-    try:
-        value = interp.eval(items[0], env)
-    except LimitError:
-        raise
-    except Exception as exc:
-        from sexpgpu.diagnostics import SexpError
-
-        if not isinstance(exc, SexpError):
-            raise
-        interp.depth = depth
-        cond = condition_of(exc)
-        for clause in clauses:
-            if typep(interp, cond, clause.car):
-                params = to_py(clause.cdr.car)
-                vars = {params[0]: cond} if params else {}
-                body, _ = split_body(clause.cdr.cdr, False)
-                new_env = Env(vars, env)
-                return eval_body(interp, body, new_env)
-        raise
-    finally:
-        interp.handlers.pop()
-    if no_error is not None:
-        values = values_list(value)
-        params = to_py(no_error.cdr.car)
-        vars = {p: values[i] if i < len(values) else NIL for i, p in enumerate(params)}
-        return interp.progn(no_error.cdr.cdr, Env(vars, env))
-    return value
-
-
-@special("ASSERT")
-def sf_assert(interp, form, env):
-    """(assert test [(place...) [format-control args...]])"""
-    items = args_of(form, 1, None, "(assert test)")
-    if interp.eval1(items[0], env) is not NIL:
-        return NIL
-    if len(items) > 2:
-        from sexpgpu.lisp.format_ import format_to_string
-
-        control = interp.eval1(items[2], env)
-        args = [interp.eval1(a, env) for a in items[3:]]
-        message = format_to_string(interp, control, args)
-    else:
-        message = f"The assertion {prin1_to_string(items[0])} failed."
-    exc = error(E_ASSERT, message, form.span, fix="fix the value the assertion checks")
-    exc.condition = Condition("SIMPLE-ERROR", message)
-    raise exc
-
-
-@special("CHECK-TYPE")
-def sf_check_type(interp, form, env):
-    """(check-type place type [description])"""
-    items = args_of(form, 2, 3, "(check-type place type)")
-    value = interp.eval1(items[0], env)
-    if typep(interp, value, items[1]):
-        return NIL
-    message = (f"The value of {prin1_to_string(items[0])} is {prin1_to_string(value)}, "
-               f"which is not of type {prin1_to_string(items[1])}.")
-    exc = error(E_TYPE, message, form.span, expected=prin1_to_string(items[1]),
-                actual=prin1_to_string(value), fix="pass a value of the declared type")
-    exc.condition = Condition("TYPE-ERROR", message)
-    raise exc
-
-
 @special("PROGV")
 def sf_progv(interp, form, env):
     """(progv symbols values body...)"""
@@ -402,33 +311,4 @@ def sf_progv(interp, form, env):
     syms = to_py(interp.eval1(items[0], env))
     values = to_py(interp.eval1(items[1], env))
     dynamic = [(s, values[i] if i < len(values) else NIL) for i, s in enumerate(syms)]
-    return _with_dynamic(interp, dynamic, lambda: interp.progn(form.cdr.cdr.cdr, env), env)
-
-
-@special("REQUIRE")
-def sf_require(interp, form, env):
-    """(require "name" [:as prefix])"""
-    items = args_of(form, 1, 3, '(require "module" :as prefix)')
-    name = interp.eval1(items[0], env)
-    alias = None
-    if len(items) == 3:
-        if getattr(items[1], "name", None) != "AS" or type(items[2]) is not Symbol:
-            raise syntax_error(form, "malformed require", 'write (require "module" :as prefix)')
-        alias = items[2].name
-    elif len(items) == 2:
-        raise syntax_error(form, "malformed require", 'write (require "module" :as prefix)')
-    if type(name) is Symbol:
-        name = name.name.lower()
-    if type(name) is not str:
-        raise syntax_error(form, "require needs a module name string",
-                           'write (require "sexpgpu/nn" :as nn)')
-    interp.modules.require(name, alias, form.span)
-    return T
-
-
-def princ_condition(cond: Any) -> str:
-    return princ_to_string(cond)
-
-
-def set_var(interp, sym, value, env, form):
-    set_variable(interp, sym, value, env, form)
+    return with_dynamic(interp, dynamic, lambda: interp.progn(form.cdr.cdr.cdr, env), env)

@@ -5,10 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from sexpgpu.lisp import lambdalist
-from sexpgpu.lisp.interp import Closure, Macro, split_body
+from sexpgpu.lisp.closures import Closure, Macro, block_body, split_body
+from sexpgpu.lisp.forms import args_of, symbol_var, syntax_error
 from sexpgpu.lisp.registry import special
-from sexpgpu.lisp.specials import SETF, _symbol_var, args_of, block_body, syntax_error
 from sexpgpu.lisp.types import Cons, Symbol, intern, to_py
+
+SETF = intern("SETF")
+QUOTE = intern("QUOTE")
 
 
 def _definition_name(form: Any, usage: str) -> tuple[Symbol, Any]:
@@ -28,7 +31,7 @@ def sf_defun(interp, form, env):
         interp.setf_functions[target] = Closure(f"(SETF {target.name})", ll,
                                                 block_body(target, body), env)
         return name
-    name = _symbol_var(form, name, "a function name")
+    name = symbol_var(form, name, "a function name")
     interp.functions[name] = Closure(name.name, ll, block_body(name, body), env)
     interp.macros.pop(name, None)
     return name
@@ -38,7 +41,7 @@ def sf_defun(interp, form, env):
 def sf_defmacro(interp, form, env):
     """(defmacro name lambda-list [doc] body...)"""
     name, rest = _definition_name(form, "(defmacro name (args...) body...)")
-    name = _symbol_var(form, name, "a macro name")
+    name = symbol_var(form, name, "a macro name")
     ll = lambdalist.parse(rest.car, form.span, destructuring=True)
     body, _ = split_body(rest.cdr, True)
     interp.macros[name] = Macro(name.name, ll, block_body(name, body), env)
@@ -47,7 +50,7 @@ def sf_defmacro(interp, form, env):
 
 def _define_variable(interp, form, env, always: bool, constant: bool):
     items = args_of(form, 1, 3, f"({form.car.name.lower()} name [value [doc]])")
-    name = _symbol_var(form, items[0], "defined")
+    name = symbol_var(form, items[0], "defined")
     interp.specials.add(name)
     if len(items) > 1 and (always or name not in interp.globals):
         interp.globals[name] = interp.eval1(items[1], env)
@@ -90,7 +93,7 @@ def _substitute(tree: Any, table: dict) -> Any:
     if type(tree) is Symbol:
         return table.get(tree, tree)
     if type(tree) is Cons:
-        if tree.car is intern("QUOTE"):
+        if tree.car is QUOTE:
             return tree
         return Cons(_substitute(tree.car, table), _substitute(tree.cdr, table), tree.span)
     return tree

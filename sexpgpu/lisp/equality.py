@@ -1,4 +1,5 @@
-"""eq, eql, equal, equalp and hashing keys that agree with them."""
+"""eq, eql, equal, equalp (the builtins and the Python predicates the other modules
+use) and hashing keys that agree with them."""
 
 from __future__ import annotations
 
@@ -6,9 +7,8 @@ import math
 from fractions import Fraction
 from typing import Any
 
-from sexpgpu.lisp.types import Char, Cons, Single
-
-_NUMBER_TYPES = (int, float, Single, Fraction)
+from sexpgpu.lisp.registry import builtin
+from sexpgpu.lisp.types import NUMBER_TYPES, Char, Cons, Single, boolean
 
 
 def eq(a: Any, b: Any) -> bool:
@@ -52,7 +52,7 @@ def equalp(a: Any, b: Any) -> bool:
     if eql(a, b):
         return True
     ta, tb = type(a), type(b)
-    if ta in _NUMBER_TYPES and tb in _NUMBER_TYPES:
+    if ta in NUMBER_TYPES and tb in NUMBER_TYPES:
         return a == b
     if ta is str and tb is str:
         return a.lower() == b.lower()
@@ -65,6 +65,12 @@ def equalp(a: Any, b: Any) -> bool:
     if hasattr(a, "table") and hasattr(b, "table"):
         return a.equalp_to(b, equalp)
     return False
+
+
+builtin("EQ")(lambda a, b: boolean(eq(a, b)))
+builtin("EQL")(lambda a, b: boolean(eql(a, b)))
+builtin("EQUAL")(lambda a, b: boolean(equal(a, b)))
+builtin("EQUALP")(lambda a, b: boolean(equalp(a, b)))
 
 
 def eql_key(x: Any) -> Any:

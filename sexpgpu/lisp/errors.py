@@ -1,7 +1,8 @@
-"""Evaluation diagnostics and the Lisp condition objects built from them.
+"""The diagnostic codes of evaluation, and the Python exceptions that unwind it.
 
-Non-local exits (block, go, throw) are Python exceptions that are not SexpErrors,
-so `handler-case` never sees them. Limit errors are SexpErrors no handler catches.
+Limit errors are SexpErrors no handler catches. Non-local exits (block, go, throw)
+are Python exceptions that are not SexpErrors, so `handler-case` never sees them.
+Condition objects (what a handler sees) live in conditions.py.
 """
 
 from __future__ import annotations
@@ -9,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 from sexpgpu.diagnostics import SexpError, define_code, error
-from sexpgpu.lisp.types import Symbol, intern
 
 E_UNBOUND = define_code(
     "E-UNBOUND", "unbound variable", "A symbol was evaluated that names no variable in scope.",
@@ -50,64 +50,6 @@ E_REQUIRE = define_code(
     "`require` names a module that does not exist, or modules require each other in a cycle.",
 )
 
-# condition type -> parent; the hierarchy handler-case matches against
-CONDITION_PARENTS: dict[str, str | None] = {
-    "CONDITION": None,
-    "SERIOUS-CONDITION": "CONDITION",
-    "ERROR": "SERIOUS-CONDITION",
-    "WARNING": "CONDITION",
-    "SIMPLE-CONDITION": "CONDITION",
-    "SIMPLE-WARNING": "WARNING",
-    "SIMPLE-ERROR": "ERROR",
-    "TYPE-ERROR": "ERROR",
-    "SIMPLE-TYPE-ERROR": "TYPE-ERROR",
-    "PROGRAM-ERROR": "ERROR",
-    "CONTROL-ERROR": "ERROR",
-    "CELL-ERROR": "ERROR",
-    "UNBOUND-VARIABLE": "CELL-ERROR",
-    "UNDEFINED-FUNCTION": "CELL-ERROR",
-    "ARITHMETIC-ERROR": "ERROR",
-    "DIVISION-BY-ZERO": "ARITHMETIC-ERROR",
-    "FLOATING-POINT-OVERFLOW": "ARITHMETIC-ERROR",
-    "STORAGE-CONDITION": "SERIOUS-CONDITION",
-}
-
-_CODE_TYPES = {
-    E_TYPE: "TYPE-ERROR",
-    E_UNBOUND: "UNBOUND-VARIABLE",
-    E_UNDEFINED_FUNCTION: "UNDEFINED-FUNCTION",
-    E_ARITY: "PROGRAM-ERROR",
-    E_DIVISION_BY_ZERO: "DIVISION-BY-ZERO",
-    E_SYNTAX: "PROGRAM-ERROR",
-    E_ASSERT: "SIMPLE-ERROR",
-}
-
-
-class Condition:
-    """A Lisp condition object: what handler-case binds and `princ` shows."""
-
-    __slots__ = ("type", "message", "slots")
-
-    def __init__(self, type_name: str, message: str, slots: dict | None = None):
-        self.type = type_name
-        self.message = message
-        self.slots = slots or {}
-
-    def lisp_repr(self, escape: bool) -> str:
-        if escape:
-            return f"#<{self.type} {{{id(self):X}}}>"
-        return self.message
-
-
-def is_subtype(type_name: str, ancestor: str, user_types: dict[str, str | None]) -> bool:
-    name: str | None = type_name
-    while name is not None:
-        if name == ancestor:
-            return True
-        name = user_types.get(name, CONDITION_PARENTS.get(name))
-    return False
-
-
 class LimitError(SexpError):
     """E-EVAL-LIMIT: never caught by handler-case."""
 
@@ -115,22 +57,6 @@ class LimitError(SexpError):
 def limit_error(message: str, fix: str) -> LimitError:
     base = error(E_EVAL_LIMIT, message, fix=fix)
     return LimitError(*base.diagnostics)
-
-
-def condition_of(exc: SexpError) -> Condition:
-    """The condition a handler sees for a SexpError (built lazily for builtin errors)."""
-    cond = getattr(exc, "condition", None)
-    if cond is None:
-        diag = exc.diagnostic
-        cond = Condition(_CODE_TYPES.get(diag.code, "SIMPLE-ERROR"), diag.message)
-        exc.condition = cond
-    return cond
-
-
-def condition_error(cond: Condition, code: str = E_LISP_ERROR, fix: str | None = None) -> SexpError:
-    exc = error(code, cond.message, fix=fix or "handle it with handler-case, or fix its cause")
-    exc.condition = cond
-    return exc
 
 
 class BlockExit(Exception):
@@ -156,14 +82,3 @@ class ThrowExit(Exception):
         self.tag = tag
         self.value = value
 
-
-def type_error(message: str, expected: str | None = None, actual: str | None = None,
-               fix: str | None = None) -> SexpError:
-    return error(E_TYPE, message, expected=expected, actual=actual, fix=fix)
-
-
-def symbol_name(x: Any) -> str:
-    return x.name if isinstance(x, Symbol) else str(x)
-
-
-COND_TYPE = intern("CONDITION")

@@ -1,128 +1,40 @@
 """`format`: the common directives (~a ~s ~d ~b ~o ~x ~r ~f ~e ~$ ~% ~& ~c ~p ~t ~{ ~} ~[ ~]
-~( ~) ~^ ~* ~~), with parameters, the : and @ modifiers and field widths, as SBCL prints."""
+~( ~) ~^ ~* ~~), with parameters, the : and @ modifiers and field widths, as SBCL prints.
+
+A control string parses once into a tree of text and directives; `DIRECTIVES` maps each
+directive character to one small function that consumes arguments and emits text.
+"""
 
 from __future__ import annotations
 
-from decimal import ROUND_HALF_UP, Decimal
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
 from sexpgpu.diagnostics import error
-from sexpgpu.lisp.errors import E_TYPE
-from sexpgpu.lisp.printer import format_float, prin1_to_string, princ_to_string
-from sexpgpu.lisp.types import NIL, Char, Cons, Single, to_py
+from sexpgpu.lisp.errors import E_TYPE, limit_error
+from sexpgpu.lisp.format_numbers import (
+    cardinal,
+    exponent_text,
+    fixed_text,
+    group_digits,
+    ordinal,
+    roman,
+)
+from sexpgpu.lisp.format_parse import COUNT, Directive, V, bad_control, parse
+from sexpgpu.lisp.pretty import layout
+from sexpgpu.lisp.printer import integer_to_string, prin1_to_string, princ_to_string
+from sexpgpu.lisp.strings import capitalize, char_name
+from sexpgpu.lisp.types import NIL, Single, to_py
 
-_CLOSERS = {"{": "}", "[": "]", "(": ")", "<": ">"}
-_V = object()  # the v parameter: take the value from the arguments
-_COUNT = object()  # the # parameter: the number of arguments left
-
-
-class _Directive:
-    __slots__ = ("char", "params", "colon", "at", "body", "clauses", "default_last", "pos")
-
-    def __init__(self, char, params, colon, at, pos):
-        self.char = char
-        self.params = params
-        self.colon = colon
-        self.at = at
-        self.body: list = []
-        self.clauses: list = []
-        self.default_last = False
-        self.pos = pos
+_REAL = (int, Fraction, float, Single)
 
 
 class _Stop(Exception):
     """~^ : stop the enclosing iteration (or the whole format)."""
 
 
-def _bad(control: str, message: str) -> Exception:
-    return error(E_TYPE, f"format: {message}", actual=repr(control)[:80],
-                 fix="see docs/builtins.md for the supported format directives")
-
-
-def _parse(control: str) -> list:
-    """Parse a control string into a tree of text and directives."""
-    stack: list[tuple[_Directive | None, list]] = [(None, [])]
-    i = 0
-    n = len(control)
-    text_start = 0
-    while i < n:
-        if control[i] != "~":
-            i += 1
-            continue
-        if i > text_start:
-            stack[-1][1].append(control[text_start:i])
-        start = i
-        i += 1
-        params: list = []
-        while True:
-            if i < n and control[i] == "'":
-                params.append(control[i + 1] if i + 1 < n else " ")
-                i += 2
-            elif i < n and control[i] in "vV":
-                params.append(_V)
-                i += 1
-            elif i < n and control[i] == "#":
-                params.append(_COUNT)
-                i += 1
-            else:
-                j = i
-                while j < n and (control[j].isdigit() or (j == i and control[j] in "+-")):
-                    j += 1
-                params.append(int(control[i:j]) if j > i else None)
-                i = j
-            if i < n and control[i] == ",":
-                i += 1
-                continue
-            break
-        if params == [None]:
-            params = []
-        colon = at = False
-        while i < n and control[i] in ":@":
-            colon = colon or control[i] == ":"
-            at = at or control[i] == "@"
-            i += 1
-        if i >= n:
-            raise _bad(control, "the control string ends inside a directive")
-        ch = control[i]
-        i += 1
-        low = ch.lower()
-        if ch == "\n":
-            if at:
-                stack[-1][1].append("\n")
-            if not colon:
-                while i < n and control[i] in " \t":
-                    i += 1
-        elif low in _CLOSERS:
-            directive = _Directive(low, params, colon, at, start)
-            stack[-1][1].append(directive)
-            stack.append((directive, []))
-        elif low in "}])>":
-            owner, items = stack.pop() if len(stack) > 1 else (None, None)
-            if owner is None or _CLOSERS[owner.char] != low:
-                raise _bad(control, f"~{ch} has no matching opening directive")
-            if owner.char in "[<":
-                owner.clauses.append(items)
-            else:
-                owner.body = items
-            if low == "}" and colon:
-                owner.default_last = True  # ~:} : run the body at least once
-        elif low == ";":
-            owner, items = stack[-1]
-            if owner is None or owner.char not in "[<":
-                raise _bad(control, "~; outside ~[ ~]")
-            owner.clauses.append(items)
-            if colon:
-                owner.default_last = True
-            stack[-1] = (owner, [])
-        else:
-            stack[-1][1].append(_Directive(low, params, colon, at, start))
-        text_start = i
-    if text_start < n:
-        stack[-1][1].append(control[text_start:])
-    if len(stack) > 1:
-        raise _bad(control, f"~{stack[-1][0].char} is never closed")
-    return stack[0][1]
+# ------------------------------------------------------------ arguments and output
 
 
 class _Args:
@@ -151,15 +63,13 @@ def _param(params: list, index: int, args: _Args, default: Any) -> Any:
     if index >= len(params) or params[index] is None:
         return default
     value = params[index]
-    if value is _V:
+    if value is V:
         value = args.next()
         if value is NIL:
             return default
-    elif value is _COUNT:
+    elif value is COUNT:
         return args.left()
     if type(value) is int and abs(value) > MAX_FIELD:
-        from sexpgpu.lisp.errors import limit_error
-
         raise limit_error(f"format parameter {value} is too large",
                           f"use field widths and counts below {MAX_FIELD}")
     return value
@@ -170,180 +80,6 @@ def _pad(text: str, mincol: int, padchar: str, left: bool) -> str:
         return text
     fill = padchar * (mincol - len(text))
     return fill + text if left else text + fill
-
-
-def _group(digits: str, comma: str, interval: int) -> str:
-    sign = "-" if digits.startswith("-") else ""
-    digits = digits.lstrip("-")
-    groups = []
-    while len(digits) > interval:
-        groups.insert(0, digits[-interval:])
-        digits = digits[:-interval]
-    groups.insert(0, digits)
-    return sign + comma.join(groups)
-
-
-def _integer(d: _Directive, args: _Args, base: int) -> str:
-    mincol = _param(d.params, 0, args, 0)
-    padchar = _param(d.params, 1, args, " ")
-    comma = _param(d.params, 2, args, ",")
-    interval = _param(d.params, 3, args, 3)
-    value = args.next()
-    if type(value) is not int:
-        return _pad(princ_to_string(value), mincol, padchar, True)
-    digits = _to_base(value, base)
-    if d.colon:
-        digits = _group(digits, comma, interval)
-    if d.at and value >= 0:
-        digits = "+" + digits
-    return _pad(digits, mincol, padchar, True)
-
-
-def _to_base(value: int, base: int) -> str:
-    if base == 10:
-        return str(value)
-    sign = "-" if value < 0 else ""
-    value = abs(value)
-    chars = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-    out = ""
-    while True:
-        out = chars[value % base] + out
-        value //= base
-        if value == 0:
-            break
-    return sign + out
-
-
-_ONES = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-         "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
-         "eighteen", "nineteen"]
-_TENS = ["", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
-_SCALES = ["", " thousand", " million", " billion", " trillion", " quadrillion", " quintillion"]
-_ORD_IRREGULAR = {"one": "first", "two": "second", "three": "third", "five": "fifth",
-                  "eight": "eighth", "nine": "ninth", "twelve": "twelfth"}
-
-
-def _cardinal_below_1000(n: int) -> str:
-    parts = []
-    if n >= 100:
-        parts.append(_ONES[n // 100] + " hundred")
-        n %= 100
-    if n >= 20:
-        parts.append(_TENS[n // 10] + ("-" + _ONES[n % 10] if n % 10 else ""))
-    elif n > 0:
-        parts.append(_ONES[n])
-    return " ".join(parts)
-
-
-def cardinal(n: int) -> str:
-    if n == 0:
-        return "zero"
-    if n < 0:
-        return "negative " + cardinal(-n)
-    groups = []
-    scale = 0
-    while n > 0:
-        n, chunk = divmod(n, 1000)
-        if chunk:
-            groups.insert(0, _cardinal_below_1000(chunk) + _SCALES[scale])
-        scale += 1
-    return " ".join(groups)
-
-
-def ordinal(n: int) -> str:
-    words = cardinal(n)
-    head, sep, last = words.rpartition(" ")
-    pre, dash, word = last.rpartition("-")
-    if word in _ORD_IRREGULAR:
-        word = _ORD_IRREGULAR[word]
-    elif word.endswith("y"):
-        word = word[:-1] + "ieth"
-    else:
-        word += "th"
-    return head + sep + pre + dash + word
-
-
-def roman(n: int) -> str:
-    table = [(1000, "M"), (900, "CM"), (500, "D"), (400, "CD"), (100, "C"), (90, "XC"),
-             (50, "L"), (40, "XL"), (10, "X"), (9, "IX"), (5, "V"), (4, "IV"), (1, "I")]
-    out = ""
-    for value, letters in table:
-        while n >= value:
-            out += letters
-            n -= value
-    return out
-
-
-def _fixed(value: Any, digits: int | None) -> str:
-    """Fixed-point text of a number. Without `digits`: the shortest digits; with them,
-    the exact binary value rounded half away from zero, as SBCL does."""
-    if type(value) in (int, Fraction):
-        value = Single(value)
-    if digits is None:
-        shortest = format_float(value, type(value) is Single).replace("d", "e")
-        text = format(Decimal(shortest), "f")
-        return text if "." in text else text + ".0"
-    quantum = Decimal(1).scaleb(-digits)
-    text = format(Decimal(float(value)).quantize(quantum, rounding=ROUND_HALF_UP), "f")
-    if digits == 0:
-        text += "."
-    return text
-
-
-def _float_f(d: _Directive, args: _Args) -> str:
-    width = _param(d.params, 0, args, None)
-    digits = _param(d.params, 1, args, None)
-    padchar = _param(d.params, 4, args, " ")
-    value = args.next()
-    if type(value) not in (int, Fraction, float, Single):
-        return _pad(princ_to_string(value), width or 0, " ", True)
-    text = _fixed(value, digits)
-    if d.at and value >= 0:
-        text = "+" + text
-    if width is not None:
-        if text.startswith("0.") and len(text) > width:
-            text = text[1:]
-        text = _pad(text, width, padchar, True)
-    return text
-
-
-def _float_e(d: _Directive, args: _Args) -> str:
-    width = _param(d.params, 0, args, None)
-    digits = _param(d.params, 1, args, None)
-    value = args.next()
-    if type(value) not in (int, Fraction, float, Single):
-        return princ_to_string(value)
-    single = type(value) is not float
-    if type(value) in (int, Fraction):
-        value = Single(value)
-    if value == 0:
-        mantissa, exp = "0.0", 0
-    elif digits is None:
-        from sexpgpu.lisp.printer import _digits
-
-        ds, exp = _digits(value, single)
-        mantissa = ("-" if value < 0 else "") + ds[0] + "." + (ds[1:] or "0")
-    else:
-        text = f"{float(value):.{digits}e}"
-        mant, e = text.split("e")
-        mantissa, exp = mant, int(e)
-    marker = "e" if single else "d"
-    text = f"{mantissa}{marker}{'+' if exp >= 0 else '-'}{abs(exp)}"
-    return text if width is None else _pad(text, width, " ", True)
-
-
-def _dollar(d: _Directive, args: _Args) -> str:
-    digits = _param(d.params, 0, args, 2)
-    min_int = _param(d.params, 1, args, 1)
-    width = _param(d.params, 2, args, 0)
-    value = args.next()
-    if type(value) not in (int, Fraction, float, Single):
-        return princ_to_string(value)
-    text = _fixed(Single(value) if type(value) is not float else value, digits)
-    whole, _, frac = text.partition(".")
-    sign = "-" if whole.startswith("-") else ("+" if d.at else "")
-    whole = whole.lstrip("-").rjust(min_int, "0")
-    return _pad(f"{sign}{whole}.{frac}", width, " ", True)
 
 
 class _Out:
@@ -368,168 +104,279 @@ class _Out:
         return self.start_col + len(text) if newline < 0 else len(text) - newline - 1
 
 
-def _run(interp, items: list, args: _Args, out: _Out, control: str) -> None:
-    for item in items:
-        if type(item) is str:
-            out.parts.append(item)
-            continue
-        _directive(interp, item, args, out, control)
+class _Formatter:
+    """One run over a parsed control string: the interpreter, the control string (for
+    error messages), the arguments still to consume and the text produced."""
+
+    __slots__ = ("interp", "control", "args", "out")
+
+    def __init__(self, interp: Any, control: str, args: _Args, out: _Out):
+        self.interp = interp
+        self.control = control
+        self.args = args
+        self.out = out
+
+    def run(self, items: list) -> None:
+        for item in items:
+            if type(item) is str:
+                self.out.parts.append(item)
+                continue
+            handler = DIRECTIVES.get(item.char)
+            if handler is None:
+                raise bad_control(self.control, f"unsupported directive ~{item.char}")
+            handler(self, item)
+
+    def nested(self, args: _Args | None = None, out: _Out | None = None,
+               control: str | None = None) -> _Formatter:
+        """The same run with other arguments, output or control string."""
+        return _Formatter(self.interp, self.control if control is None else control,
+                          self.args if args is None else args, self.out if out is None else out)
+
+    def param(self, d: Directive, index: int, default: Any) -> Any:
+        return _param(d.params, index, self.args, default)
+
+    def emit(self, text: str) -> None:
+        self.out.parts.append(text)
 
 
-def _directive(interp, d: _Directive, args: _Args, out: _Out, control: str) -> None:
-    c = d.char
-    emit = out.parts.append
-    if c in "as":
-        mincol = _param(d.params, 0, args, 0)
-        colinc = _param(d.params, 1, args, 1)
-        minpad = _param(d.params, 2, args, 0)
-        padchar = _param(d.params, 3, args, " ")
-        value = args.next()
-        if value is NIL and d.colon:
-            text = "()"
-        else:
-            from sexpgpu.lisp.pretty import layout
+# ------------------------------------------------------------------ the directives
 
-            text = layout(value, c == "s", out.column())
-        text = padchar * minpad + text if d.at else text + padchar * minpad
-        if len(text) < mincol:
-            # pad in whole steps of colinc until at least mincol wide
-            steps = -(-(mincol - len(text)) // max(1, colinc))
-            fill = padchar * (steps * max(1, colinc))
-            text = fill + text if d.at else text + fill
-        emit(text)
-    elif c == "d":
-        emit(_integer(d, args, 10))
-    elif c == "b":
-        emit(_integer(d, args, 2))
-    elif c == "o":
-        emit(_integer(d, args, 8))
-    elif c == "x":
-        emit(_integer(d, args, 16))
-    elif c == "r":
-        if d.params:
-            base = _param(d.params, 0, args, 10)
-            d2 = _Directive("r", d.params[1:], d.colon, d.at, d.pos)
-            emit(_integer(d2, args, base))
-        else:
-            value = args.next()
-            if d.at:
-                emit(roman(value))
-            elif d.colon:
-                emit(ordinal(value))
-            else:
-                emit(cardinal(value))
-    elif c == "f":
-        emit(_float_f(d, args))
-    elif c == "e":
-        emit(_float_e(d, args))
-    elif c == "g":
-        emit(princ_to_string(args.next()))
-    elif c == "$":
-        emit(_dollar(d, args))
-    elif c == "%":
-        emit("\n" * _param(d.params, 0, args, 1))
-    elif c == "&":
-        count = _param(d.params, 0, args, 1)
-        if count > 0:
-            emit(("" if out.at_line_start() else "\n") + "\n" * (count - 1))
-    elif c == "|":
-        emit("\f" * _param(d.params, 0, args, 1))
-    elif c == "~":
-        emit("~" * _param(d.params, 0, args, 1))
-    elif c == "t":
-        colnum = _param(d.params, 0, args, 1)
-        colinc = _param(d.params, 1, args, 1)
-        column = out.column()
-        if d.at:
-            emit(" " * colnum)
-        elif column < colnum:
-            emit(" " * (colnum - column))
-        elif colinc > 0:
-            emit(" " * (colinc - (column - colnum) % colinc))
-    elif c == "c":
-        value = args.next()
-        if d.colon:
-            from sexpgpu.lisp.strings import char_name
+DIRECTIVES: dict[str, Callable[[_Formatter, Directive], None]] = {}
 
-            name = char_name(value)
-            emit(value.ch if name is NIL else name)
-        elif d.at:
-            emit(prin1_to_string(value))
-        else:
-            emit(princ_to_string(value))
-    elif c == "p":
-        if d.colon:
-            args.pos -= 1
-        value = args.next()
-        if d.at:
-            emit("y" if value == 1 else "ies")
-        else:
-            emit("" if value == 1 else "s")
-    elif c == "*":
-        count = _param(d.params, 0, args, None)
-        if d.at:
-            args.pos = count or 0
-        elif d.colon:
-            args.pos -= count if count is not None else 1
-        else:
-            args.pos += count if count is not None else 1
-        if not 0 <= args.pos <= len(args.items):
-            raise error(E_TYPE, "format: ~* moved past the arguments", fix="check ~* counts")
-    elif c == "^":
-        if args.left() == 0:
-            raise _Stop
-    elif c == "[":
-        _conditional(interp, d, args, out, control)
-    elif c == "{":
-        _iterate(interp, d, args, out, control)
-    elif c == "(":
-        inner = _Out(out.at_line_start())
-        try:
-            _run(interp, d.body, args, inner, control)
-        finally:
-            text = "".join(inner.parts)
-            if d.colon and d.at:
-                text = text.upper()
-            elif d.colon:
-                text = _capitalize_words(text)
-            elif d.at:
-                lower = text.lower()
-                idx = next((i for i, ch in enumerate(lower) if ch.isalpha()), None)
-                text = lower if idx is None else lower[:idx] + lower[idx].upper() + lower[idx + 1:]
-            else:
-                text = text.lower()
-            emit(text)
-    elif c == "<":
-        for clause in d.clauses:
-            _run(interp, clause, args, out, control)
-    elif c == "?":
-        sub = args.next()
-        sub_args = _Args(to_py(args.next())) if not d.at else args
-        _run(interp, _parse(sub), sub_args, out, sub)
+
+def directive(*chars: str) -> Callable:
+    """Register `fn(formatter, directive)` as the directive(s) `~c` (lower-case)."""
+
+    def register(fn: Callable) -> Callable:
+        for char in chars:
+            DIRECTIVES[char] = fn
+        return fn
+
+    return register
+
+
+@directive("a", "s")
+def _aesthetic(f: _Formatter, d: Directive) -> None:
+    """~mincol,colinc,minpad,padcharA (princ) / ~S (prin1); ~:A prints NIL as ()"""
+    mincol = f.param(d, 0, 0)
+    colinc = f.param(d, 1, 1)
+    minpad = f.param(d, 2, 0)
+    padchar = f.param(d, 3, " ")
+    value = f.args.next()
+    if value is NIL and d.colon:
+        text = "()"
     else:
-        raise _bad(control, f"unsupported directive ~{d.char}")
+        text = layout(value, d.char == "s", f.out.column())
+    text = padchar * minpad + text if d.at else text + padchar * minpad
+    if len(text) < mincol:
+        # pad in whole steps of colinc until at least mincol wide
+        steps = -(-(mincol - len(text)) // max(1, colinc))
+        fill = padchar * (steps * max(1, colinc))
+        text = fill + text if d.at else text + fill
+    f.emit(text)
 
 
-def _capitalize_words(text: str) -> str:
-    from sexpgpu.lisp.strings import _capitalize
+def _integer(f: _Formatter, d: Directive, base: int, params: list) -> str:
+    """~mincol,padchar,commachar,intervalD in `base`: ~:D groups digits, ~@D shows +."""
+    mincol = _param(params, 0, f.args, 0)
+    padchar = _param(params, 1, f.args, " ")
+    comma = _param(params, 2, f.args, ",")
+    interval = _param(params, 3, f.args, 3)
+    value = f.args.next()
+    if type(value) is not int:
+        return _pad(princ_to_string(value), mincol, padchar, True)
+    digits = integer_to_string(value, base)
+    if d.colon:
+        digits = group_digits(digits, comma, interval)
+    if d.at and value >= 0:
+        digits = "+" + digits
+    return _pad(digits, mincol, padchar, True)
 
-    return _capitalize(text)
+
+_BASES = {"d": 10, "b": 2, "o": 8, "x": 16}
 
 
-def _conditional(interp, d: _Directive, args: _Args, out: _Out, control: str) -> None:
+@directive("d", "b", "o", "x")
+def _radix_integer(f: _Formatter, d: Directive) -> None:
+    """~D decimal, ~B binary, ~O octal, ~X hexadecimal"""
+    f.emit(_integer(f, d, _BASES[d.char], d.params))
+
+
+@directive("r")
+def _radix(f: _Formatter, d: Directive) -> None:
+    """~radix,mincol,...R in any base; without parameters ~R cardinal words,
+    ~:R ordinal words, ~@R Roman numerals"""
+    if d.params:
+        base = f.param(d, 0, 10)
+        f.emit(_integer(f, d, base, d.params[1:]))
+        return
+    value = f.args.next()
     if d.at:
-        value = args.next()
-        if value is not NIL:
+        f.emit(roman(value))
+    elif d.colon:
+        f.emit(ordinal(value))
+    else:
+        f.emit(cardinal(value))
+
+
+@directive("f")
+def _fixed_float(f: _Formatter, d: Directive) -> None:
+    """~w,d,,,padcharF: fixed-point, d digits after the point, w wide; ~@F shows +"""
+    width = f.param(d, 0, None)
+    digits = f.param(d, 1, None)
+    padchar = f.param(d, 4, " ")
+    value = f.args.next()
+    if type(value) not in _REAL:
+        f.emit(_pad(princ_to_string(value), width or 0, " ", True))
+        return
+    text = fixed_text(value, digits)
+    if d.at and value >= 0:
+        text = "+" + text
+    if width is not None:
+        if text.startswith("0.") and len(text) > width:
+            text = text[1:]
+        text = _pad(text, width, padchar, True)
+    f.emit(text)
+
+
+@directive("e")
+def _exponent_float(f: _Formatter, d: Directive) -> None:
+    """~w,dE: exponent notation, d digits after the point, w wide"""
+    width = f.param(d, 0, None)
+    digits = f.param(d, 1, None)
+    value = f.args.next()
+    if type(value) not in _REAL:
+        f.emit(princ_to_string(value))
+        return
+    text = exponent_text(value, digits)
+    f.emit(text if width is None else _pad(text, width, " ", True))
+
+
+@directive("g")
+def _general_float(f: _Formatter, d: Directive) -> None:
+    """~G: printed as by princ"""
+    f.emit(princ_to_string(f.args.next()))
+
+
+@directive("$")
+def _money(f: _Formatter, d: Directive) -> None:
+    """~d,n,w$: d digits after the point, at least n before, w wide; ~@$ shows +"""
+    digits = f.param(d, 0, 2)
+    min_int = f.param(d, 1, 1)
+    width = f.param(d, 2, 0)
+    value = f.args.next()
+    if type(value) not in _REAL:
+        f.emit(princ_to_string(value))
+        return
+    text = fixed_text(Single(value) if type(value) is not float else value, digits)
+    whole, _, frac = text.partition(".")
+    sign = "-" if whole.startswith("-") else ("+" if d.at else "")
+    whole = whole.lstrip("-").rjust(min_int, "0")
+    f.emit(_pad(f"{sign}{whole}.{frac}", width, " ", True))
+
+
+@directive("%")
+def _newline(f: _Formatter, d: Directive) -> None:
+    """~n%: n newlines"""
+    f.emit("\n" * f.param(d, 0, 1))
+
+
+@directive("&")
+def _fresh_line(f: _Formatter, d: Directive) -> None:
+    """~n&: a newline unless at the start of a line, then n-1 more"""
+    count = f.param(d, 0, 1)
+    if count > 0:
+        f.emit(("" if f.out.at_line_start() else "\n") + "\n" * (count - 1))
+
+
+@directive("|")
+def _page(f: _Formatter, d: Directive) -> None:
+    """~n|: n page separators"""
+    f.emit("\f" * f.param(d, 0, 1))
+
+
+@directive("~")
+def _tilde(f: _Formatter, d: Directive) -> None:
+    """~n~: n tildes"""
+    f.emit("~" * f.param(d, 0, 1))
+
+
+@directive("t")
+def _tabulate(f: _Formatter, d: Directive) -> None:
+    """~colnum,colincT: move to column colnum (or the next colinc stop past it);
+    ~@T inserts colnum spaces"""
+    colnum = f.param(d, 0, 1)
+    colinc = f.param(d, 1, 1)
+    column = f.out.column()
+    if d.at:
+        f.emit(" " * colnum)
+    elif column < colnum:
+        f.emit(" " * (colnum - column))
+    elif colinc > 0:
+        f.emit(" " * (colinc - (column - colnum) % colinc))
+
+
+@directive("c")
+def _character(f: _Formatter, d: Directive) -> None:
+    """~C the character; ~:C its name when it has one; ~@C as #\\c"""
+    value = f.args.next()
+    if d.colon:
+        name = char_name(value)
+        f.emit(value.ch if name is NIL else name)
+    elif d.at:
+        f.emit(prin1_to_string(value))
+    else:
+        f.emit(princ_to_string(value))
+
+
+@directive("p")
+def _plural(f: _Formatter, d: Directive) -> None:
+    """~P: s unless the argument is 1; ~@P y/ies; ~:P looks at the previous argument"""
+    if d.colon:
+        f.args.pos -= 1
+    value = f.args.next()
+    if d.at:
+        f.emit("y" if value == 1 else "ies")
+    else:
+        f.emit("" if value == 1 else "s")
+
+
+@directive("*")
+def _goto(f: _Formatter, d: Directive) -> None:
+    """~n*: skip n arguments; ~n:* back up n; ~n@* go to argument n"""
+    args = f.args
+    count = f.param(d, 0, None)
+    if d.at:
+        args.pos = count or 0
+    elif d.colon:
+        args.pos -= count if count is not None else 1
+    else:
+        args.pos += count if count is not None else 1
+    if not 0 <= args.pos <= len(args.items):
+        raise error(E_TYPE, "format: ~* moved past the arguments", fix="check ~* counts")
+
+
+@directive("^")
+def _escape(f: _Formatter, d: Directive) -> None:
+    """~^: stop here when no arguments are left"""
+    if f.args.left() == 0:
+        raise _Stop
+
+
+@directive("[")
+def _conditional(f: _Formatter, d: Directive) -> None:
+    """~[a~;b~:;default~] by index; ~:[false~;true~]; ~@[shown if non-NIL~]"""
+    args = f.args
+    if d.at:
+        if args.next() is not NIL:
             args.pos -= 1
-            _run(interp, d.clauses[0], args, out, control)
+            f.run(d.clauses[0])
         return
     if d.colon:
         value = args.next()
-        clause = d.clauses[1] if value is not NIL else d.clauses[0]
-        _run(interp, clause, args, out, control)
+        f.run(d.clauses[1] if value is not NIL else d.clauses[0])
         return
-    index = _param(d.params, 0, args, None)
+    index = f.param(d, 0, None)
     if index is None:
         index = args.next()
     if type(index) is not int:
@@ -537,17 +384,18 @@ def _conditional(interp, d: _Directive, args: _Args, out: _Out, control: str) ->
                     actual=prin1_to_string(index), fix="pass an integer or use ~:[")
     clauses = d.clauses
     if 0 <= index < len(clauses) - (1 if d.default_last else 0):
-        _run(interp, clauses[index], args, out, control)
+        f.run(clauses[index])
     elif d.default_last:
-        _run(interp, clauses[-1], args, out, control)
+        f.run(clauses[-1])
 
 
-def _iterate(interp, d: _Directive, args: _Args, out: _Out, control: str) -> None:
-    limit = _param(d.params, 0, args, None)
-    if d.at:
-        source = args
-    else:
-        source = _Args(to_py(args.next()))
+@directive("{")
+def _iterate(f: _Formatter, d: Directive) -> None:
+    """~n{body~}: the body over the elements of a list argument (at most n times);
+    ~:{ over sublists, ~@{ over the remaining arguments, ~:} at least once"""
+    limit = f.param(d, 0, None)
+    source = f.args if d.at else _Args(to_py(f.args.next()))
+    interp = f.interp
     count = 0
     once = d.default_last
     while source.left() > 0 or once:
@@ -558,19 +406,59 @@ def _iterate(interp, d: _Directive, args: _Args, out: _Out, control: str) -> Non
         if d.colon:
             inner = _Args(to_py(source.next()))
             try:
-                _run(interp, d.body, inner, out, control)
+                f.nested(args=inner).run(d.body)
             except _Stop:
                 if source.left() == 0:
                     break
         else:
             try:
-                _run(interp, d.body, source, out, control)
+                f.nested(args=source).run(d.body)
             except _Stop:
                 break
         interp.steps += 1
         if interp.steps > interp.checkpoint:
             interp.check_limits()
 
+
+@directive("(")
+def _case_conversion(f: _Formatter, d: Directive) -> None:
+    """~(lower~), ~:(Capitalize Each Word~), ~@(Capitalize first~), ~:@(UPPER~)"""
+    inner = _Out(f.out.at_line_start())
+    try:
+        f.nested(out=inner).run(d.body)
+    finally:
+        # a ~^ inside still shows what came before it
+        f.emit(_convert_case("".join(inner.parts), d.colon, d.at))
+
+
+def _convert_case(text: str, colon: bool, at: bool) -> str:
+    if colon and at:
+        return text.upper()
+    if colon:
+        return capitalize(text)
+    if at:
+        lower = text.lower()
+        idx = next((i for i, ch in enumerate(lower) if ch.isalpha()), None)
+        return lower if idx is None else lower[:idx] + lower[idx].upper() + lower[idx + 1:]
+    return text.lower()
+
+
+@directive("<")
+def _justification(f: _Formatter, d: Directive) -> None:
+    """~<a~;b~>: the clauses one after another (no justification)"""
+    for clause in d.clauses:
+        f.run(clause)
+
+
+@directive("?")
+def _indirection(f: _Formatter, d: Directive) -> None:
+    """~?: a control string and a list of its arguments; ~@? takes them from ours"""
+    sub = f.args.next()
+    sub_args = _Args(to_py(f.args.next())) if not d.at else f.args
+    f.nested(args=sub_args, control=sub).run(parse(sub))
+
+
+# ------------------------------------------------------------------ entry point
 
 _CACHE: dict[str, list] = {}
 
@@ -586,14 +474,10 @@ def format_to_string(interp, control: Any, args: list, line_start: bool = True,
                     actual=prin1_to_string(control), fix='write (format nil "~a" x)')
     tree = _CACHE.get(control)
     if tree is None:
-        tree = _CACHE[control] = _parse(control)
+        tree = _CACHE[control] = parse(control)
     out = _Out(line_start, column)
     try:
-        _run(interp, tree, _Args(list(args)), out, control)
+        _Formatter(interp, control, _Args(list(args)), out).run(tree)
     except _Stop:
         pass
     return "".join(out.parts)
-
-
-def _unused(x: Cons) -> None:  # keep Char imported for ~c type checks in the future
-    _ = Char

@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from sexpgpu.lisp import equality
-from sexpgpu.lisp.registry import builtin
-from sexpgpu.lisp.sequences import keywords
-from sexpgpu.lisp.types import MV, NIL, Cons, T, boolean
+from sexpgpu.lisp.registry import builtin, keywords
+from sexpgpu.lisp.types import MV, NIL, Cons, T, boolean, intern, lisp_list
 
 _KEYS = {"EQ": equality.eql_key, "EQL": equality.eql_key, "EQUAL": equality.equal_key,
          "EQUALP": equality.equalp_key}
@@ -81,8 +80,6 @@ def hash_table_count(table):
 
 @builtin("HASH-TABLE-TEST")
 def hash_table_test(table):
-    from sexpgpu.lisp.types import intern
-
     return intern(table.test)
 
 
@@ -98,20 +95,14 @@ def maphash(interp, fn, table):
 
 @builtin("HASH-TABLE-KEYS")
 def hash_table_keys(table):
-    from sexpgpu.lisp.types import lisp_list
-
     return lisp_list(k for k, _ in table.table.values())
 
 
 @builtin("HASH-TABLE-VALUES")
 def hash_table_values(table):
-    from sexpgpu.lisp.types import lisp_list
-
     return lisp_list(v for _, v in table.table.values())
 
 
 @builtin("HASH-TABLE-ALIST")
 def hash_table_alist(table):
-    from sexpgpu.lisp.types import lisp_list
-
     return lisp_list(Cons(k, v) for k, v in table.table.values())

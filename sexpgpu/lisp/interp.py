@@ -1,8 +1,9 @@
 """The compile-time evaluator: a tree-walking interpreter over reader forms.
 
-Special forms live in `specials.py` (one decorated function each), builtins in the
-builtin modules; this module holds environments, function objects, calls, macro
-expansion, limits and how errors collect their span and notes.
+This module holds evaluation itself: calls, macro expansion, function lookup and the
+step/depth limits. The language it evaluates (special forms, builtins, prelude) comes
+from `library.py`; environments and closures from `closures.py`; error reporting from
+`reporting.py`.
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ import time
 from typing import Any, TextIO
 
 from sexpgpu.diagnostics import SexpError, error
-from sexpgpu.lisp import lambdalist
+from sexpgpu.lisp import lambdalist, modules
+from sexpgpu.lisp.closures import LAMBDA, MISSING, Closure, Env, Macro, split_body
+from sexpgpu.lisp.conditions import Condition
 from sexpgpu.lisp.errors import (
-    E_DIVISION_BY_ZERO,
+    E_LISP_ERROR,
     E_SYNTAX,
     E_TYPE,
     E_UNBOUND,
@@ -25,15 +28,13 @@ from sexpgpu.lisp.errors import (
     ThrowExit,
     limit_error,
 )
+from sexpgpu.lisp.expanders import expand_builtin
 from sexpgpu.lisp.printer import prin1_to_string
-from sexpgpu.lisp.registry import BUILTINS, SPECIAL_FORMS, Builtin
-from sexpgpu.lisp.reporting import _CHECK_EVERY, Reporting, _default_generic_op
+from sexpgpu.lisp.reader import read_all
+from sexpgpu.lisp.registry import SPECIAL_FORMS, Builtin
+from sexpgpu.lisp.reporting import CHECK_EVERY, Reporting, default_generic_op
 from sexpgpu.lisp.types import MV, NIL, Cons, Symbol, T, intern
-
-_MISSING = object()
-LAMBDA = intern("LAMBDA")
-DECLARE = intern("DECLARE")
-BLOCK = intern("BLOCK")
+from sexpgpu.suggest import nearest
 
 DEFAULT_MAX_STEPS = 1_000_000
 DEFAULT_MAX_SECONDS = 1.0  # CPU-time backstop for steps that are individually slow
@@ -42,97 +43,21 @@ DEFAULT_MAX_ALLOC = 1_000_000
 _PY_FRAMES_PER_CALL = 40  # generous: Python frames one Lisp call may use
 
 
-class Env:
-    """A lexical environment frame: variables by symbol, functions by `symbol.fkey`,
-    blocks by `symbol.bkey`, tagbody tags by the tag itself wrapped in a tuple."""
-
-    __slots__ = ("vars", "parent")
-
-    def __init__(self, vars: dict, parent: Env | None):
-        self.vars = vars
-        self.parent = parent
-
-
-class Closure:
-    """A function written in Lisp: lambda list, body forms and captured environment."""
-
-    __slots__ = ("name", "ll", "body", "env")
-
-    def __init__(self, name: str | None, ll: lambdalist.LambdaList, body: list, env: Env | None):
-        self.name = name
-        self.ll = ll
-        self.body = body
-        self.env = env
-
-    def lisp_repr(self, escape: bool) -> str:
-        if self.name:
-            return f"#<FUNCTION {self.name}>"
-        return f"#<FUNCTION (LAMBDA {self.ll.text})>"
-
-
-class Macro:
-    """A macro: a destructuring lambda list and body run on the unevaluated form."""
-
-    __slots__ = ("name", "ll", "body", "env")
-
-    def __init__(self, name: str, ll: lambdalist.LambdaList, body: list, env: Env | None):
-        self.name = name
-        self.ll = ll
-        self.body = body
-        self.env = env
-
-    def lisp_repr(self, escape: bool) -> str:
-        return f"#<MACRO-FUNCTION {self.name}>"
-
-
-def split_body(body: Any, allow_doc: bool) -> tuple[list, Any]:
-    """Body forms without leading declarations (and docstring); returns (forms, doc)."""
-    forms = []
-    node = body
-    while type(node) is Cons:
-        forms.append(node.car)
-        node = node.cdr
-    doc = NIL
-    while forms:
-        first = forms[0]
-        if type(first) is Cons and first.car is DECLARE:
-            forms.pop(0)
-        elif allow_doc and type(first) is str and len(forms) > 1 and doc is NIL:
-            doc = forms.pop(0)
-        else:
-            break
-    return forms, doc
-
-
 class Interpreter(Reporting):
     """One evaluation world: globals, functions, macros, modules, output stream, limits."""
 
     def __init__(self, stdout: TextIO | None = None, *, prelude: bool = True,
                  max_steps: int = DEFAULT_MAX_STEPS, max_depth: int = DEFAULT_MAX_DEPTH,
                  max_alloc: int = DEFAULT_MAX_ALLOC, max_seconds: float = DEFAULT_MAX_SECONDS):
-        from sexpgpu.lisp import builtins_all  # noqa: F401 - registers every builtin
+        # deferred: the library is some twenty modules that `sexpgpu fmt`, `diff` and
+        # `new` (which only read and print through this package) never need
+        from sexpgpu.lisp import library
 
         self.out = stdout if stdout is not None else sys.stdout
         self.at_line_start = True
         self.column = 0
-        self.globals: dict = {NIL: NIL, T: T}
-        self.specials: set = set()
-        self.constants: set = {NIL, T}
-        self.functions: dict = dict(BUILTINS)
-        self.macros: dict = {}
-        self.setf_functions: dict = {}
-        self.special_forms = SPECIAL_FORMS
-        self.expansions: dict = {}
-        self.max_steps = max_steps
-        self.max_depth = max_depth
-        self.max_alloc = max_alloc
-        self.max_seconds = max_seconds
-        self.steps = 0
-        self.checkpoint = min(max_steps, _CHECK_EVERY)  # next step count to check limits at
-        self.started: float | None = None  # CPU clock at the start of the top-level evaluation
-        self.depth = 0
-        self.active = 0  # nesting of eval_forms/call entries from Python
-        self.allocated = 0
+        self._init_namespaces()
+        self._init_limits(max_steps, max_depth, max_alloc, max_seconds)
         self.gensym_counter = 1
         self.user_condition_types: dict = {}
         self.structs: dict = {}
@@ -141,26 +66,39 @@ class Interpreter(Reporting):
         # function is applied): what a tracer records as the source of an IR node
         self.current_span = None
         self.struct_setters: dict = {}
-        self.generic_op = _default_generic_op
+        self.generic_op = default_generic_op
         self.library_files: set[str] = set()
         self.sources: dict[str, str] = {}
-        from sexpgpu.lisp import modules
-
         self.modules = modules.ModuleTable(self)
         self.module_resolver = modules.default_resolver
         needed = self.max_depth * _PY_FRAMES_PER_CALL + 2000
         if sys.getrecursionlimit() < needed:
             sys.setrecursionlimit(needed)
-        from sexpgpu.lisp import io as lisp_io
+        library.install(self, prelude=prelude)
 
-        lisp_io.install(self)
-        from sexpgpu.lisp import numbers
+    def _init_namespaces(self) -> None:
+        """Empty global tables; `library.install` fills them with the language."""
+        self.globals: dict = {NIL: NIL, T: T}
+        self.specials: set = set()
+        self.constants: set = {NIL, T}
+        self.functions: dict = {}
+        self.macros: dict = {}
+        self.setf_functions: dict = {}
+        self.special_forms: dict = SPECIAL_FORMS
+        self.expansions: dict = {}
 
-        numbers.install(self)
-        if prelude:
-            from sexpgpu.lisp.prelude import load_prelude
-
-            load_prelude(self)
+    def _init_limits(self, max_steps: int, max_depth: int, max_alloc: int,
+                     max_seconds: float) -> None:
+        self.max_steps = max_steps
+        self.max_depth = max_depth
+        self.max_alloc = max_alloc
+        self.max_seconds = max_seconds
+        self.steps = 0
+        self.checkpoint = min(max_steps, CHECK_EVERY)  # next step count to check limits at
+        self.started: float | None = None  # CPU clock at the start of the top-level evaluation
+        self.depth = 0
+        self.active = 0  # nesting of eval_forms/call entries from Python
+        self.allocated = 0
 
     # ------------------------------------------------------------------ output
 
@@ -188,11 +126,11 @@ class Interpreter(Reporting):
             self.special_forms = dict(SPECIAL_FORMS)
         self.special_forms[intern(name.upper())] = fn
 
-    def get_global(self, name: str | Symbol, default: Any = _MISSING) -> Any:
+    def get_global(self, name: str | Symbol, default: Any = MISSING) -> Any:
         sym = name if isinstance(name, Symbol) else intern(name.upper())
-        value = self.globals.get(sym, _MISSING)
-        if value is _MISSING:
-            if default is _MISSING:
+        value = self.globals.get(sym, MISSING)
+        if value is MISSING:
+            if default is MISSING:
                 raise error(E_UNBOUND, f"unbound variable {sym.name}")
             return default
         return value
@@ -205,8 +143,6 @@ class Interpreter(Reporting):
 
     def load(self, text: str, file: str = "<string>", library: bool = False) -> Any:
         """Read and evaluate every form of `text`; returns the last value."""
-        from sexpgpu.lisp.reader import read_all
-
         self.sources[file] = text
         if library:
             self.library_files.add(file)
@@ -238,8 +174,6 @@ class Interpreter(Reporting):
 
     def _dead_exit(self, exit_: Exception, spans: Any, index: int) -> SexpError:
         """A throw with no catch, or a return-from/go into a block that already exited."""
-        from sexpgpu.lisp.errors import E_LISP_ERROR, Condition
-
         if isinstance(exit_, ThrowExit):
             message = f"attempt to throw to a tag that does not exist: {prin1_to_string(exit_.tag)}"
         else:
@@ -255,7 +189,7 @@ class Interpreter(Reporting):
         if self.active == 1:
             self.steps = 0
             self.allocated = 0
-            self.checkpoint = min(self.max_steps, _CHECK_EVERY)
+            self.checkpoint = min(self.max_steps, CHECK_EVERY)
             self.started = time.process_time()
             return True
         return False
@@ -306,12 +240,12 @@ class Interpreter(Reporting):
     def lookup(self, sym: Symbol, env: Env | None) -> Any:
         e = env
         while e is not None:
-            value = e.vars.get(sym, _MISSING)
-            if value is not _MISSING:
+            value = e.vars.get(sym, MISSING)
+            if value is not MISSING:
                 return value
             e = e.parent
-        value = self.globals.get(sym, _MISSING)
-        if value is not _MISSING:
+        value = self.globals.get(sym, MISSING)
+        if value is not MISSING:
             return value
         if sym.is_keyword:
             return sym
@@ -321,6 +255,8 @@ class Interpreter(Reporting):
         raise self._unbound(sym, env)
 
     def eval_cons(self, form: Cons, env: Env | None) -> Any:
+        """A compound form: special form, macro call or function call. This is the
+        evaluator's inner loop, so the operator lookup stays inline rather than in helpers."""
         self.steps += 1
         if self.steps > self.checkpoint:
             self.check_limits()
@@ -352,9 +288,7 @@ class Interpreter(Reporting):
             elif type(head) is Cons and head.car is LAMBDA:
                 fn = self.make_lambda(head, env, None)
             else:
-                raise error(E_UNDEFINED_FUNCTION,
-                            f"{prin1_to_string(head)} is not a function name", form.span,
-                            fix="the first element of a form must name a function")
+                raise self._not_a_function_name(form)
             args = []
             node = form.cdr
             while type(node) is Cons:
@@ -375,10 +309,7 @@ class Interpreter(Reporting):
             raise exc from None
         except (TypeError, AttributeError, ValueError, IndexError, KeyError) as bad:
             # builtins convert their own; this catches a special form given a wrong value
-            name = head.name.lower() if isinstance(head, Symbol) else "form"
-            exc = error(E_TYPE, f"{name}: wrong type of value", form.span,
-                        actual=prin1_to_string(form)[:120],
-                        fix=f"check the values given to {name}")
+            exc = self._wrong_value_in(form)
             self._trail(exc, form)
             raise exc from bad
 
@@ -397,16 +328,7 @@ class Interpreter(Reporting):
             except (TypeError, AttributeError, ValueError, IndexError, KeyError) as exc:
                 raise self._builtin_type_error(fn, args, exc) from None
             except ZeroDivisionError:
-                from sexpgpu.lisp.errors import Condition
-
-                shown = " ".join(prin1_to_string(a) for a in args)
-                exc2 = error(E_DIVISION_BY_ZERO, f"division by zero in ({fn.name.lower()} {shown})",
-                             fix="check the divisor before dividing")
-                operation = "(" + " ".join([fn.name] + [prin1_to_string(a) for a in args]) + ")"
-                exc2.condition = Condition(
-                    "DIVISION-BY-ZERO",
-                    f"arithmetic error DIVISION-BY-ZERO signalled\nOperation was {operation}.")
-                raise exc2 from None
+                raise self._division_by_zero(fn, args) from None
             except OverflowError:
                 raise limit_error(f"{fn.name.lower()}: number too large",
                                   "keep numbers within float range") from None
@@ -501,9 +423,6 @@ class Interpreter(Reporting):
         if head in self.special_forms:
             raise error(E_TYPE, f"{head.name} is a special form, not a function",
                         form.span if form else None)
-        from sexpgpu.lisp.errors import Condition
-        from sexpgpu.suggest import nearest
-
         hint = nearest(head.name, [s.name for s in list(self.functions) + list(self.macros)])
         exc = error(E_UNDEFINED_FUNCTION, f"undefined function {head.name.lower()}",
                     form.span if form is not None else None,
@@ -582,8 +501,6 @@ class Interpreter(Reporting):
             if macro is not None:
                 return self.expand_macro(macro, form, env), True
             if form.car in self.special_forms and form.car not in self.macros:
-                from sexpgpu.lisp.expanders import expand_builtin
-
                 expansion = expand_builtin(form)
                 if expansion is not None:
                     return expansion, True

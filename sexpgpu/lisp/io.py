@@ -1,4 +1,5 @@
-"""Output: streams, print/prin1/princ/terpri/write-string..., format and string streams.
+"""Streams: print/prin1/princ/terpri/write-string..., format, and string streams (output
+and input: read-line, read-char, read).
 
 The interpreter's `*standard-output*` writes to `interp.out` (stdout for `eval`,
 stderr during check/run). String output streams collect text for
@@ -10,10 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from sexpgpu.lisp.format_ import format_to_string
+from sexpgpu.lisp.pretty import layout
 from sexpgpu.lisp.printer import prin1_to_string, princ_to_string
-from sexpgpu.lisp.registry import builtin
-from sexpgpu.lisp.sequences import keywords
-from sexpgpu.lisp.types import NIL, Char, Symbol, T, intern
+from sexpgpu.lisp.reader import Reader
+from sexpgpu.lisp.registry import builtin, keywords
+from sexpgpu.lisp.types import MV, NIL, Char, T, intern
 
 STANDARD_OUTPUT = intern("*STANDARD-OUTPUT*")
 
@@ -70,12 +72,6 @@ def _advance(column: int, text: str) -> int:
     return column + len(text) if newline < 0 else len(text) - newline - 1
 
 
-def pretty(obj: Any, escape: bool, column: int) -> str:
-    from sexpgpu.lisp.pretty import layout
-
-    return layout(obj, escape, column)
-
-
 def stream_of(interp, designator: Any):
     if designator is NIL or designator is T:
         return interp.globals.get(STANDARD_OUTPUT) or InterpreterStream(interp)
@@ -99,29 +95,27 @@ def install(interp) -> None:
 @builtin("PRINT", interp=True)
 def lisp_print(interp, obj, stream=NIL):
     out = stream_of(interp, stream)
-    out.write("\n" + pretty(obj, True, 0) + " ")
+    out.write("\n" + layout(obj, True, 0) + " ")
     return obj
 
 
 @builtin("PRIN1", interp=True)
 def lisp_prin1(interp, obj, stream=NIL):
     out = stream_of(interp, stream)
-    out.write(pretty(obj, True, out.column()))
+    out.write(layout(obj, True, out.column()))
     return obj
 
 
 @builtin("PRINC", interp=True)
 def lisp_princ(interp, obj, stream=NIL):
     out = stream_of(interp, stream)
-    out.write(pretty(obj, False, out.column()))
+    out.write(layout(obj, False, out.column()))
     return obj
 
 
 @builtin("PPRINT", interp=True)
 def lisp_pprint(interp, obj, stream=NIL):
     stream_of(interp, stream).write("\n" + prin1_to_string(obj))
-    from sexpgpu.lisp.types import MV
-
     return MV(())
 
 
@@ -217,8 +211,6 @@ def make_string_input_stream(text, start=0, end=NIL):
 
 @builtin("READ-LINE")
 def read_line(stream, eof_error_p=T, eof_value=NIL, recursive_p=NIL):
-    from sexpgpu.lisp.types import MV
-
     if stream.pos >= len(stream.text):
         return MV((_eof(stream, eof_error_p, eof_value), T))
     end = stream.text.find("\n", stream.pos)
@@ -255,8 +247,6 @@ def unread_char(char, stream):
 
 @builtin("READ")
 def lisp_read(stream, eof_error_p=T, eof_value=NIL, recursive_p=NIL):
-    from sexpgpu.lisp.reader import Reader
-
     reader = Reader(stream.text, "<read>")
     forms = reader.read_all(stream.pos, 1)
     if not forms:
@@ -281,6 +271,3 @@ def get_output_stream_string(stream):
 builtin("STREAMP", "OUTPUT-STREAM-P")(
     lambda x: T if isinstance(x, (StringStream, InterpreterStream)) else NIL)
 
-
-def _unused(x: Symbol) -> None:
-    pass

@@ -60,58 +60,9 @@ def parse(form: Any, span=None, destructuring: bool = False) -> LambdaList:
         item = node.car
         node = node.cdr
         if type(item) is Symbol and item.name in _MARKERS:
-            name = item.name
-            if name == "&ALLOW-OTHER-KEYS":
-                ll.allow_other = True
-                continue
-            if name in ("&WHOLE", "&ENVIRONMENT"):
-                if type(node) is not Cons:
-                    raise _bad(f"{name.lower()} needs a variable", form, span)
-                if name == "&WHOLE":
-                    ll.whole = node.car
-                else:
-                    ll.environment = node.car
-                node = node.cdr
-                continue
-            mode = {"&OPTIONAL": "opt", "&REST": "rest", "&BODY": "rest", "&KEY": "key",
-                    "&AUX": "aux"}[name]
-            if mode == "rest":
-                if type(node) is not Cons or type(node.car) is not Symbol:
-                    raise _bad(f"{name.lower()} needs a variable", form, span)
-                ll.rest = node.car
-                node = node.cdr
-                mode = "after-rest"
-            continue
-        if mode == "req":
-            if type(item) is Cons and destructuring:
-                ll.required.append(parse(item, span, True))
-            elif type(item) is Symbol and not item.is_keyword and item not in (NIL, T):
-                ll.required.append(item)
-            else:
-                raise _bad(f"{prin1_to_string(item)} is not a variable", form, span)
-        elif mode == "opt":
-            var, default, supplied = _spec(item, form, span, destructuring)
-            ll.optional.append((var, default, supplied))
-        elif mode == "key":
-            if type(item) is Cons and type(item.car) is Cons:
-                key = item.car.car
-                var = item.car.cdr.car if type(item.car.cdr) is Cons else NIL
-                rest = item.cdr
-                default = rest.car if type(rest) is Cons else NIL
-                supplied = rest.cdr.car if type(rest) is Cons and type(rest.cdr) is Cons else None
-                if destructuring and type(var) is Cons:
-                    var = parse(var, span, True)
-            else:
-                var, default, supplied = _spec(item, form, span, destructuring)
-                key = keyword(var.name) if type(var) is Symbol else None
-                if key is None:
-                    raise _bad("a destructured &key needs ((:key pattern))", form, span)
-            ll.keys.append((key, var, default, supplied))
-        elif mode == "aux":
-            var, default, _ = _spec(item, form, span, False)
-            ll.aux.append((var, default))
+            mode, node = _marker(ll, item.name, mode, node, form, span)
         else:
-            raise _bad("only one variable may follow &rest", form, span)
+            _parameter(ll, mode, item, form, span, destructuring)
     if node is not NIL:
         if destructuring and type(node) is Symbol:
             ll.rest = node
@@ -122,6 +73,72 @@ def parse(form: Any, span=None, destructuring: bool = False) -> LambdaList:
                  and ll.whole is None and ll.environment is None
                  and all(type(r) is Symbol for r in ll.required))
     return ll
+
+
+_MODES = {"&OPTIONAL": "opt", "&REST": "rest", "&BODY": "rest", "&KEY": "key", "&AUX": "aux"}
+
+
+def _marker(ll: LambdaList, name: str, mode: str, node: Any, form: Any, span) -> tuple[str, Any]:
+    """A lambda-list keyword: returns the parsing mode after it and the rest of the list."""
+    if name == "&ALLOW-OTHER-KEYS":
+        ll.allow_other = True
+        return mode, node
+    if name in ("&WHOLE", "&ENVIRONMENT"):
+        if type(node) is not Cons:
+            raise _bad(f"{name.lower()} needs a variable", form, span)
+        if name == "&WHOLE":
+            ll.whole = node.car
+        else:
+            ll.environment = node.car
+        return mode, node.cdr
+    mode = _MODES[name]
+    if mode == "rest":
+        if type(node) is not Cons or type(node.car) is not Symbol:
+            raise _bad(f"{name.lower()} needs a variable", form, span)
+        ll.rest = node.car
+        return "after-rest", node.cdr
+    return mode, node
+
+
+def _parameter(ll: LambdaList, mode: str, item: Any, form: Any, span,
+               destructuring: bool) -> None:
+    """One parameter, in the section `mode` (req, opt, key, aux) it appears in."""
+    if mode == "req":
+        if type(item) is Cons and destructuring:
+            ll.required.append(parse(item, span, True))
+        elif type(item) is Symbol and not item.is_keyword and item not in (NIL, T):
+            ll.required.append(item)
+        else:
+            raise _bad(f"{prin1_to_string(item)} is not a variable", form, span)
+    elif mode == "opt":
+        var, default, supplied = _spec(item, form, span, destructuring)
+        ll.optional.append((var, default, supplied))
+    elif mode == "key":
+        ll.keys.append(_key_spec(item, form, span, destructuring))
+    elif mode == "aux":
+        var, default, _ = _spec(item, form, span, False)
+        ll.aux.append((var, default))
+    else:
+        raise _bad("only one variable may follow &rest", form, span)
+
+
+def _key_spec(item: Any, form: Any, span, destructuring: bool) -> tuple:
+    """(keyword, var, default form, supplied-p) of `k`, `(k default k-p)` or
+    `((:key var) default k-p)`."""
+    if type(item) is Cons and type(item.car) is Cons:
+        key = item.car.car
+        var = item.car.cdr.car if type(item.car.cdr) is Cons else NIL
+        rest = item.cdr
+        default = rest.car if type(rest) is Cons else NIL
+        supplied = rest.cdr.car if type(rest) is Cons and type(rest.cdr) is Cons else None
+        if destructuring and type(var) is Cons:
+            var = parse(var, span, True)
+        return key, var, default, supplied
+    var, default, supplied = _spec(item, form, span, destructuring)
+    key = keyword(var.name) if type(var) is Symbol else None
+    if key is None:
+        raise _bad("a destructured &key needs ((:key pattern))", form, span)
+    return key, var, default, supplied
 
 
 def _spec(item: Any, form: Any, span, destructuring: bool):
@@ -242,41 +259,47 @@ def bind_destructure(interp: Any, ll: LambdaList, value: Any, vars: dict, env: A
     while type(node) is Cons:
         items.append(node.car)
         node = node.cdr
-    if node is not NIL:
-        if ll.rest is None or ll.optional or ll.keys:
-            raise error(E_ARITY, f"{name}: cannot destructure {prin1_to_string(value)}",
-                        expected=ll.text, actual=prin1_to_string(value),
-                        fix="pass a list that matches the pattern")
+    if node is not NIL and (ll.rest is None or ll.optional or ll.keys):
+        raise _cannot_destructure(name, ll, value)
     if type(value) is not Cons and value is not NIL:
         if ll.rest is not None and not ll.required:
             vars[ll.rest] = value
             return
-        raise error(E_ARITY, f"{name}: cannot destructure {prin1_to_string(value)}",
-                    expected=ll.text, actual=prin1_to_string(value),
-                    fix="pass a list that matches the pattern")
-    if ll.rest is not None and node is not NIL:
-        # dotted tail: bind required from the proper part, the rest gets the tail
-        nreq = ll.nreq
-        if len(items) < nreq:
-            raise arity_error(name, ll, len(items))
-        for i in range(nreq):
-            _assign(interp, ll.required[i], items[i], vars, env, name)
-        tail = value
-        for _ in range(nreq):
-            tail = tail.cdr
-        vars[ll.rest] = tail
-        return
-    if ll.rest is not None:
+        raise _cannot_destructure(name, ll, value)
+    if ll.rest is None:
+        bind(interp, ll, items, vars, env, name)
+    elif node is not NIL:
+        _bind_dotted(interp, ll, value, items, vars, env, name)
+    else:
         # &rest/&body shares structure with the argument list, as in CL
         nfixed = ll.nreq + len(ll.optional)
-        tail = value
-        for _ in range(min(nfixed, len(items))):
-            tail = tail.cdr
+        tail = _nthcdr(value, min(nfixed, len(items)))
         bind(interp, _without_rest(ll), items[: nfixed] + ([] if not ll.keys else items[nfixed:]),
              vars, env, name)
         vars[ll.rest] = tail
-        return
-    bind(interp, ll, items, vars, env, name)
+
+
+def _bind_dotted(interp: Any, ll: LambdaList, value: Any, items: list, vars: dict, env: Any,
+                 name: str) -> None:
+    """A dotted list: the required parameters from its proper part, &rest the tail."""
+    nreq = ll.nreq
+    if len(items) < nreq:
+        raise arity_error(name, ll, len(items))
+    for i in range(nreq):
+        _assign(interp, ll.required[i], items[i], vars, env, name)
+    vars[ll.rest] = _nthcdr(value, nreq)
+
+
+def _nthcdr(lst: Any, n: int) -> Any:
+    for _ in range(n):
+        lst = lst.cdr
+    return lst
+
+
+def _cannot_destructure(name: str, ll: LambdaList, value: Any) -> Exception:
+    return error(E_ARITY, f"{name}: cannot destructure {prin1_to_string(value)}",
+                 expected=ll.text, actual=prin1_to_string(value),
+                 fix="pass a list that matches the pattern")
 
 
 def _without_rest(ll: LambdaList) -> LambdaList:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from sexpgpu.lisp.equality import eql
-from sexpgpu.lisp.registry import builtin
-from sexpgpu.lisp.types import NIL, Cons, T, boolean, lisp_list, to_py
+from sexpgpu.lisp.equality import eql, equal
+from sexpgpu.lisp.registry import builtin, keywords
+from sexpgpu.lisp.sequences import test_fn
+from sexpgpu.lisp.types import MV, NIL, Cons, T, boolean, intern, lisp_list, to_py
 
 
 def _list(x: Any) -> Any:
@@ -62,8 +63,6 @@ def qq_list(*items):
 
 @builtin("%QQ-UNQUOTE-EACH")
 def qq_unquote_each(items):
-    from sexpgpu.lisp.types import intern
-
     unquote = intern("UNQUOTE")
     return lisp_list(lisp_list([unquote, item]) for item in to_py(items))
 
@@ -75,8 +74,6 @@ def list_star(*items):
 
 @builtin("MAKE-LIST", interp=True)
 def make_list(interp, n, *options):
-    from sexpgpu.lisp.sequences import keywords
-
     opts = keywords(options, ("INITIAL-ELEMENT",))
     if type(n) is not int or n < 0:
         raise TypeError("make-list size")
@@ -250,8 +247,6 @@ builtin("GETF")(getf)
 
 @builtin("GET-PROPERTIES")
 def get_properties(plist, indicators):
-    from sexpgpu.lisp.types import MV
-
     wanted = to_py(indicators)
     node = plist
     while type(node) is Cons and type(node.cdr) is Cons:
@@ -263,15 +258,11 @@ def get_properties(plist, indicators):
 
 @builtin("TREE-EQUAL", interp=True)
 def tree_equal(interp, a, b, *options):
-    from sexpgpu.lisp.equality import equal
-
     return boolean(equal(a, b))
 
 
 @builtin("SUBST", interp=True)
 def subst(interp, new, old, tree, *options):
-    from sexpgpu.lisp.sequences import keywords, test_fn
-
     opts = keywords(options, ("TEST", "KEY", "TEST-NOT"))
     test = test_fn(interp, opts)
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from sexpgpu.lisp.closures import Env
 from sexpgpu.lisp.errors import BlockExit
-from sexpgpu.lisp.interp import Env
+from sexpgpu.lisp.forms import syntax_error
+from sexpgpu.lisp.numbers import add2, sub2
 from sexpgpu.lisp.printer import prin1_to_string
 from sexpgpu.lisp.registry import special
-from sexpgpu.lisp.specials import syntax_error
 from sexpgpu.lisp.types import NIL, Char, Cons, Symbol, T, intern, to_py
 
 _DEFAULT = object()  # the unnamed accumulation
@@ -111,20 +112,9 @@ def _parse(form: Cons) -> _Plan:
         if word == "NAMED":
             plan.name = p.next()
         elif word == "WITH":
-            while True:
-                var = p.next()
-                init = p.next() if p.accept("=") else NIL
-                plan.with_.append((var, init))
-                if not p.accept("AND"):
-                    break
+            _parse_with(p, plan)
         elif word in ("FOR", "AS"):
-            group = len(plan.steps)  # clauses joined by AND step in parallel
-            while True:
-                spec = _parse_for(p, form)
-                spec["group"] = group
-                plan.steps.append(("for", spec))
-                if not p.accept("AND"):
-                    break
+            _parse_fors(p, plan, form)
         elif word == "REPEAT":
             plan.steps.append(("repeat", p.next()))
         elif word in ("INITIALLY",):
@@ -137,6 +127,27 @@ def _parse(form: Cons) -> _Plan:
             p.pos -= 1
             plan.steps.append(("body", _parse_clause(p, form)))
     return plan
+
+
+def _parse_with(p: _Parser, plan: _Plan) -> None:
+    """with var [= init] {and var [= init]}..."""
+    while True:
+        var = p.next()
+        init = p.next() if p.accept("=") else NIL
+        plan.with_.append((var, init))
+        if not p.accept("AND"):
+            break
+
+
+def _parse_fors(p: _Parser, plan: _Plan, form: Cons) -> None:
+    """for-clauses joined by AND: one group, stepped in parallel."""
+    group = len(plan.steps)
+    while True:
+        spec = _parse_for(p, form)
+        spec["group"] = group
+        plan.steps.append(("for", spec))
+        if not p.accept("AND"):
+            break
 
 
 def _compound_forms(p: _Parser) -> list:
@@ -195,39 +206,51 @@ def _parse_for(p: _Parser, form: Cons) -> dict:
         then = p.next() if p.accept("THEN") else None
         return {"kind": "=", "var": var, "init": init, "then": then}
     if word == "BEING":
-        p.accept("THE", "EACH")
-        what = p.next().name
-        if what in ("ELEMENT", "ELEMENTS"):
-            p.accept("OF", "IN")
-            return {"kind": "across", "var": var, "source": p.next()}
-        p.accept("OF", "IN")
-        table = p.next()
-        other = None
-        if p.accept("USING"):
-            using = p.next()
-            other = to_py(using)[1]
-        keys = what in ("HASH-KEY", "HASH-KEYS")
-        return {"kind": "hash", "var": var, "source": table, "keys": keys, "other": other}
-    if word in ("FROM", "UPFROM", "DOWNFROM", "TO", "UPTO", "BELOW", "DOWNTO", "ABOVE", "BY"):
+        return _parse_being(p, var)
+    if word in _ARITH_WORDS:
         p.pos -= 1
-        spec = {"kind": "arith", "var": var, "start": 0, "end": None, "by": 1,
-                "down": False, "inclusive": True}
-        while p.peek() in ("FROM", "UPFROM", "DOWNFROM", "TO", "UPTO", "BELOW", "DOWNTO",
-                           "ABOVE", "BY"):
-            key = p.next().name
-            value = p.next()
-            if key in ("FROM", "UPFROM", "DOWNFROM"):
-                spec["start"] = value
-                spec["down"] = spec["down"] or key == "DOWNFROM"
-            elif key == "BY":
-                spec["by"] = value
-            else:
-                spec["end"] = value
-                spec["inclusive"] = key in ("TO", "UPTO", "DOWNTO")
-                spec["down"] = spec["down"] or key in ("DOWNTO", "ABOVE")
-        return spec
+        return _parse_arith(p, var)
     raise syntax_error(form, f"unknown loop for-clause word {word.lower()}",
                        "write for x in list / for i from 0 below n / for x = init then step")
+
+
+def _parse_being(p: _Parser, var: Any) -> dict:
+    """for x being the elements of v / the hash-keys of h [using (hash-value v)]"""
+    p.accept("THE", "EACH")
+    what = p.next().name
+    if what in ("ELEMENT", "ELEMENTS"):
+        p.accept("OF", "IN")
+        return {"kind": "across", "var": var, "source": p.next()}
+    p.accept("OF", "IN")
+    table = p.next()
+    other = None
+    if p.accept("USING"):
+        using = p.next()
+        other = to_py(using)[1]
+    keys = what in ("HASH-KEY", "HASH-KEYS")
+    return {"kind": "hash", "var": var, "source": table, "keys": keys, "other": other}
+
+
+_ARITH_WORDS = ("FROM", "UPFROM", "DOWNFROM", "TO", "UPTO", "BELOW", "DOWNTO", "ABOVE", "BY")
+
+
+def _parse_arith(p: _Parser, var: Any) -> dict:
+    """for i [from|upfrom|downfrom a] [to|upto|below|downto|above b] [by c], any order"""
+    spec = {"kind": "arith", "var": var, "start": 0, "end": None, "by": 1,
+            "down": False, "inclusive": True}
+    while p.peek() in _ARITH_WORDS:
+        key = p.next().name
+        value = p.next()
+        if key in ("FROM", "UPFROM", "DOWNFROM"):
+            spec["start"] = value
+            spec["down"] = spec["down"] or key == "DOWNFROM"
+        elif key == "BY":
+            spec["by"] = value
+        else:
+            spec["end"] = value
+            spec["inclusive"] = key in ("TO", "UPTO", "DOWNTO")
+            spec["down"] = spec["down"] or key in ("DOWNTO", "ABOVE")
+    return spec
 
 
 class _Driver:
@@ -294,8 +317,6 @@ class _Driver:
         if kind == "hash":
             self.index += 1
             return self._bind_hash()
-        from sexpgpu.lisp.numbers import add2, sub2
-
         var = s["var"]
         value = sub2(self.vars[var], self.by) if s["down"] else add2(self.vars[var], self.by)
         self.vars[var] = value
@@ -348,6 +369,7 @@ IT = intern("IT")
 
 def _run_clause(interp, clause: tuple, env: Env, vars: dict, accums: dict,
                 it: Any = None) -> None:
+    """Run a body clause; `it` is the value a when/if test gave (for `collect it`)."""
     kind = clause[0]
     if kind == "do":
         for f in clause[1]:
@@ -371,44 +393,33 @@ def _run_clause(interp, clause: tuple, env: Env, vars: dict, accums: dict,
         if it is not None and clause[1] is IT:
             raise _Done(it)
         raise _Done(interp.eval(clause[1], env))
-    elif kind == "while":
-        if interp.eval1(clause[1], env) is NIL:
+    else:
+        _run_test(interp, kind, clause[1], env)
+
+
+def _run_test(interp, kind: str, form: Any, env: Env) -> None:
+    """while/until end the loop normally; always/never/thereis return a value at once."""
+    if kind == "while":
+        if interp.eval1(form, env) is NIL:
             raise _End
     elif kind == "until":
-        if interp.eval1(clause[1], env) is not NIL:
+        if interp.eval1(form, env) is not NIL:
             raise _End
     elif kind == "always":
-        if interp.eval1(clause[1], env) is NIL:
+        if interp.eval1(form, env) is NIL:
             raise _Done(NIL)
     elif kind == "never":
-        if interp.eval1(clause[1], env) is not NIL:
+        if interp.eval1(form, env) is not NIL:
             raise _Done(NIL)
     elif kind == "thereis":
-        value = interp.eval1(clause[1], env)
+        value = interp.eval1(form, env)
         if value is not NIL:
             raise _Done(value)
 
 
 def _accumulate(interp, acc: _Accum, how: str, value: Any) -> None:
     if how in ("collect", "append", "nconc"):
-        items = [value] if how == "collect" else to_py(value)
-        last = value if how != "collect" else NIL
-        if how != "collect":
-            node = value
-            while type(node) is Cons:
-                node = node.cdr
-            last = node
-        for item in items:
-            cell = Cons(item, NIL)
-            if acc.tail is None:
-                acc.value = cell
-            else:
-                acc.tail.cdr = cell
-            acc.tail = cell
-        if last is not NIL and acc.tail is not None:
-            acc.tail.cdr = last
-        elif last is not NIL and acc.tail is None:
-            acc.value = last
+        _collect(acc, how, value)
     elif how == "sum":
         acc.value = interp.apply(interp.functions[intern("+")], [acc.value, value])
     elif how == "count":
@@ -424,6 +435,29 @@ def _accumulate(interp, acc: _Accum, how: str, value: Any) -> None:
             acc.value = value
 
 
+def _collect(acc: _Accum, how: str, value: Any) -> None:
+    """Append to the list being built: one element (collect) or a list's elements
+    (append, nconc: copied, with a dotted tail kept as the new tail)."""
+    items = [value] if how == "collect" else to_py(value)
+    last = NIL
+    if how != "collect":
+        node = value
+        while type(node) is Cons:
+            node = node.cdr
+        last = node
+    for item in items:
+        cell = Cons(item, NIL)
+        if acc.tail is None:
+            acc.value = cell
+        else:
+            acc.tail.cdr = cell
+        acc.tail = cell
+    if last is not NIL and acc.tail is not None:
+        acc.tail.cdr = last
+    elif last is not NIL and acc.tail is None:
+        acc.value = last
+
+
 @special("LOOP")
 def sf_loop(interp, form, env):
     """(loop clause...) — see the module docstring for the clauses"""
@@ -433,68 +467,89 @@ def sf_loop(interp, form, env):
         interp.expansions[id(form)] = cached
     plan: _Plan = cached[2]
     tag = object()
-    vars: dict = {}
-    loop_env = Env(vars, Env({plan.name.bkey: tag}, env))
-    accums: dict = {}
-    for var, init in plan.with_:
-        value = interp.eval1(init, loop_env) if init is not NIL else NIL
-        if type(var) is Cons:
-            _destructure(var, value, vars)
-        else:
-            vars[var] = value
-    for kind, item in plan.steps:
-        if kind == "for":
-            for v in _pattern_vars(item["var"], []):
-                vars.setdefault(v, NIL)
-        elif kind == "body":
-            _declare_into(item, vars, accums)
-    drivers = {}
-    repeats = {}
+    run = _Run(interp, plan, Env({plan.name.bkey: tag}, env))
     try:
         for f in plan.initially:
-            interp.eval(f, loop_env)
-        first = True
+            interp.eval(f, run.env)
         try:
-            while True:
-                interp.steps += 1
-                if interp.steps > interp.checkpoint:
-                    interp.check_limits()
-                for index, (kind, item) in enumerate(plan.steps):
-                    if kind == "for":
-                        if first:
-                            driver = drivers[index] = _Driver(interp, item, vars, loop_env)
-                            alive = driver.first()
-                        elif item["group"] != index:
-                            continue  # stepped with the first clause of its AND group
-                        else:
-                            alive = _step_group(plan, drivers, index)
-                        if not alive:
-                            raise _End
-                    elif kind == "repeat":
-                        if first:
-                            repeats[index] = interp.eval1(item, loop_env)
-                        if repeats[index] <= 0:
-                            raise _End
-                        repeats[index] -= 1
-                    else:
-                        _run_clause(interp, item, loop_env, vars, accums)
-                first = False
+            run.iterate()
         except _End:
             pass
         for f in plan.finally_:
-            interp.eval(f, loop_env)
-        default = accums.get(_DEFAULT)
-        if default is not None:
-            return default.value
-        if any(kind == "body" and item[0] in ("always", "never") for kind, item in plan.steps):
-            return T
-        return NIL
+            interp.eval(f, run.env)
+        return run.result()
     except _Done as done:
         return done.value
     except BlockExit as exit_:
         if exit_.tag is tag:
             return exit_.value
         raise
+
+
+class _Run:
+    """One execution of a loop: its variables (with-clauses bound, for-variables and
+    accumulations declared at creation), for-clause drivers and repeat counters."""
+
+    def __init__(self, interp, plan: _Plan, block_env: Env):
+        self.interp = interp
+        self.plan = plan
+        self.vars: dict = {}
+        self.env = Env(self.vars, block_env)
+        self.accums: dict = {}
+        self.drivers: dict = {}
+        self.repeats: dict = {}
+        for var, init in plan.with_:
+            value = interp.eval1(init, self.env) if init is not NIL else NIL
+            if type(var) is Cons:
+                _destructure(var, value, self.vars)
+            else:
+                self.vars[var] = value
+        for kind, item in plan.steps:
+            if kind == "for":
+                for v in _pattern_vars(item["var"], []):
+                    self.vars.setdefault(v, NIL)
+            elif kind == "body":
+                _declare_into(item, self.vars, self.accums)
+
+    def iterate(self) -> None:
+        """Run the clauses in order, again and again, until one ends the loop (_End)."""
+        interp, plan, drivers, repeats = self.interp, self.plan, self.drivers, self.repeats
+        first = True
+        while True:
+            interp.steps += 1
+            if interp.steps > interp.checkpoint:
+                interp.check_limits()
+            for index, (kind, item) in enumerate(plan.steps):
+                if kind == "for":
+                    if first:
+                        driver = drivers[index] = _Driver(interp, item, self.vars, self.env)
+                        alive = driver.first()
+                    elif item["group"] != index:
+                        continue  # stepped with the first clause of its AND group
+                    else:
+                        alive = _step_group(plan, drivers, index)
+                    if not alive:
+                        raise _End
+                elif kind == "repeat":
+                    if first:
+                        repeats[index] = interp.eval1(item, self.env)
+                    if repeats[index] <= 0:
+                        raise _End
+                    repeats[index] -= 1
+                else:
+                    _run_clause(interp, item, self.env, self.vars, self.accums)
+            first = False
+
+    def result(self) -> Any:
+        """The value of a loop that ended normally: its unnamed accumulation, else T for
+        always/never, else NIL."""
+        default = self.accums.get(_DEFAULT)
+        if default is not None:
+            return default.value
+        if any(kind == "body" and item[0] in ("always", "never")
+               for kind, item in self.plan.steps):
+            return T
+        return NIL
 
 
 def _step_group(plan: _Plan, drivers: dict, start: int) -> bool:

@@ -15,7 +15,10 @@ from typing import Any
 
 from sexpgpu.diagnostics import Note, SexpError, Span, error
 from sexpgpu.lisp.errors import E_REQUIRE
-from sexpgpu.lisp.types import Cons, Symbol, intern
+from sexpgpu.lisp.forms import args_of, syntax_error
+from sexpgpu.lisp.reader import read_all
+from sexpgpu.lisp.registry import special
+from sexpgpu.lisp.types import Cons, Symbol, T, intern
 
 STDLIB = Path(__file__).resolve().parent.parent / "stdlib"
 
@@ -85,8 +88,6 @@ class ModuleTable:
             self._import_unprefixed(canonical)
 
     def _load(self, text: str, file: str, canonical: str, span: Span | None) -> None:
-        from sexpgpu.lisp.reader import read_all
-
         interp = self.interp
         interp.sources[file] = text
         if file.startswith(str(STDLIB)):
@@ -132,3 +133,25 @@ def _rename(form: Any, renames: dict) -> Any:
             return form
         return Cons(car, cdr, form.span)
     return form
+
+
+@special("REQUIRE")
+def sf_require(interp, form, env):
+    """(require "name" [:as prefix])"""
+    items = args_of(form, 1, 3, '(require "module" :as prefix)')
+    name = interp.eval1(items[0], env)
+    alias = None
+    if len(items) == 3:
+        if getattr(items[1], "name", None) != "AS" or type(items[2]) is not Symbol:
+            raise syntax_error(form, "malformed require", 'write (require "module" :as prefix)')
+        alias = items[2].name
+    elif len(items) == 2:
+        raise syntax_error(form, "malformed require", 'write (require "module" :as prefix)')
+    if type(name) is Symbol:
+        name = name.name.lower()
+    if type(name) is not str:
+        raise syntax_error(form, "require needs a module name string",
+                           'write (require "sexpgpu/nn" :as nn)')
+    interp.modules.require(name, alias, form.span)
+    return T
+

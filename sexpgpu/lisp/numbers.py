@@ -7,19 +7,14 @@ Arguments that are not Lisp numbers (a traced tensor, say) go to
 from __future__ import annotations
 
 import math
+import random
 from fractions import Fraction
 from typing import Any
 
 from sexpgpu.lisp.registry import builtin
-from sexpgpu.lisp.types import MV, NIL, Single, T, boolean
+from sexpgpu.lisp.types import MV, NIL, NUMBER_TYPES, Single, T, boolean, intern
 
-NUMBER_TYPES = (int, Fraction, Single, float)
 _NUM = frozenset(NUMBER_TYPES)
-
-
-def is_number(x: Any) -> bool:
-    return type(x) in _NUM
-
 
 def norm(r: Any) -> Any:
     """A rational result as an int when it is whole."""
@@ -449,8 +444,6 @@ class _Random:
     """A deterministic generator: (random n) is reproducible across runs."""
 
     def __init__(self) -> None:
-        import random
-
         self.rng = random.Random(0)
 
 
@@ -485,8 +478,6 @@ CONSTANTS = {
 
 def install(interp) -> None:
     """Define the numeric constants (pi is a double, as in SBCL)."""
-    from sexpgpu.lisp.types import intern
-
     for name, value in CONSTANTS.items():
         sym = intern(name)
         interp.globals[sym] = value

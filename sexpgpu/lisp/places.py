@@ -9,17 +9,20 @@ from collections.abc import Callable
 from typing import Any
 
 from sexpgpu.diagnostics import error
+from sexpgpu.lisp.arrays import aref
 from sexpgpu.lisp.errors import E_TYPE
-from sexpgpu.lisp.printer import prin1_to_string
-from sexpgpu.lisp.registry import special
-from sexpgpu.lisp.specials import (
+from sexpgpu.lisp.forms import (
     args_of,
     paired_operands,
     set_variable,
     syntax_error,
     values_list,
 )
-from sexpgpu.lisp.types import NIL, Cons, Symbol, intern, to_py
+from sexpgpu.lisp.lists import getf, putf
+from sexpgpu.lisp.printer import prin1_to_string
+from sexpgpu.lisp.registry import special
+from sexpgpu.lisp.sequences import member_of
+from sexpgpu.lisp.types import NIL, Cons, MDArray, Symbol, intern, to_py
 
 Accessor = tuple[Callable[[list], Any], Callable[[list, Any], Any]]
 
@@ -73,7 +76,7 @@ def _set_elt(seq: Any, index: int, value: Any) -> Any:
 
 def _aref_set(args: list, value: Any) -> Any:
     array, indices = args[0], args[1:]
-    if type(array).__name__ == "MDArray":
+    if type(array) is MDArray:
         array.data[array.index(tuple(indices))] = value
         return value
     target = array
@@ -83,9 +86,7 @@ def _aref_set(args: list, value: Any) -> Any:
 
 
 def _aref_get(args: list) -> Any:
-    from sexpgpu.lisp.arrays import aref
-
-    if type(args[0]).__name__ == "MDArray":
+    if type(args[0]) is MDArray:
         return aref(*args)
     target = args[0]
     for i in args[1:]:
@@ -134,53 +135,80 @@ def resolve_place(interp, place: Any, env, form: Any) -> tuple[Callable[[], Any]
         raise syntax_error(form, f"{prin1_to_string(place)} is not a place",
                            "setf a variable, (car x), (aref v i), (gethash k h), ...")
     head = place.car
-    name = head.name
-    if name == "GETHASH":
-        items = [interp.eval1(f, env) for f in to_py(place.cdr)]
-        key, table = items[0], items[1]
-        default = items[2] if len(items) > 2 else NIL
-        return (lambda: table.get(key, default)[0], lambda v: table.put(key, v))
-    if name == "GETF":
-        from sexpgpu.lisp.lists import getf, putf
-
-        plist_get, plist_set = resolve_place(interp, place.cdr.car, env, form)
-        rest = [interp.eval1(f, env) for f in to_py(place.cdr.cdr)]
-        key = rest[0]
-        default = rest[1] if len(rest) > 1 else NIL
-        return (lambda: getf(plist_get(), key, default),
-                lambda v: plist_set(putf(plist_get(), key, v)))
-    if name == "SYMBOL-VALUE":
-        sym = interp.eval1(place.cdr.car, env)
-        return (lambda: interp.lookup(sym, None),
-                lambda v: interp.globals.__setitem__(sym, v))
+    own = _OWN_PLACES.get(head.name)
+    if own is not None:
+        return own(interp, place, env, form)
     if head in interp.setf_functions:
         fn = interp.setf_functions[head]
         args = [interp.eval1(f, env) for f in to_py(place.cdr)]
         return (lambda: interp.call1(interp.function_of(head, env), *args),
                 lambda v: interp.call1(fn, v, *args))
-    accessor = ACCESSORS.get(name)
-    path = _cxr_path(name)
-    if accessor is None and path is None:
-        macro = interp.macro_of(head, env)
-        if macro is not None:
-            return resolve_place(interp, interp.expand_macro(macro, place, env), env, form)
-        struct_setter = interp.struct_setters.get(head) if hasattr(interp, "struct_setters") \
-            else None
-        if struct_setter is not None:
-            obj = interp.eval1(place.cdr.car, env)
-            return (lambda: struct_setter(obj, None, False), lambda v: struct_setter(obj, v, True))
-        raise syntax_error(form, f"({name.lower()} ...) is not a place setf knows",
-                           "define (defun (setf name) (new-value ...) ...) to make it one")
+    path = _cxr_path(head.name)
+    if path is None and head.name not in ACCESSORS:
+        return _expanded_place(interp, place, env, form)
     args = [interp.eval1(f, env) for f in to_py(place.cdr)]
     if path is not None:
-        def get_cxr():
-            return _cxr_get(path, args[0])
+        return _cxr_place(path, args)
+    return _accessor_place(head.name, ACCESSORS[head.name], args)
 
-        def set_cxr(v):
-            cell = _cxr_get(path[1:], args[0])
-            return _set_car(cell, v) if path[0] == "A" else _set_cdr(cell, v)
 
-        return get_cxr, set_cxr
+def _gethash_place(interp, place: Cons, env, form: Any) -> tuple:
+    items = [interp.eval1(f, env) for f in to_py(place.cdr)]
+    key, table = items[0], items[1]
+    default = items[2] if len(items) > 2 else NIL
+    return (lambda: table.get(key, default)[0], lambda v: table.put(key, v))
+
+
+def _getf_place(interp, place: Cons, env, form: Any) -> tuple:
+    plist_get, plist_set = resolve_place(interp, place.cdr.car, env, form)
+    rest = [interp.eval1(f, env) for f in to_py(place.cdr.cdr)]
+    key = rest[0]
+    default = rest[1] if len(rest) > 1 else NIL
+    return (lambda: getf(plist_get(), key, default),
+            lambda v: plist_set(putf(plist_get(), key, v)))
+
+
+def _symbol_value_place(interp, place: Cons, env, form: Any) -> tuple:
+    sym = interp.eval1(place.cdr.car, env)
+    return (lambda: interp.lookup(sym, None),
+            lambda v: interp.globals.__setitem__(sym, v))
+
+
+# places that are not (accessor args...) with a fixed getter and setter; they come
+# before (defun (setf name) ...) definitions
+_OWN_PLACES = {"GETHASH": _gethash_place, "GETF": _getf_place,
+               "SYMBOL-VALUE": _symbol_value_place}
+
+
+def _expanded_place(interp, place: Cons, env, form: Any) -> tuple:
+    """A macro form (expanded, then resolved) or a defstruct slot accessor."""
+    head = place.car
+    macro = interp.macro_of(head, env)
+    if macro is not None:
+        return resolve_place(interp, interp.expand_macro(macro, place, env), env, form)
+    struct_setter = interp.struct_setters.get(head) if hasattr(interp, "struct_setters") \
+        else None
+    if struct_setter is not None:
+        obj = interp.eval1(place.cdr.car, env)
+        return (lambda: struct_setter(obj, None, False), lambda v: struct_setter(obj, v, True))
+    raise syntax_error(form, f"({head.name.lower()} ...) is not a place setf knows",
+                       "define (defun (setf name) (new-value ...) ...) to make it one")
+
+
+def _cxr_place(path: str, args: list) -> tuple:
+    """(car x), (cadr x), (cdddr x)...: the last letter of the path is the cell's part."""
+    def get_cxr():
+        return _cxr_get(path, args[0])
+
+    def set_cxr(v):
+        cell = _cxr_get(path[1:], args[0])
+        return _set_car(cell, v) if path[0] == "A" else _set_cdr(cell, v)
+
+    return get_cxr, set_cxr
+
+
+def _accessor_place(name: str, accessor: Accessor, args: list) -> tuple:
+    """A place in ACCESSORS; a wrong object is an E-TYPE naming the place."""
     getter, setter = accessor
 
     def get():
@@ -301,8 +329,6 @@ def sf_pushnew(interp, form, env):
     item = interp.eval1(items[0], env)
     get, set_ = resolve_place(interp, items[1], env, form)
     options = [interp.eval1(f, env) for f in items[2:]]
-    from sexpgpu.lisp.sequences import member_of
-
     current = get()
     if member_of(interp, item, current, options) is not NIL:
         return current

@@ -7,14 +7,15 @@ import pickle
 from pathlib import Path
 from typing import Any
 
+from sexpgpu import __version__, env
+from sexpgpu.lisp.reader import read_all
+
 PRELUDE_PATH = Path(__file__).resolve().parent / "prelude.sx"
 _FORMS: dict[str, list] = {}  # in-process cache: text hash -> forms
 
 
 def _cache_file(digest: str) -> Path | None:
     try:
-        from sexpgpu import env
-
         return env.cache_dir() / "lisp" / f"prelude-{digest}.pickle"
     except Exception:  # noqa: BLE001 - no cache directory is fine
         return None
@@ -22,9 +23,6 @@ def _cache_file(digest: str) -> Path | None:
 
 def prelude_forms() -> tuple[list, str, str]:
     """(forms, file, text) of the prelude, read once per process and cached on disk."""
-    from sexpgpu import __version__
-    from sexpgpu.lisp.reader import read_all
-
     text = PRELUDE_PATH.read_text(encoding="utf-8")
     file = str(PRELUDE_PATH)
     digest = hashlib.sha256((__version__ + file + text).encode()).hexdigest()[:16]

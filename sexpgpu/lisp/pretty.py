@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sexpgpu.lisp.printer import _PREFIX_PRINT, write
+from sexpgpu.lisp.printer import PREFIX_PRINT, write
+from sexpgpu.lisp.registry import BUILTINS
 from sexpgpu.lisp.types import NIL, Cons, Symbol
 
 MARGIN = 80  # SBCL's line length
@@ -22,8 +23,8 @@ _DEFINERS = {"DEFUN": 3, "DEFMACRO": 3, "LAMBDA": 2}  # head -> index of the fir
 
 
 def _names_function(head: Any) -> bool:
-    from sexpgpu.lisp.registry import BUILTINS
-
+    # the library's builtins (all registered by the time anything prints), not the
+    # functions a program defines
     return type(head) is Symbol and not head.is_keyword and head in BUILTINS
 
 
@@ -123,9 +124,9 @@ class _Layout:
     def emit(self, obj: Any, trail: int) -> None:
         if type(obj) is Cons:
             head = obj.car
-            if type(head) is Symbol and head.name in _PREFIX_PRINT and type(obj.cdr) is Cons \
+            if type(head) is Symbol and head.name in PREFIX_PRINT and type(obj.cdr) is Cons \
                     and obj.cdr.cdr is NIL:
-                self.write(_PREFIX_PRINT[head.name])
+                self.write(PREFIX_PRINT[head.name])
                 self.emit(obj.cdr.car, trail)
                 return
             kind = _code_kind(obj)

@@ -10,19 +10,20 @@ import re
 from fractions import Fraction
 from typing import Any
 
-from sexpgpu.lisp.types import Char, Cons, Single, Symbol, to_single
+from sexpgpu.lisp.errors import limit_error
+from sexpgpu.lisp.types import NIL, Char, Cons, MDArray, Single, Symbol, is_circular, to_single
 
 CHAR_PRINT_NAMES = {
     "\n": "Newline", "\t": "Tab", "\r": "Return", "\b": "Backspace", "\f": "Page",
     "\x7f": "Rubout", "\x00": "Nul", "\x1b": "Esc", "\x07": "Bel",
 }
-_PREFIX_PRINT = {"QUOTE": "'", "FUNCTION": "#'", "QUASIQUOTE": "`", "UNQUOTE": ",",
-                 "UNQUOTE-SPLICING": ",@"}
+PREFIX_PRINT = {"QUOTE": "'", "FUNCTION": "#'", "QUASIQUOTE": "`", "UNQUOTE": ",",
+                "UNQUOTE-SPLICING": ",@"}
 _NEEDS_BARS = re.compile(r"[a-z\s()'\"`,;|\\#]|^$")
 _LOOKS_NUMERIC = re.compile(r"[+-]?(\d+\.?|\d+/\d+|\d*\.\d+([eEdD][+-]?\d+)?|\d+[eEdD][+-]?\d+)$")
 
 
-def _digits(x: float, single: bool) -> tuple[str, int]:
+def shortest_digits(x: float, single: bool) -> tuple[str, int]:
     """Shortest round-trip significant digits of |x| and the exponent of the first digit."""
     x = abs(x)
     if single:
@@ -55,7 +56,7 @@ def format_float(x: float, single: bool) -> str:
     marker = "e" if single else "d"
     if x == 0:
         return sign + ("0.0" if single else "0.0d0")
-    digits, exp = _digits(x, single)
+    digits, exp = shortest_digits(x, single)
     if -3 <= exp < 7:
         if exp >= 0:
             whole = digits[: exp + 1].ljust(exp + 1, "0")
@@ -90,6 +91,7 @@ def _char(c: Char, escape: bool) -> str:
         return c.ch
     name = CHAR_PRINT_NAMES.get(c.ch)
     if name is None and ord(c.ch) > 127:
+        # deferred: only non-ASCII characters need the Unicode database
         import unicodedata
 
         # SBCL names non-ASCII characters by their Unicode name
@@ -101,8 +103,6 @@ MAX_PRINTED_PARTS = 2_000_000  # shared structure can make a small object print 
 
 
 def _too_long() -> Exception:
-    from sexpgpu.lisp.errors import limit_error
-
     return limit_error("printed text would be too long",
                        "print a smaller object (or a summary of it)")
 
@@ -137,6 +137,8 @@ def write(obj: Any, escape: bool, out: list[str]) -> None:
         out.append(")")
     elif isinstance(obj, Symbol):
         out.append(_symbol(obj, escape))
+    elif t is MDArray:
+        out.append(_md_array(obj, escape))
     elif hasattr(obj, "lisp_repr"):
         out.append(obj.lisp_repr(escape))
     elif t is bool:  # a host leaked a Python bool: print it as the Lisp value it means
@@ -147,9 +149,9 @@ def write(obj: Any, escape: bool, out: list[str]) -> None:
 
 def _cons(obj: Cons, escape: bool, out: list[str]) -> None:
     head = obj.car
-    if type(head) is Symbol and head.name in _PREFIX_PRINT and type(obj.cdr) is Cons \
-            and obj.cdr.cdr is _nil():
-        out.append(_PREFIX_PRINT[head.name])
+    if type(head) is Symbol and head.name in PREFIX_PRINT and type(obj.cdr) is Cons \
+            and obj.cdr.cdr is NIL:
+        out.append(PREFIX_PRINT[head.name])
         write(obj.cdr.car, escape, out)
         return
     out.append("(")
@@ -163,26 +165,28 @@ def _cons(obj: Cons, escape: bool, out: list[str]) -> None:
         count += 1
         if len(out) > MAX_PRINTED_PARTS:
             raise _too_long()
-        if count == 1 << 16:
-            from sexpgpu.lisp.types import is_circular
-
-            if is_circular(obj):
-                raise ValueError("lisp: cannot print a circular list")
-    if node is not _nil():
+        if count == 1 << 16 and is_circular(obj):
+            raise ValueError("lisp: cannot print a circular list")
+    if node is not NIL:
         out.append(" . ")
         write(node, escape, out)
     out.append(")")
 
 
-_NIL_CACHE: list = []
+def _md_array(array: MDArray, escape: bool) -> str:
+    """#nA(...): the nested lists of an array of rank n, each element printed alone."""
+    show = prin1_to_string if escape else princ_to_string
 
+    def nested(level: int, offset: int) -> str:
+        if level == len(array.dims):
+            return show(array.data[offset])
+        stride = 1
+        for d in array.dims[level + 1:]:
+            stride *= d
+        parts = [nested(level + 1, offset + i * stride) for i in range(array.dims[level])]
+        return "(" + " ".join(parts) + ")"
 
-def _nil():
-    if not _NIL_CACHE:
-        from sexpgpu.lisp.types import NIL
-
-        _NIL_CACHE.append(NIL)
-    return _NIL_CACHE[0]
+    return f"#{len(array.dims)}A" + nested(0, 0)
 
 
 def prin1_to_string(obj: Any) -> str:
@@ -195,3 +199,23 @@ def princ_to_string(obj: Any) -> str:
     out: list[str] = []
     write(obj, False, out)
     return "".join(out)
+
+
+def integer_to_string(value: int, base: int) -> str:
+    """An integer's digits in `base` (2 to 36), upper-case letters, as SBCL prints them."""
+    if base == 10:
+        return str(value)
+    sign = "-" if value < 0 else ""
+    value = abs(value)
+    chars = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    out = ""
+    while True:
+        out = chars[value % base] + out
+        value //= base
+        if value == 0:
+            break
+    return sign + out
+
+
+# What a Python traceback or pytest shows for a cons: its Lisp printed form.
+Cons.__repr__ = prin1_to_string  # type: ignore[assignment]

@@ -1,19 +1,31 @@
 """The reader: source text to forms, every list keeping its file:line:col.
 
-Positions live in `Cons.span` (the span of the opening paren or prefix); each cons
-cell built from a list also knows nothing else, so the evaluator reports errors at
-the innermost list that has a span. Symbols are interned and carry no position.
+`_TOKEN` splits the text into tokens (the formatter in commands/syntax.py shares it);
+`READTABLE` maps each kind of token to the small function that reads it. Positions
+live in `Cons.span` (the span of the opening paren or prefix), so the evaluator reports
+errors at the innermost list that has a span. Symbols are interned and carry no position.
 """
 
 from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
-from sexpgpu.diagnostics import Span, define_code, error
-from sexpgpu.lisp.types import NIL, Char, Cons, FormList, Single, Uninterned, intern, keyword
+from sexpgpu.diagnostics import Note, Span, define_code, error
+from sexpgpu.lisp.types import (
+    NIL,
+    Char,
+    Cons,
+    FormList,
+    MDArray,
+    Single,
+    Uninterned,
+    intern,
+    keyword,
+)
 
 E_READ_UNCLOSED = define_code(
     "E-READ-UNCLOSED", "unclosed list",
@@ -87,12 +99,13 @@ _RATIO = re.compile(r"[+-]?\d+/\d+\Z")
 _FLOAT = re.compile(r"[+-]?(?:\d*\.\d+|\d+\.?\d*(?=[eEdDfFsSlL]))(?:([eEdDfFsSlL])([+-]?\d+))?\Z")
 _NUMBERISH = re.compile(r"[+-]?\.?\d[\d.eEdDfFsSlL/+-]*\Z")
 
-_PREFIXES = {"quote": QUOTE, "qq": QUASIQUOTE, "splice": UNQUOTE_SPLICING,
-             "unquote": UNQUOTE, "fquote": FUNCTION}
+# the prefix token -> the form it wraps the next one in: 'x is (quote x)
+_PREFIXES = {"'": QUOTE, "`": QUASIQUOTE, ",@": UNQUOTE_SPLICING, ",": UNQUOTE, "#'": FUNCTION}
 
 
 class _Frame:
-    """A list (or prefix, or #( vector) being read."""
+    """What is open while reading: a list, a #( vector, a #nA array, a prefix (' ` , ,@ #')
+    waiting for its form, a #+/#- feature test, or a form being skipped after one."""
 
     __slots__ = ("kind", "items", "span", "tail", "dot", "prefix")
 
@@ -105,7 +118,12 @@ class _Frame:
         self.prefix = prefix
 
 
+_NOTHING = object()  # a token that completed no object (it opened a frame, or was skipped)
+
+
 class Reader:
+    """Reads forms from one text; `READTABLE` says what each kind of token does."""
+
     def __init__(self, text: str, file: str):
         self.text = text
         self.file = file
@@ -118,246 +136,307 @@ class Reader:
     def read_all(self, start: int = 0, max_forms: int | None = None) -> list:
         """Read forms from `start`; with `max_forms`, stop after that many and leave
         the position after them (and one following whitespace) in `self.end`."""
-        forms = FormList()
-        stack: list[_Frame] = []
-        form_start = 0
+        self.forms = FormList()
+        self.stack: list[_Frame] = []
+        self.form_start = 0  # where the top-level form being read began
         self.end = len(self.text)
+        self.pos = start
         text = self.text
-        pos = start
         n = len(text)
-        skip_next = 0  # #+/#- feature expressions pending: forms to drop
-        while pos < n:
-            m = _TOKEN.match(text, pos)
+        while self.pos < n:
+            m = _TOKEN.match(text, self.pos)
             kind = m.lastgroup
-            tok = m.group()
-            start = pos
-            pos = m.end()
+            start = self.pos
+            self.pos = m.end()
             if kind == "ws" or kind == "comment":
                 continue
-            if not stack:
-                form_start = start
-            if kind == "block":
-                pos = self._skip_block(start)
+            if not self.stack:
+                self.form_start = start
+            obj = READTABLE[kind](self, m.group(), start)
+            if obj is _NOTHING or not self._complete(obj):
                 continue
-            if kind == "open":
-                stack.append(_Frame("list", self.span(start)))
-                continue
-            if kind == "vector":
-                stack.append(_Frame("vector", self.span(start)))
-                continue
-            if kind in _PREFIXES:
-                stack.append(_Frame("prefix", self.span(start, len(tok)), _PREFIXES[kind]))
-                continue
-            if kind == "feature":
-                stack.append(_Frame("feature", self.span(start, 2), tok[1]))
-                continue
-            if kind == "array":
-                stack.append(_Frame("array", self.span(start, len(tok)), int(tok[1:-1])))
-                continue
-            if kind == "uninterned":
-                m2 = _TOKEN.match(text, pos)
-                if m2 is None or m2.lastgroup != "atom":
-                    raise error(E_READ_SYNTAX, "`#:` must be followed by a symbol name",
-                                self.span(start, 2), fix="write #:name")
-                pos = m2.end()
-                obj: Any = Uninterned(_symbol_name(m2.group()))
-            elif kind == "close":
-                if not stack or stack[-1].kind not in ("list", "vector"):
-                    if stack and stack[-1].kind in ("prefix", "feature", "array"):
-                        raise error(E_READ_SYNTAX, "a prefix has no form after it",
-                                    stack[-1].span, fix="put a form after the prefix")
-                    raise error(E_READ_STRAY, "unexpected `)`", self.span(start),
-                                fix="remove this `)` or add the `(` it closes")
-                frame = stack.pop()
-                if frame.dot == 1:
-                    raise error(E_READ_SYNTAX, "nothing after the dot of a dotted list",
-                                frame.span, fix="write (a . b) with one form after the dot")
-                if frame.kind == "vector":
-                    obj = list(frame.items)
-                else:
-                    obj = frame.tail
-                    items = frame.items
-                    for i in range(len(items) - 1, -1, -1):
-                        obj = Cons(items[i], obj)
-                    if type(obj) is Cons:
-                        obj.span = frame.span
-            elif kind == "string":
-                obj = _unescape(tok[1:-1])
-            elif kind == "badstring":
-                raise error(E_READ_STRING, "unterminated string", self.span(start),
-                            fix='close the string with `"`')
-            elif kind == "char":
-                obj = self._char(tok, start)
-            elif kind == "radix":
-                obj = self._radix(tok, start)
-            elif kind == "atom":
-                if tok == ".":
-                    if not stack or stack[-1].kind != "list" or not stack[-1].items \
-                            or stack[-1].dot:
-                        raise error(E_READ_SYNTAX, "misplaced dot", self.span(start),
-                                    fix="a dot only goes between the last two forms of a list")
-                    stack[-1].dot = 1
-                    continue
-                obj = self._atom(tok, start)
-            elif kind == "badatom":
-                raise error(E_READ_SYNTAX, f"unterminated `{tok}` in a symbol",
-                            self.span(start), fix="close `|` or remove the backslash")
-            else:  # a # dispatch we do not support
-                raise error(E_READ_SYNTAX, f"unsupported reader syntax `{tok}`",
-                            self.span(start, len(tok)),
-                            fix="this subset has no reader macros beyond #' #( #\\ #| #: #x #+")
-            # a complete object: feed it to the enclosing frames
-            while True:
-                if not stack:
-                    if skip_next:
-                        skip_next -= 1
-                    else:
-                        forms.append(obj)
-                        forms.spans.append(self.span(form_start))
-                        if max_forms is not None and len(forms) >= max_forms:
-                            if pos < n and text[pos].isspace():
-                                pos += 1
-                            self.end = pos
-                            return forms
-                    break
-                top = stack[-1]
-                if top.kind == "prefix":
-                    stack.pop()
-                    obj = Cons(top.prefix, Cons(obj, NIL), top.span)
-                    continue
-                if top.kind == "array":
-                    stack.pop()
-                    obj = _md_array(obj, top.prefix, top.span)
-                    continue
-                if top.kind == "feature":
-                    stack.pop()
-                    keep = _feature_true(obj) == (top.prefix == "+")
-                    if not keep:
-                        top.kind = "skip"
-                        stack.append(top)  # the next complete form is dropped
-                    break
-                if top.kind == "skip":
-                    stack.pop()
-                    break
-                if top.dot == 1:
-                    top.tail = obj
-                    top.dot = 2
-                elif top.dot == 2:
-                    raise error(E_READ_SYNTAX, "more than one form after the dot",
-                                top.span, fix="write (a . b) with one form after the dot")
-                else:
-                    top.items.append(obj)
-                break
-        if stack:
-            opens = [f for f in stack if f.kind in ("list", "vector")]
-            if not opens:
-                raise error(E_READ_SYNTAX, "a prefix has no form after it", stack[-1].span,
-                            fix="put a form after the prefix")
-            first = opens[0]
-            from sexpgpu.diagnostics import Note
+            if max_forms is not None and len(self.forms) >= max_forms:
+                if self.pos < n and text[self.pos].isspace():
+                    self.pos += 1
+                self.end = self.pos
+                return self.forms
+        self._check_all_closed()
+        return self.forms
 
-            notes = [Note("also unclosed", f.span) for f in opens[1:4]]
-            raise error(E_READ_UNCLOSED, "this `(` is never closed", first.span,
-                        fix=f"add {len(opens)} `)` where the form should end", notes=notes)
-        return forms
+    def open(self, kind: str, start: int, width: int = 1, prefix: Any = None) -> Any:
+        self.stack.append(_Frame(kind, self.span(start, width), prefix))
+        return _NOTHING
 
-    def _skip_block(self, start: int) -> int:
-        depth = 0
-        pos = start
-        text = self.text
-        while True:
-            i = text.find("|#", pos)
-            j = text.find("#|", pos)
-            if j != -1 and (i == -1 or j < i):
-                depth += 1
-                pos = j + 2
-                continue
-            if i == -1:
-                raise error(E_READ_COMMENT, "unterminated block comment", self.span(start, 2),
-                            fix="close the comment with |#")
-            depth -= 1
-            pos = i + 2
-            if depth == 0:
-                return pos
+    def _complete(self, obj: Any) -> bool:
+        """Hand a finished object to the innermost open frame, or to the forms read;
+        True when it was a top-level form."""
+        stack = self.stack
+        while stack:
+            top = stack[-1]
+            if top.kind == "prefix":
+                stack.pop()
+                obj = Cons(top.prefix, Cons(obj, NIL), top.span)
+            elif top.kind == "array":
+                stack.pop()
+                obj = _md_array(obj, top.prefix, top.span)
+            elif top.kind == "feature":
+                stack.pop()
+                if _feature_true(obj) != (top.prefix == "+"):
+                    top.kind = "skip"
+                    stack.append(top)  # the next complete form is dropped
+                return False
+            elif top.kind == "skip":
+                stack.pop()
+                return False
+            else:
+                _add_item(top, obj)
+                return False
+        self.forms.append(obj)
+        self.forms.spans.append(self.span(self.form_start))
+        return True
 
-    def _char(self, tok: str, start: int) -> Char:
-        body = tok[2:]
-        if len(body) == 1:
-            return Char(body)
-        name = body.upper()
-        if name in CHAR_NAMES:
-            return Char(CHAR_NAMES[name])
-        if name.startswith("U+") or (name.startswith("U") and len(name) > 1):
-            try:
-                return Char(chr(int(name.lstrip("U+"), 16)))
-            except ValueError:
-                pass
-        raise error(E_READ_CHAR, f"unknown character name `#\\{body}`",
-                    self.span(start, len(tok)),
-                    fix="use one character (#\\a) or a name: Space, Newline, Tab, Return")
+    def _check_all_closed(self) -> None:
+        if not self.stack:
+            return
+        opens = [f for f in self.stack if f.kind in ("list", "vector")]
+        if not opens:
+            raise error(E_READ_SYNTAX, "a prefix has no form after it", self.stack[-1].span,
+                        fix="put a form after the prefix")
+        notes = [Note("also unclosed", f.span) for f in opens[1:4]]
+        raise error(E_READ_UNCLOSED, "this `(` is never closed", opens[0].span,
+                    fix=f"add {len(opens)} `)` where the form should end", notes=notes)
 
-    def _radix(self, tok: str, start: int) -> int:
-        base = {"x": 16, "b": 2, "o": 8}[tok[1].lower()]
+
+def _add_item(frame: _Frame, obj: Any) -> None:
+    """An element of an open list or vector (or the tail after its dot)."""
+    if frame.dot == 1:
+        frame.tail = obj
+        frame.dot = 2
+    elif frame.dot == 2:
+        raise error(E_READ_SYNTAX, "more than one form after the dot",
+                    frame.span, fix="write (a . b) with one form after the dot")
+    else:
+        frame.items.append(obj)
+
+
+# ------------------------------------------------------------------ the readtable
+# Each reader function takes (reader, token text, token start) and returns the object
+# read, or _NOTHING when the token only opened a frame or was skipped.
+
+
+def _read_open(reader: Reader, tok: str, start: int) -> Any:
+    return reader.open("list", start)
+
+
+def _read_vector(reader: Reader, tok: str, start: int) -> Any:
+    return reader.open("vector", start)
+
+
+def _read_prefix(reader: Reader, tok: str, start: int) -> Any:
+    return reader.open("prefix", start, len(tok), _PREFIXES[tok])
+
+
+def _read_feature(reader: Reader, tok: str, start: int) -> Any:
+    return reader.open("feature", start, 2, tok[1])
+
+
+def _read_array(reader: Reader, tok: str, start: int) -> Any:
+    return reader.open("array", start, len(tok), int(tok[1:-1]))
+
+
+def _read_close(reader: Reader, tok: str, start: int) -> Any:
+    stack = reader.stack
+    if not stack or stack[-1].kind not in ("list", "vector"):
+        if stack and stack[-1].kind in ("prefix", "feature", "array"):
+            raise error(E_READ_SYNTAX, "a prefix has no form after it",
+                        stack[-1].span, fix="put a form after the prefix")
+        raise error(E_READ_STRAY, "unexpected `)`", reader.span(start),
+                    fix="remove this `)` or add the `(` it closes")
+    frame = stack.pop()
+    if frame.dot == 1:
+        raise error(E_READ_SYNTAX, "nothing after the dot of a dotted list",
+                    frame.span, fix="write (a . b) with one form after the dot")
+    if frame.kind == "vector":
+        return list(frame.items)
+    obj = frame.tail
+    for item in reversed(frame.items):
+        obj = Cons(item, obj)
+    if type(obj) is Cons:
+        obj.span = frame.span
+    return obj
+
+
+def _read_string(reader: Reader, tok: str, start: int) -> Any:
+    return _unescape(tok[1:-1])
+
+
+def _read_bad_string(reader: Reader, tok: str, start: int) -> Any:
+    raise error(E_READ_STRING, "unterminated string", reader.span(start),
+                fix='close the string with `"`')
+
+
+def _read_block_comment(reader: Reader, tok: str, start: int) -> Any:
+    """#| ... |#, nesting"""
+    text = reader.text
+    depth = 0
+    pos = start
+    while True:
+        i = text.find("|#", pos)
+        j = text.find("#|", pos)
+        if j != -1 and (i == -1 or j < i):
+            depth += 1
+            pos = j + 2
+            continue
+        if i == -1:
+            raise error(E_READ_COMMENT, "unterminated block comment", reader.span(start, 2),
+                        fix="close the comment with |#")
+        depth -= 1
+        pos = i + 2
+        if depth == 0:
+            reader.pos = pos
+            return _NOTHING
+
+
+def _read_char(reader: Reader, tok: str, start: int) -> Any:
+    """#\\a, #\\Space, #\\U+3BB"""
+    body = tok[2:]
+    if len(body) == 1:
+        return Char(body)
+    name = body.upper()
+    if name in CHAR_NAMES:
+        return Char(CHAR_NAMES[name])
+    if name.startswith("U+") or (name.startswith("U") and len(name) > 1):
         try:
-            return int(tok[2:], base)
+            return Char(chr(int(name.lstrip("U+"), 16)))
         except ValueError:
-            raise error(E_READ_NUMBER, f"malformed number `{tok}`", self.span(start, len(tok)),
-                        fix=f"digits in base {base} only") from None
+            pass
+    raise error(E_READ_CHAR, f"unknown character name `#\\{body}`",
+                reader.span(start, len(tok)),
+                fix="use one character (#\\a) or a name: Space, Newline, Tab, Return")
 
-    def _atom(self, tok: str, start: int) -> Any:
-        c = tok[0]
-        if c.isdigit() or c in "+-." and len(tok) > 1:
-            number = self._number(tok, start)
-            if number is not None:
-                return number
-        if c == ":" and "|" not in tok and "\\" not in tok:
-            return keyword(tok[1:].upper())
-        name = _symbol_name(tok)
-        if name.startswith(":"):
-            return keyword(name[1:])
-        return intern(name)
 
-    def _number(self, tok: str, start: int) -> Any:
-        if _INT.match(tok):
-            return int(tok.rstrip("."))
-        if _RATIO.match(tok):
-            num, den = tok.split("/")
-            if int(den) == 0:
-                raise error(E_READ_NUMBER, f"ratio `{tok}` divides by zero",
-                            self.span(start, len(tok)), fix="use a nonzero denominator")
-            value = Fraction(int(num), int(den))
-            return value.numerator if value.denominator == 1 else value
-        m = _FLOAT.match(tok)
-        if m:
-            marker = (m.group(1) or "e").lower()
-            mantissa = tok if m.group(1) is None else tok[: m.start(1)]
-            exponent = int(m.group(2) or 0)
-            if abs(exponent) > 400:
-                raise error(E_READ_NUMBER, f"float `{tok}` is out of range",
-                            self.span(start, len(tok)), fix="use a smaller exponent")
-            value = float(f"{mantissa}e{exponent}")
-            if marker in "dl":
-                if value in (float("inf"), float("-inf")):
-                    raise error(E_READ_NUMBER, f"float `{tok}` is out of range",
-                                self.span(start, len(tok)), fix="use a smaller exponent")
-                return value
-            single = Single(value)
-            if single in (float("inf"), float("-inf")):
-                raise error(E_READ_NUMBER, f"single-float `{tok}` is out of range",
-                            self.span(start, len(tok)),
-                            fix="write it as a double (…d0) or use a smaller exponent")
-            return single
-        if _NUMBERISH.match(tok) and tok[-1] not in "+-" and any(ch.isdigit() for ch in tok) \
-                and not tok.startswith("."):
-            raise error(E_READ_NUMBER, f"malformed number `{tok}`", self.span(start, len(tok)),
-                        fix="write an integer (12), a ratio (1/2) or a float (1.5, 1e-3, 2.5d0)")
-        return None
+def _read_uninterned(reader: Reader, tok: str, start: int) -> Any:
+    """#:name"""
+    m = _TOKEN.match(reader.text, reader.pos)
+    if m is None or m.lastgroup != "atom":
+        raise error(E_READ_SYNTAX, "`#:` must be followed by a symbol name",
+                    reader.span(start, 2), fix="write #:name")
+    reader.pos = m.end()
+    return Uninterned(_symbol_name(m.group()))
+
+
+def _read_radix(reader: Reader, tok: str, start: int) -> Any:
+    """#x1F, #b101, #o17"""
+    base = {"x": 16, "b": 2, "o": 8}[tok[1].lower()]
+    try:
+        return int(tok[2:], base)
+    except ValueError:
+        raise error(E_READ_NUMBER, f"malformed number `{tok}`", reader.span(start, len(tok)),
+                    fix=f"digits in base {base} only") from None
+
+
+def _read_unsupported_dispatch(reader: Reader, tok: str, start: int) -> Any:
+    raise error(E_READ_SYNTAX, f"unsupported reader syntax `{tok}`",
+                reader.span(start, len(tok)),
+                fix="this subset has no reader macros beyond #' #( #\\ #| #: #x #+")
+
+
+def _read_atom(reader: Reader, tok: str, start: int) -> Any:
+    """A number or a symbol; a lone `.` marks the tail of a dotted list."""
+    if tok == ".":
+        stack = reader.stack
+        if not stack or stack[-1].kind != "list" or not stack[-1].items or stack[-1].dot:
+            raise error(E_READ_SYNTAX, "misplaced dot", reader.span(start),
+                        fix="a dot only goes between the last two forms of a list")
+        stack[-1].dot = 1
+        return _NOTHING
+    c = tok[0]
+    if c.isdigit() or c in "+-." and len(tok) > 1:
+        number = _number(reader, tok, start)
+        if number is not None:
+            return number
+    if c == ":" and "|" not in tok and "\\" not in tok:
+        return keyword(tok[1:].upper())
+    name = _symbol_name(tok)
+    if name.startswith(":"):
+        return keyword(name[1:])
+    return intern(name)
+
+
+def _read_bad_atom(reader: Reader, tok: str, start: int) -> Any:
+    raise error(E_READ_SYNTAX, f"unterminated `{tok}` in a symbol",
+                reader.span(start), fix="close `|` or remove the backslash")
+
+
+READTABLE: dict[str, Callable[[Reader, str, int], Any]] = {
+    # token kind (a named group of _TOKEN) -> what reading it does
+    "open": _read_open,  # (
+    "close": _read_close,  # )
+    "string": _read_string,  # "..."
+    "badstring": _read_bad_string,  # " with no closing "
+    "quote": _read_prefix,  # 'x
+    "qq": _read_prefix,  # `x
+    "splice": _read_prefix,  # ,@x
+    "unquote": _read_prefix,  # ,x
+    "fquote": _read_prefix,  # #'f
+    "block": _read_block_comment,  # #| ... |#
+    "char": _read_char,  # #\a
+    "vector": _read_vector,  # #(
+    "uninterned": _read_uninterned,  # #:g
+    "radix": _read_radix,  # #x1F #b101 #o17
+    "feature": _read_feature,  # #+sbcl #-sbcl
+    "array": _read_array,  # #2A(
+    "hash": _read_unsupported_dispatch,  # any other #
+    "atom": _read_atom,  # numbers, symbols, the dot of a dotted list
+    "badatom": _read_bad_atom,  # an unterminated | or a trailing backslash
+}
+
+
+def _number(reader: Reader, tok: str, start: int) -> Any:
+    """The number a token spells (None when it is a symbol such as `+` or `1+`)."""
+    if _INT.match(tok):
+        return int(tok.rstrip("."))
+    if _RATIO.match(tok):
+        num, den = tok.split("/")
+        if int(den) == 0:
+            raise error(E_READ_NUMBER, f"ratio `{tok}` divides by zero",
+                        reader.span(start, len(tok)), fix="use a nonzero denominator")
+        value = Fraction(int(num), int(den))
+        return value.numerator if value.denominator == 1 else value
+    m = _FLOAT.match(tok)
+    if m:
+        return _float(reader, tok, m, start)
+    if _NUMBERISH.match(tok) and tok[-1] not in "+-" and any(ch.isdigit() for ch in tok) \
+            and not tok.startswith("."):
+        raise error(E_READ_NUMBER, f"malformed number `{tok}`", reader.span(start, len(tok)),
+                    fix="write an integer (12), a ratio (1/2) or a float (1.5, 1e-3, 2.5d0)")
+    return None
+
+
+def _float(reader: Reader, tok: str, m: re.Match, start: int) -> float:
+    """A float token: d and l exponent markers make a double, any other a single."""
+    marker = (m.group(1) or "e").lower()
+    mantissa = tok if m.group(1) is None else tok[: m.start(1)]
+    exponent = int(m.group(2) or 0)
+    if abs(exponent) > 400:
+        raise error(E_READ_NUMBER, f"float `{tok}` is out of range",
+                    reader.span(start, len(tok)), fix="use a smaller exponent")
+    value = float(f"{mantissa}e{exponent}")
+    if marker in "dl":
+        if value in (float("inf"), float("-inf")):
+            raise error(E_READ_NUMBER, f"float `{tok}` is out of range",
+                        reader.span(start, len(tok)), fix="use a smaller exponent")
+        return value
+    single = Single(value)
+    if single in (float("inf"), float("-inf")):
+        raise error(E_READ_NUMBER, f"single-float `{tok}` is out of range",
+                    reader.span(start, len(tok)),
+                    fix="write it as a double (…d0) or use a smaller exponent")
+    return single
 
 
 def _md_array(contents: Any, rank: int, span: Span) -> Any:
     """#nA(...): an array of rank n from nested lists."""
-    from sexpgpu.lisp.arrays import MDArray
-
     dims: list[int] = []
     level = contents
     for _ in range(rank):

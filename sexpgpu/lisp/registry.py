@@ -1,8 +1,9 @@
 """Where Python defines Lisp builtins and special forms: one decorated function each.
 
 `@builtin("NAME")` registers a Python function (positional arguments are the Lisp
-arguments; `interp=True` passes the interpreter first). `@special("NAME")` registers a
-special form taking `(interp, form, env)`; its docstring is the form's syntax.
+arguments; `interp=True` passes the interpreter first; `keywords` parses `&key` ones).
+`@special("NAME")` registers a special form taking `(interp, form, env)`; its docstring
+is the form's syntax. `library.py` lists the modules that register into these tables.
 """
 
 from __future__ import annotations
@@ -10,7 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from sexpgpu.lisp.types import intern
+from sexpgpu.diagnostics import error
+from sexpgpu.lisp.errors import E_ARITY
+from sexpgpu.lisp.printer import prin1_to_string
+from sexpgpu.lisp.types import Symbol, intern
 
 
 class Builtin:
@@ -57,3 +61,22 @@ def special(*names: str) -> Callable[[Callable], Callable]:
         return fn
 
     return register
+
+
+def keywords(options: tuple, allowed: tuple) -> dict:
+    """Keyword arguments of a builtin as {NAME: value}; unknown keywords are E-ARITY."""
+    if len(options) % 2:
+        raise error(E_ARITY, "odd number of keyword arguments",
+                    actual=" ".join(prin1_to_string(o) for o in options),
+                    fix="pass each keyword with a value")
+    out = {}
+    for i in range(0, len(options), 2):
+        key = options[i]
+        name = key.name if isinstance(key, Symbol) and key.is_keyword else None
+        if name not in allowed:
+            raise error(E_ARITY, f"unknown keyword argument {prin1_to_string(key)}",
+                        expected="one of " + " ".join(":" + a.lower() for a in allowed),
+                        actual=prin1_to_string(key),
+                        fix="use one of " + " ".join(":" + a.lower() for a in allowed))
+        out.setdefault(name, options[i + 1])
+    return out

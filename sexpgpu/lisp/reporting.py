@@ -8,24 +8,26 @@ import time
 from typing import Any
 
 from sexpgpu.diagnostics import Note, SexpError, error
+from sexpgpu.lisp.conditions import Condition
 from sexpgpu.lisp.errors import (
     E_ARITY,
+    E_DIVISION_BY_ZERO,
     E_TYPE,
     E_UNBOUND,
+    E_UNDEFINED_FUNCTION,
     LimitError,
     limit_error,
 )
 from sexpgpu.lisp.printer import prin1_to_string
 from sexpgpu.lisp.registry import Builtin
-from sexpgpu.lisp.types import Cons, Symbol
+from sexpgpu.lisp.types import Cons, Symbol, is_number
+from sexpgpu.suggest import nearest
 
-_CHECK_EVERY = 8192  # steps between CPU-time checks
+CHECK_EVERY = 8192  # steps between CPU-time checks
 
 
-def _default_generic_op(name: str, args: list, span: Any) -> Any:
-    from sexpgpu.lisp.errors import Condition
-    from sexpgpu.lisp.numbers import is_number
-
+def default_generic_op(name: str, args: list, span: Any) -> Any:
+    """Arithmetic on a non-number with no host to handle it: a TYPE-ERROR, SBCL's wording."""
     shown = " ".join(prin1_to_string(a) for a in args)
     exc = error(E_TYPE, f"{name.lower()}: arguments must be numbers", span,
                 expected="numbers", actual=f"({name.lower()} {shown})",
@@ -67,7 +69,7 @@ class Reporting:
         elif now - self.started > self.max_seconds:
             raise limit_error(f"evaluation took more than {self.max_seconds} s of CPU time",
                               "look for a loop or recursion that never ends")
-        self.checkpoint = min(self.max_steps, self.steps + _CHECK_EVERY)
+        self.checkpoint = min(self.max_steps, self.steps + CHECK_EVERY)
 
     def note_alloc(self, n: int) -> None:
         """Count `n` allocated elements; E-EVAL-LIMIT past the allocation limit."""
@@ -81,8 +83,6 @@ class Reporting:
                            "check the recursion has a base case that is reached")
 
     def _unbound(self, sym: Symbol, env: Any) -> SexpError:
-        from sexpgpu.suggest import nearest
-
         names = set(s.name for s in self.globals if isinstance(s, Symbol))
         e = env
         while e is not None:
@@ -102,8 +102,6 @@ class Reporting:
                      fix=f"call {fn.name.lower()} with {want} argument(s)")
 
     def _builtin_type_error(self, fn: Builtin, args: list, exc: Exception) -> SexpError:
-        from sexpgpu.lisp.errors import Condition
-
         try:
             shown = " ".join(prin1_to_string(a) for a in args)
         except Exception:  # noqa: BLE001 - a broken argument must not hide the error
@@ -120,6 +118,30 @@ class Reporting:
             result.condition = Condition(
                 "TYPE-ERROR", _sbcl_type_message(args[0], fn.name, args, expected))
         return result
+
+    def _not_a_function_name(self, form: Cons) -> SexpError:
+        return error(E_UNDEFINED_FUNCTION,
+                     f"{prin1_to_string(form.car)} is not a function name", form.span,
+                     fix="the first element of a form must name a function")
+
+    def _wrong_value_in(self, form: Cons) -> SexpError:
+        """A Python error escaping a special form: the form got a value it cannot use."""
+        head = form.car
+        name = head.name.lower() if isinstance(head, Symbol) else "form"
+        return error(E_TYPE, f"{name}: wrong type of value", form.span,
+                     actual=prin1_to_string(form)[:120],
+                     fix=f"check the values given to {name}")
+
+    def _division_by_zero(self, fn: Builtin, args: list) -> SexpError:
+        """E-DIVISION-BY-ZERO, carrying the DIVISION-BY-ZERO condition SBCL would signal."""
+        shown = " ".join(prin1_to_string(a) for a in args)
+        exc = error(E_DIVISION_BY_ZERO, f"division by zero in ({fn.name.lower()} {shown})",
+                    fix="check the divisor before dividing")
+        operation = "(" + " ".join([fn.name] + [prin1_to_string(a) for a in args]) + ")"
+        exc.condition = Condition(
+            "DIVISION-BY-ZERO",
+            f"arithmetic error DIVISION-BY-ZERO signalled\nOperation was {operation}.")
+        return exc
 
     def _trail(self, exc: SexpError, form: Cons) -> None:
         span = form.span
@@ -142,13 +164,7 @@ class Reporting:
         exc.finished = True
         diag = exc.diagnostic
         trail = exc.__dict__.get("trail") or []
-        primary = None
-        for i, (span, _) in enumerate(trail):
-            if span.file not in self.library_files:
-                primary = i
-                break
-        if primary is None and trail:
-            primary = 0
+        primary = self._innermost_user_form(trail)
         notes: list[Note] = []
         if primary is not None:
             user_span = trail[primary][0]
@@ -162,19 +178,32 @@ class Reporting:
             for span, _ in trail[:primary]:
                 if span != diag.span and span != original:
                     notes.append(Note("in library code", span))
-            repeats = 0
-            for span, message in trail[primary + 1:]:
-                if not message:
-                    continue
-                if notes and notes[-1].message.startswith(message):
-                    repeats += 1  # a recursion: say how often instead of repeating it
-                    continue
-                if repeats:
-                    notes[-1].message += f" ({repeats + 1} nested calls)"
-                    repeats = 0
-                if len(notes) < 8:
-                    notes.append(Note(message, span))
-            if repeats and notes:
-                notes[-1].message += f" ({repeats + 1} nested calls)"
+            _add_call_notes(notes, trail[primary + 1:])
         diag.notes.extend(notes)
         return exc
+
+    def _innermost_user_form(self, trail: list) -> int | None:
+        """Index of the innermost trail entry outside library files (else the innermost)."""
+        for i, (span, _) in enumerate(trail):
+            if span.file not in self.library_files:
+                return i
+        return 0 if trail else None
+
+
+def _add_call_notes(notes: list[Note], trail: list) -> None:
+    """A note per call or expansion the error passed on its way out (at most 8 notes);
+    a recursion says how many nested calls instead of repeating itself."""
+    repeats = 0
+    for span, message in trail:
+        if not message:
+            continue
+        if notes and notes[-1].message.startswith(message):
+            repeats += 1
+            continue
+        if repeats:
+            notes[-1].message += f" ({repeats + 1} nested calls)"
+            repeats = 0
+        if len(notes) < 8:
+            notes.append(Note(message, span))
+    if repeats and notes:
+        notes[-1].message += f" ({repeats + 1} nested calls)"

@@ -5,31 +5,24 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from sexpgpu.diagnostics import error
+from sexpgpu.lisp import equality
 from sexpgpu.lisp.equality import eql
-from sexpgpu.lisp.errors import E_ARITY
 from sexpgpu.lisp.printer import prin1_to_string
-from sexpgpu.lisp.registry import builtin
-from sexpgpu.lisp.types import MV, NIL, Char, Cons, Symbol, T, boolean, lisp_list, to_py
-
-
-def keywords(options: tuple, allowed: tuple) -> dict:
-    """Keyword arguments of a builtin as {NAME: value}; unknown keywords are E-ARITY."""
-    if len(options) % 2:
-        raise error(E_ARITY, "odd number of keyword arguments",
-                    actual=" ".join(prin1_to_string(o) for o in options),
-                    fix="pass each keyword with a value")
-    out = {}
-    for i in range(0, len(options), 2):
-        key = options[i]
-        name = key.name if isinstance(key, Symbol) and key.is_keyword else None
-        if name not in allowed:
-            raise error(E_ARITY, f"unknown keyword argument {prin1_to_string(key)}",
-                        expected="one of " + " ".join(":" + a.lower() for a in allowed),
-                        actual=prin1_to_string(key),
-                        fix="use one of " + " ".join(":" + a.lower() for a in allowed))
-        out.setdefault(name, options[i + 1])
-    return out
+from sexpgpu.lisp.registry import builtin, keywords
+from sexpgpu.lisp.types import (
+    MV,
+    NIL,
+    NUMBER_TYPES,
+    Char,
+    Cons,
+    Single,
+    Symbol,
+    T,
+    boolean,
+    is_circular,
+    lisp_list,
+    to_py,
+)
 
 
 def key_fn(interp, opts: dict):
@@ -54,8 +47,6 @@ def test_fn(interp, opts: dict):
 
 
 def _fast_test(interp, fn):
-    from sexpgpu.lisp import equality
-
     name = getattr(fn, "name", None)
     if type(fn).__name__ != "Builtin":
         return None
@@ -265,8 +256,6 @@ def length(seq):
         return 0
     if type(seq) is not Cons:
         raise TypeError("length")
-    from sexpgpu.lisp.types import is_circular
-
     n = 0
     start = seq
     while type(seq) is Cons:
@@ -613,9 +602,6 @@ def adjoin(interp, item, lst, *options):
 
 @builtin("COERCE")
 def coerce(x, spec):
-    from sexpgpu.lisp.numbers import NUMBER_TYPES
-    from sexpgpu.lisp.types import Single
-
     name = spec.name if isinstance(spec, Symbol) else (spec.car.name if type(spec) is Cons else "")
     if name in ("FLOAT", "SINGLE-FLOAT", "SHORT-FLOAT"):
         if type(x) not in NUMBER_TYPES:

@@ -1,49 +1,33 @@
-"""Special forms and definitions: one decorated function per form, syntax in the docstring."""
+"""The core special forms: quote, if, progn, let/let*, setq, function and lambda,
+flet/labels/macrolet, block/return-from, tagbody/go, catch/throw, unwind-protect and the
+multiple-value forms. One decorated function per form, its syntax in the docstring."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from sexpgpu.diagnostics import error
 from sexpgpu.lisp import lambdalist
 from sexpgpu.lisp.backquote import expand_quasiquote
+from sexpgpu.lisp.closures import LAMBDA, MISSING, Closure, Env, Macro, block_body, split_body
 from sexpgpu.lisp.errors import (
-    E_SYNTAX,
     BlockExit,
     GoExit,
     ThrowExit,
 )
-from sexpgpu.lisp.interp import _MISSING, BLOCK, Closure, Env, Macro, split_body
+from sexpgpu.lisp.forms import (
+    args_of,
+    eval_body,
+    paired_operands,
+    restore_globals,
+    set_variable,
+    symbol_var,
+    syntax_error,
+    values_list,
+    with_dynamic,
+)
 from sexpgpu.lisp.printer import prin1_to_string
 from sexpgpu.lisp.registry import special
-from sexpgpu.lisp.types import MV, NIL, Cons, Symbol, T, intern, to_py
-
-LAMBDA = intern("LAMBDA")
-SETF = intern("SETF")
-
-
-def syntax_error(form: Any, message: str, fix: str) -> Exception:
-    return error(E_SYNTAX, message, getattr(form, "span", None),
-                 actual=prin1_to_string(form)[:200], fix=fix)
-
-
-def args_of(form: Cons, low: int, high: int | None, usage: str) -> list:
-    """The operands of a special form, checked against its arity."""
-    items = []
-    node = form.cdr
-    while type(node) is Cons:
-        items.append(node.car)
-        node = node.cdr
-    if node is not NIL or len(items) < low or (high is not None and len(items) > high):
-        raise syntax_error(form, f"malformed {form.car.name.lower()}", f"write {usage}")
-    return items
-
-
-def _symbol_var(form: Any, var: Any, what: str) -> Symbol:
-    if type(var) is not Symbol or var.is_keyword or var is NIL or var is T:
-        raise syntax_error(form, f"{prin1_to_string(var)} cannot be {what}",
-                           "use a non-keyword symbol as a variable name")
-    return var
+from sexpgpu.lisp.types import MV, NIL, Cons, Symbol, intern, lisp_list, to_py
 
 
 @special("QUOTE")
@@ -143,10 +127,10 @@ def _binding_pairs(form: Any, bindings: Any) -> list:
     while type(node) is Cons:
         item = node.car
         if type(item) is Symbol:
-            pairs.append((_symbol_var(form, item, "bound"), NIL))
+            pairs.append((symbol_var(form, item, "bound"), NIL))
         elif type(item) is Cons and type(item.cdr) in (Cons, type(NIL)) and (
                 item.cdr is NIL or item.cdr.cdr is NIL):
-            var = _symbol_var(form, item.car, "bound")
+            var = symbol_var(form, item.car, "bound")
             pairs.append((var, item.cdr.car if item.cdr is not NIL else NIL))
         else:
             raise syntax_error(form, f"malformed binding {prin1_to_string(item)}",
@@ -155,37 +139,6 @@ def _binding_pairs(form: Any, bindings: Any) -> list:
     if node is not NIL:
         raise syntax_error(form, "malformed binding list", "write ((var value) ...)")
     return pairs
-
-
-def _restore_globals(interp, saved: list) -> None:
-    """Undo dynamic bindings: saved holds (var, old value or _MISSING), innermost last."""
-    for var, old in reversed(saved):
-        if old is _MISSING:
-            interp.globals.pop(var, None)
-        else:
-            interp.globals[var] = old
-
-
-def _with_dynamic(interp, dynamic: list, body, env):
-    """Run body() with special variables rebound (shallow binding, restored on exit)."""
-    if not dynamic:
-        return body()
-    saved = []
-    for var, value in dynamic:
-        saved.append((var, interp.globals.get(var, _MISSING)))
-        interp.globals[var] = value
-    try:
-        return body()
-    finally:
-        _restore_globals(interp, saved)
-
-
-def eval_body(interp, forms: list, env) -> Any:
-    """Evaluate a body (a Python list of forms) in order; the last value, or NIL."""
-    result = NIL
-    for f in forms:
-        result = interp.eval(f, env)
-    return result
 
 
 def _body_runner(interp, forms: list, env):
@@ -214,7 +167,7 @@ def sf_let(interp, form, env):
     new_env = Env(vars, env)
     if not dynamic:
         return eval_body(interp, body, new_env)
-    return _with_dynamic(interp, dynamic, _body_runner(interp, body, new_env), env)
+    return with_dynamic(interp, dynamic, _body_runner(interp, body, new_env), env)
 
 
 @special("LET*")
@@ -232,7 +185,7 @@ def sf_let_star(interp, form, env):
         for var, init in pairs:
             value = interp.eval1(init, new_env) if init is not NIL else NIL
             if var in interp.specials or var in local:
-                saved.append((var, interp.globals.get(var, _MISSING)))
+                saved.append((var, interp.globals.get(var, MISSING)))
                 interp.globals[var] = value
                 dynamic.append(var)
             elif var in vars:
@@ -244,31 +197,7 @@ def sf_let_star(interp, form, env):
         body, _ = split_body(form.cdr.cdr, False)
         return eval_body(interp, body, new_env)
     finally:
-        _restore_globals(interp, saved)
-
-
-def set_variable(interp, sym: Symbol, value: Any, env, form: Any) -> None:
-    e = env
-    while e is not None:
-        if sym in e.vars:
-            e.vars[sym] = value
-            return
-        e = e.parent
-    if sym in interp.constants or sym.is_keyword:
-        raise syntax_error(form, f"cannot assign to the constant {sym.name.lower()}",
-                           "use a variable defined with defvar or defparameter")
-    target = interp.modules.resolve(sym)
-    if target is not None and target in interp.globals:
-        sym = target
-    interp.globals[sym] = value
-
-
-def paired_operands(form: Any, name: str, usage: str) -> list:
-    """The operands of a setq-like form, checked to come in (place value) pairs."""
-    items = to_py(form.cdr)
-    if len(items) % 2:
-        raise syntax_error(form, f"{name} needs an even number of operands", f"write {usage}")
-    return items
+        restore_globals(interp, saved)
 
 
 @special("SETQ")
@@ -277,7 +206,7 @@ def sf_setq(interp, form, env):
     items = paired_operands(form, "setq", "(setq var value ...)")
     result = NIL
     for i in range(0, len(items), 2):
-        var = _symbol_var(form, items[i], "assigned")
+        var = symbol_var(form, items[i], "assigned")
         result = interp.eval1(items[i + 1], env)
         set_variable(interp, var, result, env, form)
     return result
@@ -289,7 +218,7 @@ def sf_psetq(interp, form, env):
     items = paired_operands(form, "psetq", "(psetq var value ...)")
     values = [interp.eval1(items[i + 1], env) for i in range(0, len(items), 2)]
     for i, value in zip(range(0, len(items), 2), values):
-        set_variable(interp, _symbol_var(form, items[i], "assigned"), value, env, form)
+        set_variable(interp, symbol_var(form, items[i], "assigned"), value, env, form)
     return NIL
 
 
@@ -330,18 +259,6 @@ def _function_bindings(interp, form, env, recursive: bool, macro: bool):
             vars[name.fkey] = Closure(name.name, ll, block_body(name, body), definition_env)
     body, _ = split_body(form.cdr.cdr, False)
     return eval_body(interp, body, new_env)
-
-
-def _as_list(items: list) -> Any:
-    result = NIL
-    for item in reversed(items):
-        result = Cons(item, result)
-    return result
-
-
-def block_body(name: Any, body: list) -> list:
-    """A function's body forms wrapped in (block name ...), so that return-from name leaves it."""
-    return [Cons(BLOCK, Cons(name, _as_list(body)))]
 
 
 @special("FLET")
@@ -538,17 +455,11 @@ def sf_prog2(interp, form, env):
     return _prog_keeping(interp, items, env, 1, False)
 
 
-def values_list(value: Any) -> list:
-    if type(value) is MV:
-        return list(value)
-    return [value]
-
-
 @special("MULTIPLE-VALUE-BIND")
 def sf_multiple_value_bind(interp, form, env):
     """(multiple-value-bind (var...) form body...)"""
     items = args_of(form, 2, None, "(multiple-value-bind (vars...) form body...)")
-    names = [_symbol_var(form, v, "bound") for v in to_py(items[0])]
+    names = [symbol_var(form, v, "bound") for v in to_py(items[0])]
     values = values_list(interp.eval(items[1], env))
     vars = {name: values[i] if i < len(values) else NIL for i, name in enumerate(names)}
     body, _ = split_body(form.cdr.cdr.cdr, False)
@@ -570,7 +481,7 @@ def sf_multiple_value_setq(interp, form, env):
 def sf_multiple_value_list(interp, form, env):
     """(multiple-value-list form)"""
     items = args_of(form, 1, 1, "(multiple-value-list form)")
-    return _as_list(values_list(interp.eval(items[0], env)))
+    return lisp_list(values_list(interp.eval(items[0], env)))
 
 
 @special("NTH-VALUE")

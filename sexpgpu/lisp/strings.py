@@ -1,13 +1,28 @@
-"""String, character and symbol builtins."""
+"""String and character builtins, and the string side of the printer and reader
+(prin1-to-string, write-to-string, read-from-string)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from sexpgpu.lisp.printer import prin1_to_string, princ_to_string
-from sexpgpu.lisp.registry import builtin
-from sexpgpu.lisp.sequences import keywords
-from sexpgpu.lisp.types import MV, NIL, Char, Symbol, T, Uninterned, boolean, intern, keyword
+from sexpgpu.lisp.printer import (
+    CHAR_PRINT_NAMES,
+    integer_to_string,
+    prin1_to_string,
+    princ_to_string,
+)
+from sexpgpu.lisp.reader import CHAR_NAMES, Reader
+from sexpgpu.lisp.registry import builtin, keywords
+from sexpgpu.lisp.sequences import items_of
+from sexpgpu.lisp.types import (
+    MV,
+    NIL,
+    Char,
+    Symbol,
+    T,
+    boolean,
+    lisp_list,
+)
 
 
 def designator(x: Any) -> str:
@@ -24,8 +39,6 @@ def designator(x: Any) -> str:
 
 builtin("STRINGP")(lambda x: boolean(type(x) is str))
 builtin("CHARACTERP")(lambda x: boolean(type(x) is Char))
-builtin("SYMBOLP")(lambda x: boolean(isinstance(x, Symbol)))
-builtin("KEYWORDP")(lambda x: boolean(isinstance(x, Symbol) and x.is_keyword))
 builtin("STRING")(designator)
 
 
@@ -85,7 +98,7 @@ def _case_op(fn):
     return op
 
 
-def _capitalize(s: str) -> str:
+def capitalize(s: str) -> str:
     out = []
     in_word = False
     for c in s:
@@ -112,12 +125,10 @@ def _per_char(method):
 
 builtin("STRING-UPCASE", "NSTRING-UPCASE")(_case_op(_per_char(str.upper)))
 builtin("STRING-DOWNCASE", "NSTRING-DOWNCASE")(_case_op(_per_char(str.lower)))
-builtin("STRING-CAPITALIZE", "NSTRING-CAPITALIZE")(_case_op(_capitalize))
+builtin("STRING-CAPITALIZE", "NSTRING-CAPITALIZE")(_case_op(capitalize))
 
 
 def _bag(chars: Any) -> str:
-    from sexpgpu.lisp.sequences import items_of
-
     if type(chars) is str:
         return chars
     return "".join(c.ch for c in items_of(chars))
@@ -126,6 +137,11 @@ def _bag(chars: Any) -> str:
 builtin("STRING-TRIM")(lambda bag, s: designator(s).strip(_bag(bag)))
 builtin("STRING-LEFT-TRIM")(lambda bag, s: designator(s).lstrip(_bag(bag)))
 builtin("STRING-RIGHT-TRIM")(lambda bag, s: designator(s).rstrip(_bag(bag)))
+
+
+@builtin("STRING-TO-LIST")
+def string_to_list(s):
+    return lisp_list(Char(c) for c in s)
 
 
 @builtin("MAKE-STRING", interp=True)
@@ -210,8 +226,6 @@ def digit_char(n, radix=10):
 
 @builtin("NAME-CHAR")
 def name_char(name):
-    from sexpgpu.lisp.reader import CHAR_NAMES
-
     text = designator(name)
     found = CHAR_NAMES.get(text.upper())
     if found is None and len(text) == 1:
@@ -221,8 +235,6 @@ def name_char(name):
 
 @builtin("CHAR-NAME")
 def char_name(c):
-    from sexpgpu.lisp.printer import CHAR_PRINT_NAMES
-
     if c.ch == " ":
         return "Space"
     return CHAR_PRINT_NAMES.get(c.ch, NIL)
@@ -248,36 +260,7 @@ for _name, _fold, _test in [
     _char_compare(_name, _fold, _test)
 
 
-# ------------------------------------------------------------------ symbols
-
-
-builtin("SYMBOL-NAME")(lambda s: s.name)
-builtin("INTERN")(lambda name, package=NIL: MV((intern(name), NIL)))
-builtin("MAKE-SYMBOL")(lambda name: Uninterned(name))
-builtin("MAKE-KEYWORD")(lambda name: keyword(designator(name)))
-
-
-@builtin("GENSYM", interp=True)
-def gensym(interp, prefix="G"):
-    if type(prefix) is int:
-        return Uninterned(f"G{prefix}")
-    sym = Uninterned(f"{prefix}{interp.gensym_counter}")
-    interp.gensym_counter += 1
-    return sym
-
-
-@builtin("GENTEMP", interp=True)
-def gentemp(interp, prefix="T"):
-    sym = intern(f"{prefix}{interp.gensym_counter}")
-    interp.gensym_counter += 1
-    return sym
-
-
-@builtin("SYMBOL-PACKAGE")
-def symbol_package(sym):
-    if not sym.interned:
-        return NIL
-    return keyword("KEYWORD") if sym.is_keyword else keyword("COMMON-LISP-USER")
+# ------------------------------------------------------------------ printing and reading
 
 
 builtin("PRIN1-TO-STRING")(lambda x: prin1_to_string(x))
@@ -289,24 +272,15 @@ def write_to_string(x, *options):
                               "LEVEL", "LENGTH"))
     base = opts.get("BASE", 10)
     if type(x) is int and base != 10:
-        from sexpgpu.lisp.format_ import _to_base
-
-        return _to_base(x, base)
+        return integer_to_string(x, base)
     return prin1_to_string(x) if opts.get("ESCAPE", T) is not NIL else princ_to_string(x)
+
+
 builtin("PRINC-TO-STRING")(lambda x: princ_to_string(x))
-
-
-@builtin("STRING-TO-LIST")
-def string_to_list(s):
-    from sexpgpu.lisp.types import lisp_list
-
-    return lisp_list(Char(c) for c in s)
 
 
 @builtin("READ-FROM-STRING", interp=True)
 def read_from_string(interp, text, *options):
-    from sexpgpu.lisp.reader import Reader
-
     reader = Reader(text, "<read-from-string>")
     forms = reader.read_all(0, 1)
     if not forms:

@@ -1,4 +1,4 @@
-"""The Lisp data model: symbols, conses, characters, single floats, multiple values.
+"""The Lisp data model: symbols, conses, characters, single floats, arrays, multiple values.
 
 Integers are Python ints, ratios `fractions.Fraction`, doubles Python floats, strings
 Python str, vectors Python lists. Reader conses carry their source `Span` in `span`.
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import struct
 import sys
+from fractions import Fraction
 from typing import Any
 
 from sexpgpu.diagnostics import Span
@@ -85,7 +86,10 @@ T = intern("T")
 
 
 class Cons:
-    """A cons cell; `span` is where the reader saw it (None for built conses)."""
+    """A cons cell; `span` is where the reader saw it (None for built conses).
+
+    Its `repr` is the Lisp printed form; printer.py installs it, so that this module
+    does not depend on the printer."""
 
     __slots__ = ("car", "cdr", "span")
 
@@ -103,11 +107,6 @@ class Cons:
 
     def __reduce__(self):
         return (Cons, (self.car, self.cdr, self.span))
-
-    def __repr__(self) -> str:
-        from sexpgpu.lisp.printer import prin1_to_string
-
-        return prin1_to_string(self)
 
 
 class Char:
@@ -149,6 +148,37 @@ class Single(float):
 
     def __new__(cls, value: float):
         return float.__new__(cls, to_single(float(value)))
+
+
+NUMBER_TYPES = (int, Fraction, Single, float)
+_NUMBER_TYPES = frozenset(NUMBER_TYPES)
+
+
+def is_number(x: Any) -> bool:
+    return type(x) in _NUMBER_TYPES
+
+
+class MDArray:
+    """An array of rank other than one: dimensions and row-major contents.
+
+    (Arrays of rank one are Python lists, or str for strings; the printer prints this
+    one as #nA(...).)"""
+
+    __slots__ = ("dims", "data")
+
+    def __init__(self, dims: list, data: list):
+        self.dims = dims
+        self.data = data
+
+    def index(self, indices: tuple) -> int:
+        if len(indices) != len(self.dims):
+            raise IndexError("wrong number of subscripts")
+        flat = 0
+        for i, d in zip(indices, self.dims):
+            if not 0 <= i < d:
+                raise IndexError("subscript out of bounds")
+            flat = flat * d + i
+        return flat
 
 
 class MV(tuple):

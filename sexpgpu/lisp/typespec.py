@@ -1,25 +1,35 @@
-"""Type specifiers: `typep` and `type-of` for the subset's objects."""
+"""Type specifiers: `typep`, `type-of` and `subtypep` for the subset's objects."""
 
 from __future__ import annotations
 
 from fractions import Fraction
 from typing import Any
 
-from sexpgpu.lisp.types import NIL, Char, Cons, Single, Symbol, T, intern
+from sexpgpu.lisp.closures import Closure
+from sexpgpu.lisp.conditions import Condition, is_subtype
+from sexpgpu.lisp.equality import eql
+from sexpgpu.lisp.registry import Builtin, builtin
+from sexpgpu.lisp.types import (
+    MV,
+    NIL,
+    Char,
+    Cons,
+    MDArray,
+    Single,
+    Symbol,
+    T,
+    boolean,
+    intern,
+    is_number,
+    lisp_list,
+)
 
 _FIXNUM_MAX = 4611686018427387903
 _FIXNUM_MIN = -4611686018427387904
 
 
 def _is_function(x: Any) -> bool:
-    from sexpgpu.lisp.interp import Closure
-    from sexpgpu.lisp.registry import Builtin
-
     return type(x) in (Closure, Builtin)
-
-
-def _is_number(x: Any) -> bool:
-    return type(x) in (int, float, Single, Fraction)
 
 
 _ATOMIC = {
@@ -32,7 +42,7 @@ _ATOMIC = {
     "SYMBOL": lambda x: isinstance(x, Symbol),
     "KEYWORD": lambda x: isinstance(x, Symbol) and x.is_keyword,
     "BOOLEAN": lambda x: x is NIL or x is T,
-    "NUMBER": _is_number,
+    "NUMBER": is_number,
     "REAL": lambda x: type(x) in (int, float, Single, Fraction),
     "RATIONAL": lambda x: type(x) in (int, Fraction),
     "INTEGER": lambda x: type(x) is int,
@@ -52,8 +62,8 @@ _ATOMIC = {
     "STANDARD-CHAR": lambda x: type(x) is Char,
     "VECTOR": lambda x: type(x) in (list, str),
     "SIMPLE-VECTOR": lambda x: type(x) is list,
-    "ARRAY": lambda x: type(x) in (list, str) or type(x).__name__ == "MDArray",
-    "SIMPLE-ARRAY": lambda x: type(x) in (list, str) or type(x).__name__ == "MDArray",
+    "ARRAY": lambda x: type(x) in (list, str, MDArray),
+    "SIMPLE-ARRAY": lambda x: type(x) in (list, str, MDArray),
     "SEQUENCE": lambda x: x is NIL or type(x) in (Cons, list, str),
     "FUNCTION": _is_function,
     "COMPILED-FUNCTION": _is_function,
@@ -67,8 +77,6 @@ def typep(interp: Any, x: Any, spec: Any) -> bool:
         check = _ATOMIC.get(spec.name)
         if check is not None:
             return check(x)
-        from sexpgpu.lisp.errors import Condition, is_subtype
-
         if type(x) is Condition:
             return is_subtype(x.type, spec.name, interp.user_condition_types)
         struct = getattr(x, "struct", None)
@@ -76,33 +84,36 @@ def typep(interp: Any, x: Any, spec: Any) -> bool:
             return struct.is_a(spec.name)
         return False
     if type(spec) is Cons:
-        head = spec.car.name if isinstance(spec.car, Symbol) else ""
-        args = list(spec.cdr)
-        if head == "OR":
-            return any(typep(interp, x, a) for a in args)
-        if head == "AND":
-            return all(typep(interp, x, a) for a in args)
-        if head == "NOT":
-            return not typep(interp, x, args[0])
-        if head in ("MEMBER",):
-            from sexpgpu.lisp.equality import eql
-
-            return any(eql(x, a) for a in args)
-        if head == "EQL":
-            from sexpgpu.lisp.equality import eql
-
-            return eql(x, args[0])
-        if head == "SATISFIES":
-            return interp.call1(interp.function_of(args[0], None), x) is not NIL
-        if head in ("INTEGER", "REAL", "FLOAT", "RATIONAL", "SINGLE-FLOAT", "DOUBLE-FLOAT",
-                    "NUMBER"):
-            if not typep(interp, x, intern(head)):
-                return False
-            low = args[0] if args else intern("*")
-            high = args[1] if len(args) > 1 else intern("*")
-            return _in_bound(x, low, True) and _in_bound(x, high, False)
-        return typep(interp, x, spec.car)
+        return _compound_typep(interp, x, spec)
     return False
+
+
+_RANGE_TYPES = ("INTEGER", "REAL", "FLOAT", "RATIONAL", "SINGLE-FLOAT", "DOUBLE-FLOAT", "NUMBER")
+
+
+def _compound_typep(interp: Any, x: Any, spec: Cons) -> bool:
+    """(or ...) (and ...) (not t) (member ...) (eql v) (satisfies f) (integer low high)..."""
+    head = spec.car.name if isinstance(spec.car, Symbol) else ""
+    args = list(spec.cdr)
+    if head == "OR":
+        return any(typep(interp, x, a) for a in args)
+    if head == "AND":
+        return all(typep(interp, x, a) for a in args)
+    if head == "NOT":
+        return not typep(interp, x, args[0])
+    if head in ("MEMBER",):
+        return any(eql(x, a) for a in args)
+    if head == "EQL":
+        return eql(x, args[0])
+    if head == "SATISFIES":
+        return interp.call1(interp.function_of(args[0], None), x) is not NIL
+    if head in _RANGE_TYPES:
+        if not typep(interp, x, intern(head)):
+            return False
+        low = args[0] if args else intern("*")
+        high = args[1] if len(args) > 1 else intern("*")
+        return _in_bound(x, low, True) and _in_bound(x, high, False)
+    return typep(interp, x, spec.car)
 
 
 def _in_bound(x: Any, bound: Any, lower: bool) -> bool:
@@ -115,8 +126,6 @@ def _in_bound(x: Any, bound: Any, lower: bool) -> bool:
 
 
 def type_of(x: Any) -> Any:
-    from sexpgpu.lisp.types import lisp_list
-
     t = type(x)
     if t is int:
         if x in (0, 1):
@@ -148,3 +157,15 @@ def type_of(x: Any) -> Any:
     if t.__name__ == "HashTable":
         return intern("HASH-TABLE")
     return intern(t.__name__.upper())
+
+
+builtin("TYPE-OF")(type_of)
+builtin("TYPEP", interp=True)(lambda interp, x, spec, env=NIL: boolean(typep(interp, x, spec)))
+
+
+@builtin("SUBTYPEP", interp=True)
+def subtypep(interp, a, b, env=NIL):
+    # knows the condition type hierarchy only; for other types it answers NIL, T
+    if isinstance(a, Symbol) and isinstance(b, Symbol):
+        return MV((boolean(is_subtype(a.name, b.name, interp.user_condition_types)), T))
+    return MV((NIL, NIL))
