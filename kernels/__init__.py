@@ -30,7 +30,7 @@ def __getattr__(name: str) -> Any:
     # lazy: the executor imports numba; autodiff imports this package on `check`'s path,
     # and `check` must never load numba
     if name in ("compile", "CompiledGraph"):
-        from sexpgpu.kernels import executor
+        from sexpgpu.kernels import executor  # numba: loaded on first use only
 
         return getattr(executor, name)
     raise AttributeError(f"module 'sexpgpu.kernels' has no attribute {name!r}")

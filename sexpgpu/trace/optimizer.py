@@ -10,7 +10,8 @@ from typing import Any
 
 from sexpgpu.diagnostics import Span, define_code, error
 from sexpgpu.ir import build
-from sexpgpu.ir.graph import Graph, Value
+from sexpgpu.ir.graph import Graph, Value, live_nodes
+from sexpgpu.ir.reference import run_reference
 from sexpgpu.lisp.types import NIL, Foreign, Symbol, T, to_py
 from sexpgpu.suggest import did_you_mean
 from sexpgpu.trace import args as A
@@ -304,9 +305,6 @@ def _schedule_values(g: Graph, lr: Value, steps: int,
                      microbatches: int) -> dict[int, float] | None:
     """The schedule's value at evenly spaced steps (reference interpreter), or None when
     it reads anything but ctx/step and ctx/microstep."""
-    from sexpgpu.ir.graph import live_nodes
-    from sexpgpu.ir.reference import run_reference
-
     nodes = live_nodes(g, [lr])
     made = {o.id for node in nodes for o in node.outputs}
     inputs = {v.id: v for node in nodes for v in node.inputs if v.id not in made}
