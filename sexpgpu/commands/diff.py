@@ -1,17 +1,6 @@
 """`sexpgpu diff A B`: what differs between two run files or two run directories, by
-section (knobs, data, model, objective, optimizer, run) — in the compiled plans and in
-the contract forms as read — and nothing else (comments and layout do not count).
-
-Usage:
-  sexpgpu diff A B [--json]
-  sexpgpu diff (-h | --help)
-
-Options:
-  --json   print the differences as JSON
-
-A and B are each a run file (compiled with its defaults) or a run directory written
-by `sexpgpu run` (its plan.json and the source it recorded, selection included).
-"""
+section, in the compiled plans and in the contract forms as read; for two runs, their
+results too."""
 
 from __future__ import annotations
 
@@ -21,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from docopt import docopt
 
+from sexpgpu import usage
 from sexpgpu.commands.syntax import parse
 from sexpgpu.contract.compile import compile_file
 from sexpgpu.contract.forms import head_of, read_forms
@@ -30,6 +19,26 @@ from sexpgpu.contract.plan import plan_json
 from sexpgpu.diagnostics import define_code, error
 from sexpgpu.lisp.printer import prin1_to_string
 from sexpgpu.lisp.reader import read_all
+
+HELP = """\
+Show what differs between two run files, or two runs, by section (knobs, data, model,
+objective, optimizer, run) and nothing else: comments and layout are not differences.
+For two runs, their results are compared too: final metrics, targets, steps and time.
+
+Usage:
+  sexpgpu diff A B [--json]
+  sexpgpu diff (-h | --help)
+
+Options:
+  --json   print the differences as one JSON object
+
+A and B are each a run file (compiled with its defaults) or a run directory written
+by `sexpgpu run` (runs/<name>/, selection included).
+
+Examples:
+  sexpgpu diff examples/mnist1d-mlp.sx my-mlp.sx
+  sexpgpu diff runs/mnist1d-mlp-3f2a9c1d runs/mnist1d-mlp-lr=0.03-0b7e44a2
+"""
 
 E_DIFF_INPUT = define_code(
     "E-DIFF-INPUT", "not a run file or run directory",
@@ -186,7 +195,7 @@ def render(result: dict[str, Any]) -> str:
 
 
 def main(argv: list[str]) -> int:
-    args = docopt(__doc__, argv=["diff", *argv])
+    args = usage.parse(HELP, "diff", argv)
     result = compare(load(args["A"]), load(args["B"]))
     if args["--json"]:
         sys.stdout.write(orjson.dumps(result).decode() + "\n")

@@ -1,15 +1,4 @@
-"""`sexpgpu explain FILE`: parameters (path, shape, count, tied), optimizer groups and
-their hyperparameters, one training step (ops, FLOPs) and memory.
-
-Usage:
-  sexpgpu explain FILE [--set K=V]... [--variant NAME] [--json]
-  sexpgpu explain (-h | --help)
-
-Options:
-  --set K=V        bind knob K to V (repeatable)
-  --variant NAME   bind the knobs of a declared variant
-  --json           print the plan as JSON on standard output (what plan.json stores)
-"""
+"""`sexpgpu explain`: render the plan (contract/plan.py) for a person, or as JSON."""
 
 from __future__ import annotations
 
@@ -17,11 +6,32 @@ import sys
 from typing import Any
 
 import orjson
-from docopt import docopt
 
+from sexpgpu import usage
 from sexpgpu.contract.compile import compile_file
 from sexpgpu.contract.plan import plan_json
 from sexpgpu.selection import from_docopt
+
+HELP = """\
+Explain what the compiler made of a run file: parameters, optimizer groups and their
+hyperparameters (each schedule with its parameters and its value at a few steps), one
+training step's ops and FLOPs, memory, data, evals and targets.
+
+Usage:
+  sexpgpu explain FILE [--set K=V]... [--variant NAME] [--json]
+  sexpgpu explain (-h | --help)
+
+Options:
+  --set K=V        bind knob K to V (repeatable)
+  --variant NAME   bind the knobs of a variant the file declares
+  --json           print the plan as JSON (what a run stores as plan.json)
+
+KEY=VALUE after FILE is the same as --set KEY=VALUE.
+
+Examples:
+  sexpgpu explain examples/shakespeare-char.sx
+  sexpgpu explain examples/mnist1d-mlp.sx lr=3e-2 --json
+"""
 
 
 def _size(n: int) -> str:
@@ -84,7 +94,7 @@ def render(plan: dict[str, Any]) -> str:
 
 
 def main(argv: list[str]) -> int:
-    args = docopt(__doc__, argv=["explain", *argv])
+    args = usage.parse(HELP, "explain", argv)
     plan = plan_json(compile_file(args["FILE"], from_docopt(args)))
     if args["--json"]:
         sys.stdout.write(orjson.dumps(plan).decode() + "\n")

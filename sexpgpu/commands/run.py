@@ -1,25 +1,5 @@
-"""`sexpgpu run FILE`: compile the run file, build its kernels and train.
-
-Usage:
-  sexpgpu run FILE [--set K=V]... [--variant NAME] [--runs DIR] [--resume WHICH]
-                   [--device DEV] [--checkpoint-every N] [--log-every N]
-                   [--diag PATTERN]... [--diag-every N] [--json]
-  sexpgpu run (-h | --help)
-
-Options:
-  --set K=V             bind knob K to V (repeatable)
-  --variant NAME        bind the knobs of a declared variant
-  --runs DIR            where run directories go [default: runs]
-  --resume WHICH        continue a run: `latest` or a checkpoint path
-  --device DEV          cpu or cuda (default: the file's defrun :device)
-  --checkpoint-every N  checkpoint cadence in steps (does not change results)
-  --log-every N         step-event cadence in steps (does not change results)
-  --diag PATTERN        sample the diagnostics whose names match this glob, e.g.
-                        'grad-norm*' or 'act-rms/blocks/0/*' (repeatable; docs/diagnostics.md)
-  --diag-every N        diagnostics cadence in steps (default: defrun :diag-every, else
-                        the log cadence; does not change results)
-  --json                print the final summary as JSON on standard output
-"""
+"""`sexpgpu run`: compile the run file, build its kernels (with compile progress) and
+hand the program to the training loop (runtime/loop.py)."""
 
 from __future__ import annotations
 
@@ -27,8 +7,8 @@ import sys
 from dataclasses import replace
 
 import orjson
-from docopt import docopt
 
+from sexpgpu import usage
 from sexpgpu.contract.compile import compile_file
 from sexpgpu.contract.plan import run_plan
 from sexpgpu.diagnostics import render_all
@@ -39,9 +19,47 @@ from sexpgpu.runtime.loop import run_training
 from sexpgpu.runtime.signals import Stopped, StopRequests
 from sexpgpu.selection import from_docopt
 
+HELP = """\
+Train a run file. Progress goes to standard error: the kernels as they compile, then
+a line with the step, loss, step time, throughput, the last eval and the time left (a
+plain line every --progress-every seconds when standard error is not a terminal).
+The run directory runs/<name>/ holds plan.json, events.jsonl, status.json and the
+checkpoints; a run is never overwritten.
+
+Usage:
+  sexpgpu run FILE [--set K=V]... [--variant NAME] [--runs DIR] [--resume WHICH]
+                   [--device DEV] [--checkpoint-every N] [--log-every N]
+                   [--diag PATTERN]... [--diag-every N] [--progress-every S] [--json]
+  sexpgpu run (-h | --help)
+
+Options:
+  --set K=V             bind knob K to V (repeatable)
+  --variant NAME        bind the knobs of a variant the file declares
+  --runs DIR            where run directories go [default: runs]
+  --resume WHICH        continue a stopped run: `latest`, or a checkpoint path
+  --device DEV          cpu or cuda (default: the file's defrun :device)
+  --checkpoint-every N  checkpoint every N steps (never changes results)
+  --log-every N         write a step event every N steps (never changes results)
+  --diag PATTERN        sample the diagnostics whose names match this glob, e.g.
+                        'grad-norm*' (repeatable; `sexpgpu docs diagnostics`)
+  --diag-every N        diagnostics cadence in steps (default: defrun :diag-every,
+                        else the log cadence; never changes results)
+  --progress-every S    seconds between progress lines when standard error is not
+                        a terminal; 0 for none [default: 30]
+  --json                print the final summary as JSON on standard output
+
+KEY=VALUE after FILE is the same as --set KEY=VALUE.
+
+Examples:
+  sexpgpu run examples/mnist1d-mlp.sx
+  sexpgpu run examples/mnist1d-mlp.sx steps=500 lr=3e-2
+  sexpgpu run examples/mnist1d-mlp.sx --resume latest
+  sexpgpu run examples/mnist1d-mlp.sx --json > summary.json
+"""
+
 
 def main(argv: list[str]) -> int:
-    args = docopt(__doc__, argv=["run", *argv])
+    args = usage.parse(HELP, "run", argv)
     # the stop signals are handled from the start: one that comes while compiling ends
     # the command with 75 (nothing of the run is on disk yet), so a scheduler's retry
     # loop reruns it; once training has begun it checkpoints first (docs/checkpoints.md)
