@@ -8,16 +8,17 @@ from dataclasses import replace
 
 import orjson
 
-from sexpgpu import usage
+from sexpgpu import humanize, usage
 from sexpgpu.contract.compile import compile_file
 from sexpgpu.contract.plan import run_plan
-from sexpgpu.diagnostics import render_all
+from sexpgpu.diagnostics import error, render_all
 from sexpgpu.exitcodes import EXIT_PREEMPTED
 from sexpgpu.runtime.compiled import KernelProgram
 from sexpgpu.runtime.health import cadence
 from sexpgpu.runtime.loop import run_training
+from sexpgpu.runtime.progress import Progress
 from sexpgpu.runtime.signals import Stopped, StopRequests
-from sexpgpu.selection import from_docopt
+from sexpgpu.selection import E_RUN_FLAG, from_docopt
 
 HELP = """\
 Train a run file. Progress goes to standard error: the kernels as they compile, then
@@ -84,22 +85,48 @@ def _run(args: dict, stop: StopRequests) -> int:
         warnings += compiled.diagnostics.warnings
     if warnings:
         sys.stderr.write(render_all(warnings) + "\n")
+    progress = Progress(sys.stderr, plan.run.steps, every_s=_seconds(args["--progress-every"]))
     program = KernelProgram(compiled, plan.run.seed, device=plan.run.device,
-                            diag_every=plan.run.diag_every)
+                            diag_every=plan.run.diag_every, progress=progress)
     code, summary = run_training(plan, program, args["--runs"], resume=args["--resume"],
-                                 stop=stop)
+                                 stop=stop, progress=progress)
     if args["--json"]:
         sys.stdout.write(orjson.dumps(summary).decode() + "\n")
     else:
-        sys.stderr.write(_describe(summary) + "\n")
+        sys.stderr.write(describe(summary) + "\n")
     return code
 
 
-def _describe(summary: dict) -> str:
+def _seconds(raw: str) -> float:
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0:
+        raise error(
+            E_RUN_FLAG, f"--progress-every {raw}: not a number of seconds",
+            expected="seconds >= 0 (0: no progress lines off a terminal)", actual=raw,
+            fix="--progress-every 30")
+    return seconds
+
+
+def describe(summary: dict) -> str:
+    """The final lines a person reads: state, steps, time, the last loss and eval, targets."""
+    took = summary.get("elapsed_s")
     lines = [f"{summary.get('state', '?')}: step {summary.get('step')} of {summary.get('steps')}"
-             f" -> {summary.get('run_dir', '')}"]
+             + (f" in {humanize.duration(took)}" if took is not None else "")
+             + f" -> {summary.get('run_dir', '')}"]
+    facts = []
+    if summary.get("last_loss") is not None:
+        facts.append(f"loss {humanize.number(summary['last_loss'])}")
+    for key, value in (summary.get("last_eval") or {}).items():
+        if key != "step":
+            facts.append(f"{key} {humanize.number(value)}")
+    if facts:
+        lines.append("  " + "  ".join(facts))
     for target in summary.get("targets", []):
         mark = "met" if target.get("met") else "NOT met"
-        lines.append(f"  target {target['metric']} {target['op']} {target['value']}: "
-                     f"{target.get('actual')} ({mark})")
+        lines.append(f"  target {target['metric']} {target['op']} "
+                     f"{humanize.number(target['value'])}: "
+                     f"{humanize.number(target.get('actual'))} ({mark})")
     return "\n".join(lines)

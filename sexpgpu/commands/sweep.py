@@ -97,6 +97,7 @@ def main(argv: list[str]) -> int:
     if variant:
         common.append(f"--variant={variant}")
     common += [f"{flag}={args[flag]}" for flag in RUN_FLAGS if args[flag] is not None]
+    common.append(f"--progress-every={args['--progress-every']}")
     points = sweep.points()
     results: list[dict[str, Any]] = []
     worst = 0
