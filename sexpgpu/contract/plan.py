@@ -162,4 +162,5 @@ def run_plan(c: CompiledExperiment) -> RunPlan:
     return RunPlan(file=exp.file, selection={k: knob_json(v) for k, v in exp.knobs.items()},
                    source_files=dict(c.sources), loaders=list(exp.loaders),
                    evals=list(exp.evals), targets=list(exp.targets), run=exp.run,
-                   plan_json=plan, plan_hash=digest, bounds=runtime_bounds(c.bounds))
+                   plan_json=plan, plan_hash=digest, bounds=runtime_bounds(c.bounds),
+                   defaults={k: knob_json(d.default) for k, d in exp.decls.knobs.items()})
