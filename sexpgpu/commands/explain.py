@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from sexpgpu import usage
+from sexpgpu import humanize, usage
 from sexpgpu.contract.compile import compile_file
 from sexpgpu.contract.plan import plan_json
 from sexpgpu.selection import from_docopt
@@ -42,10 +42,20 @@ def _size(n: int) -> str:
     return str(n)
 
 
+def hyper_text(value: Any) -> str:
+    """A hyperparameter as a person reads it: `0.9`, `t`, `5`, or a schedule with its
+    arguments, `(optim:cosine :peak 0.001 :final 0.0001 :warmup 100 :steps 2000)`."""
+    if isinstance(value, dict) and "schedule" in value:
+        args = "".join(f" :{k} {humanize.number(v)}" for k, v in value["params"].items())
+        return f"({value['schedule']}{args})"
+    return humanize.number(value)
+
+
 def render(plan: dict[str, Any]) -> str:
     out = [f"file {plan['file']}"]
     if plan["knobs"]:
-        out.append("knobs  " + "  ".join(f"{k}={v}" for k, v in plan["knobs"].items()))
+        out.append("knobs  " + "  ".join(f"{k}={humanize.number(v)}"
+                                         for k, v in plan["knobs"].items()))
     params = plan["parameters"]
     out.append(f"\nparameters  {params['total']:,} in {len(params['tensors'])} tensors")
     width = max((len(p["path"]) for p in params["tensors"]), default=4)
@@ -57,8 +67,12 @@ def render(plan: dict[str, Any]) -> str:
     out.append("\noptimizer groups" + (f"  (clip global norm {plan['optimizer']['clip']})"
                                         if plan["optimizer"]["clip"] else ""))
     for group in plan["optimizer"]["groups"]:
-        hypers = " ".join(f":{k} {v}" for k, v in group["hyperparameters"].items())
+        hypers = " ".join(f":{k} {hyper_text(v)}" for k, v in group["hyperparameters"].items())
         out.append(f"  {group['select']}: {group['optimizer']} {hypers}")
+        for name, value in group["hyperparameters"].items():
+            if isinstance(value, dict) and value.get("at"):
+                at = ", ".join(f"{k}: {humanize.number(v)}" for k, v in value["at"].items())
+                out.append(f"    :{name} at step {at}")
         out.append(f"    {len(group['params'])} tensors, {group['count']:,} parameters, "
                    f"state {', '.join(group['state']) or 'none'}")
     for name, step in plan["step"].items():
@@ -85,7 +99,8 @@ def render(plan: dict[str, Any]) -> str:
                    + (f", {ev['batches']} batches" if ev["batches"] else ", one full pass"))
     for target in plan["targets"]:
         source = f"  ({target['source']})" if target.get("source") else ""
-        out.append(f"  target {target['metric']} {target['op']} {target['value']}{source}")
+        out.append(f"  target {target['metric']} {target['op']} "
+                   f"{humanize.number(target['value'])}{source}")
     mem = plan["memory"]
     out.append(f"\nmemory  params {_size(mem['params_bytes'])}, grads {_size(mem['grads_bytes'])}"
                f", optimizer state {_size(mem['optimizer_state_bytes'])}, peak activations "
