@@ -7,7 +7,7 @@ import sys
 import orjson
 
 from sexpgpu import usage
-from sexpgpu.plot import draw
+from sexpgpu.plot import draw, read_run, series_names
 
 HELP = """\
 Draw the curves of one or more runs into a PNG: any series they recorded (loss, lr,
@@ -40,10 +40,23 @@ Examples:
 
 def main(argv: list[str]) -> int:
     args = usage.parse(HELP, "plot", argv)
-    drawn = draw(args["RUN"], args["--out"], metrics=args["--metric"] or None)
+    if args["--list"]:
+        runs = [read_run(d) for d in args["RUN"]]
+        names = series_names(runs)
+        if args["--json"]:
+            sys.stdout.write(orjson.dumps({"ok": True, "series": names}).decode() + "\n")
+        else:
+            sys.stdout.write("".join(f"{n}\n" for n in names))
+        return 0
+    smooth = args["--smooth"]
+    if smooth is not None and not smooth.isdigit():
+        raise usage.usage_error(HELP, "plot", argv)
+    drawn = draw(args["RUN"], args["--out"], metrics=args["--metric"] or None,
+                 against=args["--against"], smooth=int(smooth or 0), title=args["--title"])
     if args["--json"]:
         sys.stdout.write(orjson.dumps({"ok": True, **drawn}).decode() + "\n")
     else:
         panels = ", ".join(drawn["panels"])
-        sys.stdout.write(f"{drawn['out']}: {len(drawn['runs'])} run(s); {panels}\n")
+        against = f" against {drawn['against']}" if drawn["against"] else ""
+        sys.stdout.write(f"{drawn['out']}: {len(drawn['runs'])} run(s); {panels}{against}\n")
     return 0
