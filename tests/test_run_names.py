@@ -93,3 +93,13 @@ def test_plan_json_has_the_full_selection(tmp_path) -> None:
     assert stored["selection"] == {"steps": 8000, "lr": 0.03, "hidden": 256, "batch": 100,
                                    "seed": 42}
     assert stored["defaults"]["lr"] == 0.01
+
+
+def test_the_names_docs_run_md_quotes_are_the_real_ones() -> None:
+    text = (ROOT / "docs" / "run.md").read_text(encoding="utf-8")
+    for quoted, sets in (("mnist1d-mlp-ed5e12f6", {}), ("mnist1d-mlp-steps=300-6036988d",
+                                                         {"steps": "300"}),
+                         ("mnist1d-mlp-lr=0.03,hidden=64-ebb903a6",
+                          {"lr": "3e-2", "hidden": "64"})):
+        assert f"\n{quoted} " in text
+        assert _name(MLP, **sets) == quoted
