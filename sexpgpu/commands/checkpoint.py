@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from sexpgpu import usage
+from sexpgpu import humanize, usage
 from sexpgpu.diagnostics import error
 from sexpgpu.runtime import checkpoint as ckpt
 
@@ -101,8 +101,11 @@ def _print_list(rows: list[dict[str, Any]]) -> None:
 def _print_show(info: dict[str, Any]) -> None:
     meta = info["meta"]
     print(f"{info['name']}  (step {meta['step']}, plan {meta.get('plan_hash')})")
-    print(f"  last loss  {meta.get('last_loss')}")
-    print(f"  last eval  {meta.get('last_eval')}")
+    print(f"  last loss  {humanize.number(meta.get('last_loss'))}")
+    last_eval = meta.get("last_eval") or {}
+    shown = "  ".join(f"{k} {humanize.number(v)}" for k, v in last_eval.items() if k != "step")
+    at = f" (step {last_eval['step']})" if "step" in last_eval else ""
+    print(f"  last eval  {shown + at if last_eval else '-'}")
     print(f"  ctx        {meta.get('ctx')}")
     print(f"  loaders    {meta.get('loaders')}")
     for kind in ("params", "state"):
