@@ -9,8 +9,10 @@ from dataclasses import dataclass
 from math import prod
 from typing import Any
 
+import numba
 import numpy as np
 from numba import cuda
+from numba.core.dispatcher import Dispatcher
 from numba.core.errors import NumbaPerformanceWarning
 from sexpgpu.kernels.bf16 import from_bf16, to_bf16
 from sexpgpu.kernels.blas import set_threads as set_blas_threads
@@ -161,7 +163,10 @@ def _flat(x: Any, dtype: str, store: np.dtype) -> np.ndarray:
         x = to_bf16(x)
     if x.ndim == 0:
         return x.astype(store).reshape(1)
-    return np.ascontiguousarray(x, dtype=store).reshape(-1)
+    flat = np.ascontiguousarray(x, dtype=store).reshape(-1)
+    # a read-only array (a memory-mapped token file) would be another numba signature,
+    # compiled again at the first step after `warm` compiled the writable one
+    return flat if flat.flags.writeable else flat.copy()
 
 
 def compile(graph: Graph, outputs: list[str] | None = None, device: str = "cpu") -> CompiledGraph:
@@ -186,3 +191,49 @@ def _quiet_view_packing() -> None:
     small matrix inside the call costs less than a kernel copying the whole tensor."""
     warnings.filterwarnings("ignore", message=r".*np\.vdot\(\) is faster on contiguous",
                             category=NumbaPerformanceWarning)
+
+
+# -- compiling ahead of the first call, with progress --------------------------------
+
+
+def kernel_functions(compiled: CompiledGraph) -> dict[str, Any]:
+    """The numba functions `step` calls, by the module that holds each (a kernel text's
+    module is shared by every graph that has it, so these names count distinct
+    compiles across graphs). Empty on CUDA, whose kernels compile at first launch."""
+    if compiled.device != "cpu":
+        return {}
+    return {fn.py_func.__module__: fn for fn in vars(compiled.module).values()
+            if isinstance(fn, Dispatcher)}
+
+
+def warm(compiled: CompiledGraph, on_kernel: Any = None) -> None:
+    """Compile (or load from numba's disk cache) every kernel of `compiled` for the
+    argument types `run` passes, running none of them, so the first step does not pay
+    for it. `on_kernel(module_name, cached)` is called as each one is ready: the caller
+    shows progress (this package prints nothing). A kernel ready before is skipped."""
+    functions = kernel_functions(compiled)
+    if not functions:
+        return
+    scratch = [np.zeros(max(1, prod(spec.value.shape)), spec.dtype)
+               for spec in compiled._inputs]  # what _prepare gives: flat, writable
+    namespace = vars(compiled.module)
+    originals = {name: fn for name, fn in namespace.items()
+                 if getattr(fn, "py_func", None) is not None and fn in functions.values()}
+
+    def ahead_of(fn: Any) -> Any:
+        def compile_only(*args: Any) -> None:
+            signature = tuple(numba.typeof(a) for a in args)
+            if signature in fn.overloads:
+                return
+            hits = sum(fn.stats.cache_hits.values())
+            fn.compile(signature)
+            if on_kernel is not None:
+                on_kernel(fn.py_func.__module__, sum(fn.stats.cache_hits.values()) > hits)
+        return compile_only
+
+    try:
+        for name, fn in originals.items():
+            namespace[name] = ahead_of(fn)
+        compiled._step(*scratch, *compiled._fixed, *compiled._errs)  # only its copies run
+    finally:
+        namespace.update(originals)

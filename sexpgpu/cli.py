@@ -1,43 +1,52 @@
-"""The `sexpgpu` command: parses the verb and hands the rest to its module.
-
-Usage:
-  sexpgpu <command> [<args>...]
-  sexpgpu (-h | --help)
-  sexpgpu --version
-
-Commands:
-  eval       evaluate a file (or -e EXPR) as compile-time Lisp
-  check      compile a run file and check every shape
-  explain    parameters, optimizer groups, one step, memory
-  ir         the IR (forward, backward, step) and the lowering report
-  variants   the declared knobs, variants and sweeps
-  run        train
-  sweep      run every point of a declared sweep
-  checkpoint list or show the checkpoints of a run
-  plot       draw the loss and eval curves of runs
-  watch      re-check a run file on every save
-  diff       what differs between two run files or runs, by section
-  new        a new run file from another with the selection written in
-  fmt        the one canonical layout of a .sx file
-  bundle     one directory that trains the run elsewhere and resumes it
-  doctor     whether a run can start here
-
-Run `sexpgpu <command> --help` for a command's options.
-
-Exit codes: 0 ok, 1 the file has errors or a run failed, 2 usage,
-3 runtime failure (non-finite, data), 75 interrupted and resumable.
-"""
+"""The `sexpgpu` command: parses the verb and hands the rest to its module
+(sexpgpu/commands/VERB.py, whose HELP is the verb's usage); usage errors, diagnostics
+and internal errors become exit codes here."""
 
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 import traceback
 
 from sexpgpu import __version__, env
-from sexpgpu.diagnostics import E_INTERNAL, Diagnostic, SexpError, SourceMap, render_all
+from sexpgpu.diagnostics import E_INTERNAL, Diagnostic, Note, SexpError, SourceMap, render_all
 from sexpgpu.exitcodes import EXIT_ERRORS, EXIT_OK, EXIT_PREEMPTED, EXIT_USAGE
 from sexpgpu.runtime.signals import Stopped, StopRequests
+from sexpgpu.suggest import nearest
+from sexpgpu.usage import E_USAGE, UsageError
+
+HELP = """\
+sexpgpu: one .sx file states one ML experiment; check it, explain it, train it.
+
+Usage:
+  sexpgpu COMMAND [ARGS...]
+  sexpgpu (-h | --help)
+  sexpgpu --version
+
+Commands:
+  check      compile a run file and check every shape (no data, no GPU, < 1 s)
+  explain    parameters, optimizer groups and schedules, one step's FLOPs, memory
+  run        train; progress on stderr, the run directory under runs/
+  diff       what differs between two run files or two runs, results included
+  plot       draw any series of one or more runs into a PNG
+  sweep      run every point of a declared sweep
+  variants   the declared knobs, variants and sweeps
+  new        a new run file from another with the selection written in
+  fmt        the one canonical layout of a .sx file
+  watch      check a run file again on every save
+  ir         the IR of the step and the lowering report
+  eval       evaluate a file (or -e EXPR) as compile-time Lisp
+  checkpoint list or show the checkpoints of a run
+  bundle     one directory that trains the run elsewhere and resumes it
+  doctor     whether a run can start here
+  docs       the manual: list its pages, print one, or all of them
+
+Run `sexpgpu COMMAND --help` for a command's options, `sexpgpu docs` for the manual.
+
+Exit codes: 0 ok, 1 the file has errors or a run failed, 2 usage,
+3 runtime failure (non-finite, data), 75 interrupted and resumable.
+"""
 
 # verb -> module under sexpgpu.commands exposing main(argv) -> int
 COMMANDS: dict[str, str] = {
@@ -56,6 +65,7 @@ COMMANDS: dict[str, str] = {
     "fmt": "fmt",
     "bundle": "bundle",
     "doctor": "doctor",
+    "docs": "docs",
 }
 # verbs a scheduler preempts: a stop signal from the first moment (importing numba takes
 # a while) is exit 75, never death by the signal (docs/bundle.md, "Preemptible jobs")
@@ -88,17 +98,17 @@ def _internal_error(exc: BaseException, as_json: bool) -> int:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
-        sys.stdout.write(__doc__.strip() + "\n")
+        sys.stdout.write(HELP)
         return EXIT_OK if argv else EXIT_USAGE
     if argv[0] == "--version":
         sys.stdout.write(f"sexpgpu {__version__}\n")
         return EXIT_OK
     verb, rest = argv[0], argv[1:]
     module_name = COMMANDS.get(verb)
-    if module_name is None:
-        sys.stderr.write(f"sexpgpu: unknown command {verb!r}\n\n{__doc__.strip()}\n")
-        return EXIT_USAGE
     as_json = "--json" in rest
+    if module_name is None:
+        print_diagnostics([_unknown_verb(verb)], as_json=as_json)
+        return EXIT_USAGE
     if verb in PREEMPTIBLE:
         with StopRequests(abort=True):
             try:
@@ -106,6 +116,14 @@ def main(argv: list[str] | None = None) -> int:
             except Stopped as exc:
                 return _stopped(verb, exc)
     return _dispatch(module_name, rest, as_json)
+
+
+def _unknown_verb(verb: str) -> Diagnostic:
+    near = nearest(verb, COMMANDS)
+    return Diagnostic(E_USAGE, f"unknown command `{verb}`", actual=f"sexpgpu {verb}",
+                      fix=f"did you mean `sexpgpu {near}`?" if near
+                      else "`sexpgpu --help` lists the commands",
+                      notes=[Note("commands: " + ", ".join(COMMANDS))])
 
 
 def _stopped(verb: str, exc: Stopped) -> int:
@@ -121,15 +139,18 @@ def _dispatch(module_name: str, rest: list[str], as_json: bool) -> int:
         return module.main(rest)
     except Stopped as exc:
         return _stopped(module_name, exc)
+    except UsageError as exc:  # the command line does not fit the verb: exit 2
+        print_diagnostics(exc.diagnostics, as_json=as_json)
+        return EXIT_USAGE
     except SexpError as exc:
         print_diagnostics(exc.diagnostics, as_json=as_json)
         return EXIT_ERRORS
-    except SystemExit as exc:  # docopt usage errors
-        if exc.code not in (None, 0) and isinstance(exc.code, str):
-            sys.stderr.write(exc.code + "\n")
-            return EXIT_USAGE
-        return EXIT_OK if exc.code in (None, 0) else int(exc.code)
+    except SystemExit as exc:  # `--help` (docopt prints the help and exits 0)
+        return EXIT_OK if exc.code in (None, 0) else EXIT_USAGE
     except KeyboardInterrupt:
         return EXIT_PREEMPTED
+    except BrokenPipeError:  # `sexpgpu docs --all | head`: the reader had enough
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
     except Exception as exc:  # noqa: BLE001 - the one place internal errors are caught
         return _internal_error(exc, as_json)

@@ -17,7 +17,7 @@ def test_no_arguments_is_usage(capsys) -> None:
 
 def test_unknown_verb_is_usage(capsys) -> None:
     assert cli.main(["frobnicate"]) == cli.EXIT_USAGE
-    assert "unknown command 'frobnicate'" in capsys.readouterr().err
+    assert "error[E-USAGE]: unknown command `frobnicate`" in capsys.readouterr().err
 
 
 def test_version(capsys) -> None:

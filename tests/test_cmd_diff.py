@@ -85,3 +85,53 @@ def test_diff_of_two_examples_names_every_section_that_differs(tmp_path, capsys)
     code, payload = sexpgpu_json(capsys, "diff", a, ROOT / "examples" / "mnist1d-mlp.sx")
     assert code == 0 and {"knobs", "model", "objective"} <= _sections(payload)
     assert "data" not in _sections(payload)
+
+
+def test_a_learning_rate_alone_is_no_graph_difference(tmp_path, capsys) -> None:
+    """lr 1.0 makes its constant merge with another one: one node fewer, a different
+    activation peak, and still the same computation."""
+    text = (ROOT / "examples" / "mnist1d-mlp.sx").read_text(encoding="utf-8")
+    other = _copy(tmp_path, "mlp.sx", text.replace("(defknob lr 1e-2", "(defknob lr 1.0"))
+    code, payload = sexpgpu_json(capsys, "diff", ROOT / "examples" / "mnist1d-mlp.sx", other)
+    assert code == 0 and _sections(payload) == {"knobs", "optimizer"}
+    (change,) = payload["sections"]["optimizer"]["plan"]
+    assert change["path"].endswith("hyperparameters.lr") and change["b"] == 1.0
+
+
+def test_a_schedule_differs_by_its_arguments(tmp_path, capsys) -> None:
+    gpt = ROOT / "examples" / "shakespeare-char.sx"
+    text = gpt.read_text(encoding="utf-8")
+    other = _copy(tmp_path, gpt.name, text.replace("(defknob warmup 100", "(defknob warmup 50"))
+    code, payload = sexpgpu_json(capsys, "diff", gpt, other)
+    assert code == 0
+    paths = [c["path"] for c in payload["sections"]["optimizer"]["plan"]]
+    assert paths == ["optimizer.groups[:ndim 1].hyperparameters.lr.params.warmup",
+                     "optimizer.groups[(all other parameters)].hyperparameters.lr.params.warmup"]
+    code, out, _ = sexpgpu(capsys, "diff", gpt, other)
+    assert "hyperparameters.lr.params.warmup: 100 -> 50" in out
+
+
+def test_two_runs_compare_their_results(tmp_path, capsys) -> None:
+    runs = tmp_path / "runs"
+    for lr in ("1e-2", "1e-3"):
+        code, _, err = sexpgpu(capsys, "run", SWEEP_TINY, f"lr={lr}", "steps=4", "--runs", runs,
+                               "--progress-every", "0")
+        assert code == 0, err
+    a, b = sorted(p for p in runs.iterdir() if p.is_dir())  # lr=0.001 sorts first
+    code, payload = sexpgpu_json(capsys, "diff", a, b)
+    assert code == 0 and _sections(payload) == {"knobs", "optimizer"}
+    results = payload["results"]
+    assert results["a"]["state"] == results["b"]["state"] == "done"
+    assert results["a"]["step"] == results["b"]["step"] == 4
+    assert [m["name"] for m in results["metrics"]] == ["loss", "test/loss", "test/accuracy"]
+    loss = results["metrics"][0]
+    assert loss["delta"] == loss["b"] - loss["a"]
+    (target,) = results["targets"]
+    assert target["metric"] == "test/accuracy" and target["a"]["met"] is True
+    code, out, _ = sexpgpu(capsys, "diff", a, b)
+    lines = out.splitlines()
+    at = lines.index("results")
+    assert lines[at + 1] == "  state: done -> done" and lines[at + 2] == "  steps: 4 of 4 -> 4 of 4"
+    assert lines[at + 3].startswith("  time: ")
+    assert lines[at + 4].startswith("  loss: ") and "(" in lines[at + 4]
+    assert lines[-1].startswith("  target test/accuracy >= 0: ") and lines[-1].endswith(" met")

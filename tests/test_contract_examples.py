@@ -79,7 +79,14 @@ def test_gpt_decays_matrices_only(gpt) -> None:  # noqa: ANN001
     assert no_decay["hyperparameters"]["weight-decay"] == 0.0
     assert len(no_decay["params"]) == 4 * 2 + 1                  # layer norms, no biases
     assert decay["hyperparameters"]["weight-decay"] == pytest.approx(0.1)
-    assert decay["hyperparameters"]["lr"] == "schedule"
+    lr = decay["hyperparameters"]["lr"]  # the schedule, its arguments, its values
+    assert lr["schedule"] == "optim:cosine"
+    assert lr["params"] == {"peak": 0.001, "final": 0.0001, "warmup": 100, "steps": 2000}
+    assert list(lr["at"]) == ["0", "99", "499", "999", "1499", "1999"]
+    assert lr["at"]["99"] == pytest.approx(1e-3 * 100 / 101)      # warming up
+    assert lr["at"]["999"] == pytest.approx(1e-4 + 0.5 * (1 + math.cos(math.pi * 899 / 1900))
+                                            * 9e-4, rel=1e-5)     # half a cosine down
+    assert lr["at"]["1999"] == pytest.approx(1e-4, rel=1e-4)
     assert plan_json(gpt)["optimizer"]["clip"] == 1.0
 
 

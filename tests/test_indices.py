@@ -126,7 +126,7 @@ def test_the_plan_carries_the_bounds_of_every_loader() -> None:
     assert {loader: {f: (b.low, b.high) for f, b in fields.items()}
             for loader, fields in plan.bounds.items()} == {"train": {"y": (0, 10)},
                                                            "test": {"y": (0, 10)}}
-    assert plan.bounds["train"]["y"].where.endswith("mnist1d-mlp.sx:30:3")
+    assert plan.bounds["train"]["y"].where.endswith("mnist1d-mlp.sx:32:3")
 
 
 # -- the loaders check the data ----------------------------------------------------------

@@ -98,3 +98,72 @@ def test_legend_names_runs_by_the_selection_that_differs():
     b = RunCurves("mlp-lr=0.01_seed=43-cd", selection={"lr": 0.01, "seed": 43})
     assert run_labels([a, b]) == ["seed=42", "seed=43"]
     assert run_labels([a, a]) == [a.name, a.name]  # nothing differs: the directory names
+
+
+# -- any series, several runs, a sweep against its knob --------------------------------
+
+
+@pytest.fixture(scope="module")
+def lr_runs(tmp_path_factory):
+    """Three runs of the demo plan that differ in one knob, `lr`, as a sweep makes them;
+    the first with a sampled diagnostic."""
+    base = tmp_path_factory.mktemp("sweep")
+    dirs = []
+    for lr in (0.3, 0.03, 3.0):
+        plan = demo_plan(str(base / "demo.sx"), steps=30, eval_every=10, log_every=5,
+                         selection={"lr": lr, "seed": 0})
+        program = SoftmaxRegression(8, 4, lr=lr)
+        code, summary = run_training(plan, program, base / "runs", stderr=io.StringIO())
+        assert code == 0
+        dirs.append(base / "runs" / summary["run"])
+    log = EventLog(dirs[0] / "events.jsonl")
+    for step in (10, 20, 30):
+        log.emit("diag", step=step, values={"grad-norm/w": 1.0 / step, "grad-norm/b": 0.1})
+    log.close()
+    return dirs
+
+
+def test_every_number_a_run_records_is_a_series(lr_runs, capsys):
+    curves = read_run(lr_runs[0])
+    for name in ("loss", "lr", "grad_norm", "step_ms", "samples_per_s", "test/accuracy",
+                 "grad-norm/w", "grad-norm/b"):
+        assert curves.series[name], name
+    assert [s for s, _ in curves.series["grad-norm/w"]] == [10, 20, 30]
+    code = cli.main(["plot", str(lr_runs[0]), "--list"])
+    assert code == 0
+    assert capsys.readouterr().out.splitlines()[:3] == ["loss", "lr", "grad_norm"]
+
+
+def test_plot_any_series_by_name_or_glob(lr_runs, tmp_path):
+    drawn = draw(lr_runs, tmp_path / "any.png",
+                 metrics=["lr", "grad_norm", "grad-norm/*", "test/accuracy"], smooth=3,
+                 title="three learning rates")
+    assert list(drawn["panels"]) == ["lr", "grad_norm", "grad-norm/b", "grad-norm/w",
+                                     "test/accuracy"]
+    assert (tmp_path / "any.png").read_bytes().startswith(PNG_MAGIC)
+
+
+def test_the_legend_names_runs_by_their_knob_and_the_title_by_the_file(lr_runs):
+    runs = [read_run(d) for d in lr_runs]
+    assert run_labels(runs) == ["lr=0.3", "lr=0.03", "lr=3.0"]
+    from sexpgpu.plot import default_title
+    assert default_title(runs) == "demo (3 runs)"
+
+
+def test_a_sweep_against_its_knob(lr_runs, tmp_path, capsys):
+    out = tmp_path / "sweep.png"
+    code = cli.main(["plot", *map(str, lr_runs), "--against", "lr", "--metric",
+                     "test/accuracy", "--out", str(out), "--json"])
+    drawn = orjson.loads(capsys.readouterr().out)
+    assert code == 0 and drawn["against"] == "lr" and list(drawn["panels"]) == ["test/accuracy"]
+    assert out.read_bytes().startswith(PNG_MAGIC)
+    with pytest.raises(SexpError) as caught:
+        draw(lr_runs, tmp_path / "x.png", against="lrr")
+    assert caught.value.diagnostic.code == "E-PLOT-METRIC"
+    assert caught.value.diagnostic.fix == "did you mean `lr`?"
+
+
+def test_smoothing_is_a_centred_moving_average():
+    from sexpgpu.plot import smoothed
+    assert smoothed([0.0, 3.0, 6.0, 9.0], 3) == [1.5, 3.0, 6.0, 7.5]
+    assert smoothed([1.0, 2.0], 1) == [1.0, 2.0]

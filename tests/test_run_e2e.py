@@ -5,6 +5,7 @@ run that goes non-finite and its last good checkpoint resumes."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -115,7 +116,8 @@ def _interrupted_then_resumed(cache: str, runs: Path, sig: int) -> tuple[int, Pa
     resumed = _run([*RESUME_ARGS, "--runs", str(runs), "--resume", "latest"], cache)
     assert resumed.returncode == 0, resumed.stderr
     # the human summary on stderr names the run's final state and step
-    assert f"done: step {STEPS} of {STEPS} -> " in resumed.stderr, resumed.stderr
+    assert re.search(rf"done: step {STEPS} of {STEPS} in [\dhms.]+ -> ", resumed.stderr), \
+        resumed.stderr
     return proc.returncode, _only_run(runs)
 
 

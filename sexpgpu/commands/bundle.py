@@ -1,19 +1,5 @@
 """`sexpgpu bundle FILE --out DIR`: one directory that trains the experiment on another
-machine and resumes it after preemption: the run file and every file it read, the data
-its loaders read, the package, pinned requirements (wheels with `--wheels`), `DIR/run.sh`.
-
-Usage:
-  sexpgpu bundle FILE --out DIR [--set K=V]... [--variant NAME] [--wheels] [--json]
-  sexpgpu bundle (-h | --help)
-
-Options:
-  --out DIR        the bundle directory (must not exist yet)
-  --set K=V        bind knob K for the bundled run (repeatable)
-  --variant NAME   bind a declared variant
-  --wheels         also download the requirements' wheels for this platform (pip
-                   download), so the launcher installs them without an index
-  --json           print the manifest as JSON
-"""
+machine and resumes it after preemption."""
 
 from __future__ import annotations
 
@@ -31,14 +17,36 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from docopt import docopt
 
-from sexpgpu import __version__
+from sexpgpu import __version__, usage
 from sexpgpu.contract.compile import compile_file
 from sexpgpu.contract.fields import resolve_path
 from sexpgpu.contract.plan import run_plan
 from sexpgpu.diagnostics import define_code, error
 from sexpgpu.selection import Selection, from_docopt
+
+HELP = """\
+Make one directory that trains the run on another machine and resumes it after
+preemption: the run file and every file it reads, its data, the package, pinned
+requirements (their wheels too with --wheels) and a launcher, DIR/run.sh.
+
+Usage:
+  sexpgpu bundle FILE --out DIR [--set K=V]... [--variant NAME] [--wheels] [--json]
+  sexpgpu bundle (-h | --help)
+
+Options:
+  --out DIR        the bundle directory (must not exist yet)
+  --set K=V        bind knob K for the bundled run (repeatable)
+  --variant NAME   bind a variant the file declares
+  --wheels         also download the requirements' wheels for this platform, so the
+                   launcher installs them without an index
+  --json           print the manifest as JSON
+
+KEY=VALUE after FILE is the same as --set KEY=VALUE.
+
+Example:
+  sexpgpu bundle examples/mnist1d-mlp.sx --out /tmp/mlp-job
+"""
 
 E_BUNDLE_EXISTS = define_code(
     "E-BUNDLE-EXISTS", "the bundle directory already exists",
@@ -68,7 +76,7 @@ IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc")
 
 
 def main(argv: list[str]) -> int:
-    args = docopt(__doc__, argv=["bundle", *argv])
+    args = usage.parse(HELP, "bundle", argv)
     out = Path(args["--out"])
     if out.exists():
         raise error(E_BUNDLE_EXISTS, f"{out} already exists", expected="a path with nothing",

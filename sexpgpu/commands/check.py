@@ -1,30 +1,39 @@
-"""`sexpgpu check FILE`: compile the run file, trace the forward, backward, update and
-evaluate graphs so every shape is checked, without data, GPU or numba.
+"""`sexpgpu check`: compile a run file and trace every graph (forward, backward, update,
+evaluate) so every shape is checked, without data, GPU or numba."""
+
+from __future__ import annotations
+
+import sys
+
+from sexpgpu import usage
+from sexpgpu.contract.compile import compile_file
+from sexpgpu.contract.values import knob_json
+from sexpgpu.diagnostics import render_all
+from sexpgpu.selection import from_docopt
+
+HELP = """\
+Check a run file: every shape, dtype, knob and data header, in under a second.
+No data is read, no GPU is touched, nothing is trained.
 
 Usage:
   sexpgpu check FILE [--set K=V]... [--variant NAME] [--json]
   sexpgpu check (-h | --help)
 
 Options:
-  --set K=V        bind knob K to V (repeatable)
-  --variant NAME   bind the knobs of a declared variant
-  --json           print the result as JSON on standard output
+  --set K=V        bind knob K to V for this check (repeatable)
+  --variant NAME   bind the knobs of a variant the file declares
+  --json           print the result (or the diagnostics) as one JSON object
+
+KEY=VALUE after FILE is the same as --set KEY=VALUE.
+
+Examples:
+  sexpgpu check examples/mnist1d-mlp.sx
+  sexpgpu check examples/mnist1d-mlp.sx hidden=64 --json
 """
-
-from __future__ import annotations
-
-import sys
-
-from docopt import docopt
-
-from sexpgpu.contract.compile import compile_file
-from sexpgpu.contract.values import knob_json
-from sexpgpu.diagnostics import render_all
-from sexpgpu.selection import from_docopt
 
 
 def main(argv: list[str]) -> int:
-    args = docopt(__doc__, argv=["check", *argv])
+    args = usage.parse(HELP, "check", argv)
     compiled = compile_file(args["FILE"], from_docopt(args))
     graphs = {g.name: len(g.nodes) for g in compiled.step_graphs()}
     for g in [*compiled.evaluates.values(), *compiled.unused_evaluates.values()]:

@@ -1,17 +1,4 @@
-"""`sexpgpu checkpoint`: list a run's checkpoints, or show one.
-
-Usage:
-  sexpgpu checkpoint ls RUN [--runs DIR] [--json]
-  sexpgpu checkpoint show RUN [CHECKPOINT] [--runs DIR] [--json]
-  sexpgpu checkpoint (-h | --help)
-
-RUN is a run directory, or a run's name under --runs. CHECKPOINT is a step
-number, a name like step-000400, or `latest` (the default: the newest that verifies).
-
-Options:
-  --runs DIR   where run directories are [default: runs]
-  --json       machine-readable output on standard output
-"""
+"""`sexpgpu checkpoint`: list a run's checkpoints, or show one (runtime/checkpoint.py)."""
 
 from __future__ import annotations
 
@@ -20,10 +7,30 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from docopt import docopt
 
+from sexpgpu import humanize, usage
 from sexpgpu.diagnostics import error
 from sexpgpu.runtime import checkpoint as ckpt
+
+HELP = """\
+List the checkpoints of a run, or show one (its step, files and whether it verifies).
+
+Usage:
+  sexpgpu checkpoint ls RUN [--runs DIR] [--json]
+  sexpgpu checkpoint show RUN [CHECKPOINT] [--runs DIR] [--json]
+  sexpgpu checkpoint (-h | --help)
+
+Options:
+  --runs DIR   where run directories are [default: runs]
+  --json       print the answer as JSON
+
+RUN is a run directory, or a run's name under --runs. CHECKPOINT is a step
+number, a name like step-000400, or `latest` (the default: the newest that verifies).
+
+Examples:
+  sexpgpu checkpoint ls runs/mnist1d-mlp-3f2a9c1d
+  sexpgpu checkpoint show mnist1d-mlp-3f2a9c1d 400
+"""
 
 
 def _run_dir(run: str, runs: str) -> Path:
@@ -94,8 +101,11 @@ def _print_list(rows: list[dict[str, Any]]) -> None:
 def _print_show(info: dict[str, Any]) -> None:
     meta = info["meta"]
     print(f"{info['name']}  (step {meta['step']}, plan {meta.get('plan_hash')})")
-    print(f"  last loss  {meta.get('last_loss')}")
-    print(f"  last eval  {meta.get('last_eval')}")
+    print(f"  last loss  {humanize.number(meta.get('last_loss'))}")
+    last_eval = meta.get("last_eval") or {}
+    shown = "  ".join(f"{k} {humanize.number(v)}" for k, v in last_eval.items() if k != "step")
+    at = f" (step {last_eval['step']})" if "step" in last_eval else ""
+    print(f"  last eval  {shown + at if last_eval else '-'}")
     print(f"  ctx        {meta.get('ctx')}")
     print(f"  loaders    {meta.get('loaders')}")
     for kind in ("params", "state"):
@@ -105,7 +115,7 @@ def _print_show(info: dict[str, Any]) -> None:
 
 
 def main(argv: list[str]) -> int:
-    args = docopt(__doc__, argv=["checkpoint", *argv])
+    args = usage.parse(HELP, "checkpoint", argv)
     run_dir = _run_dir(args["RUN"], args["--runs"])
     if args["ls"]:
         result: Any = list_run(run_dir)

@@ -1,17 +1,6 @@
 """`sexpgpu diff A B`: what differs between two run files or two run directories, by
-section (knobs, data, model, objective, optimizer, run) — in the compiled plans and in
-the contract forms as read — and nothing else (comments and layout do not count).
-
-Usage:
-  sexpgpu diff A B [--json]
-  sexpgpu diff (-h | --help)
-
-Options:
-  --json   print the differences as JSON
-
-A and B are each a run file (compiled with its defaults) or a run directory written
-by `sexpgpu run` (its plan.json and the source it recorded, selection included).
-"""
+section, in the compiled plans and in the contract forms as read; for two runs, their
+results too."""
 
 from __future__ import annotations
 
@@ -21,15 +10,38 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from docopt import docopt
 
+from sexpgpu import humanize, usage
+from sexpgpu.atomic import read_json
+from sexpgpu.commands.explain import hyper_text
 from sexpgpu.commands.syntax import parse
 from sexpgpu.contract.compile import compile_file
 from sexpgpu.contract.forms import head_of, read_forms
-from sexpgpu.contract.plan import plan_json
+from sexpgpu.contract.plan import FREE_OPS, plan_json
 from sexpgpu.diagnostics import define_code, error
 from sexpgpu.lisp.printer import prin1_to_string
 from sexpgpu.lisp.reader import read_all
+from sexpgpu.runtime.events import read_events
+
+HELP = """\
+Show what differs between two run files, or two runs, by section (knobs, data, model,
+objective, optimizer, run) and nothing else: comments and layout are not differences.
+For two runs, their results are compared too: final metrics, targets, steps and time.
+
+Usage:
+  sexpgpu diff A B [--json]
+  sexpgpu diff (-h | --help)
+
+Options:
+  --json   print the differences as one JSON object
+
+A and B are each a run file (compiled with its defaults) or a run directory written
+by `sexpgpu run` (runs/<name>/, selection included).
+
+Examples:
+  sexpgpu diff examples/mnist1d-mlp.sx my-mlp.sx
+  sexpgpu diff runs/mnist1d-mlp-3f2a9c1d runs/mnist1d-mlp-lr=0.03-0b7e44a2
+"""
 
 E_DIFF_INPUT = define_code(
     "E-DIFF-INPUT", "not a run file or run directory",
@@ -64,6 +76,7 @@ class Side:
     plan: dict[str, Any]
     text: str
     file: str
+    results: dict[str, Any] | None = None  # a run directory's outcome (results_of)
 
 
 def load(path: str) -> Side:
@@ -77,7 +90,7 @@ def load(path: str) -> Side:
         data = orjson.loads(stored.read_bytes())
         file = data["file"]  # source/ holds it by its name (files beside it by relative path)
         text = (p / "source" / Path(file).name).read_text(encoding="utf-8")
-        return Side(path, data["plan_json"], text, file)
+        return Side(path, data["plan_json"], text, file, results_of(p))
     if not p.exists():
         raise error(E_DIFF_INPUT, f"{path} does not exist",
                     expected="a run file or a run directory", actual="no such path",
@@ -113,11 +126,85 @@ def _list_key(a: Any, b: Any) -> str | None:
     return next((k for k in LIST_KEYS if all(k in v for v in items)), None)
 
 
+def comparable(plan: dict[str, Any]) -> dict[str, Any]:
+    """The plan less what follows from something compared already. A graph is compared
+    by its FLOPs and its arithmetic ops: node counts, data movement and constants
+    (`full`) and the activation peak move when a constant merges with another (lr 1.0
+    vs 0.01), which is no difference of the computation. A schedule is compared by its
+    arguments, its values only when it has none."""
+    out = dict(plan)
+    for key in ("step", "evaluate"):
+        graphs = plan.get(key) or {}
+        out[key] = {name: {"flops": g.get("flops"),
+                           "ops": {op: n for op, n in (g.get("ops") or {}).items()
+                                   if op not in FREE_OPS}}
+                    for name, g in graphs.items()}
+    # a schedule's values follow from its arguments: compared only when it has none
+    optimizer = dict(plan.get("optimizer") or {})
+    groups = []
+    for group in optimizer.get("groups") or []:
+        hypers = {k: {x: y for x, y in v.items() if not (x == "at" and v.get("params"))}
+                  if isinstance(v, dict) and "schedule" in v else v
+                  for k, v in group.get("hyperparameters", {}).items()}
+        groups.append({**group, "hyperparameters": hypers})
+    if optimizer:
+        out["optimizer"] = {**optimizer, "groups": groups}
+    return out
+
+
 def plan_changes(a: dict[str, Any], b: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     changes: dict[str, list[dict[str, Any]]] = {s: [] for s in SECTIONS}
+    a, b = comparable(a), comparable(b)
     for key, section in PLAN_SECTIONS.items():
         changes[section] += differences(a.get(key), b.get(key), key)
     return changes
+
+
+def results_of(run_dir: Path) -> dict[str, Any]:
+    """What a run came to, from status.json and its close event: state, steps, time,
+    final metrics (the last loss and the last eval) and targets."""
+    status = read_json(run_dir / "status.json") if (run_dir / "status.json").is_file() else {}
+    closed: dict[str, Any] = {}
+    if (run_dir / "events.jsonl").is_file():
+        for event in read_events(run_dir / "events.jsonl"):
+            if event.get("event") == "close":
+                closed = event.get("summary") or {}
+    elapsed = closed.get("elapsed_s")
+    if elapsed is None and status.get("started") and status.get("updated"):
+        elapsed = round(status["updated"] - status["started"], 3)
+    metrics = {"loss": status.get("last_loss", closed.get("last_loss"))}
+    last_eval = status.get("last_eval") or closed.get("last_eval") or {}
+    metrics.update({k: v for k, v in last_eval.items() if k != "step"})
+    return {"state": status.get("state", closed.get("state")),
+            "step": status.get("step", closed.get("step")),
+            "steps": status.get("steps", closed.get("steps")), "time_s": elapsed,
+            "metrics": {k: v for k, v in metrics.items() if v is not None},
+            "targets": status.get("targets") or closed.get("targets") or [],
+            "targets_met": closed.get("targets_met")}
+
+
+def compare_results(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """Two runs' outcomes side by side: every metric either has (with b - a), every
+    target (actual and met on each side), state, steps and time."""
+    names = [*a["metrics"], *(m for m in b["metrics"] if m not in a["metrics"])]
+    metrics = []
+    for name in names:
+        va, vb = a["metrics"].get(name), b["metrics"].get(name)
+        delta = vb - va if isinstance(va, (int, float)) and isinstance(vb, (int, float)) \
+            else None
+        metrics.append({"name": name, "a": va, "b": vb, "delta": delta})
+    targets = []
+    keyed = {(t["metric"], t["op"], t["value"]): t for t in b["targets"]}
+    for t in a["targets"]:
+        other = keyed.pop((t["metric"], t["op"], t["value"]), {})
+        targets.append({"metric": t["metric"], "op": t["op"], "value": t["value"],
+                        "a": {"actual": t.get("actual"), "met": t.get("met")},
+                        "b": {"actual": other.get("actual"), "met": other.get("met")}})
+    for t in keyed.values():
+        targets.append({"metric": t["metric"], "op": t["op"], "value": t["value"],
+                        "a": {"actual": None, "met": None},
+                        "b": {"actual": t.get("actual"), "met": t.get("met")}})
+    return {"a": a, "b": b, "metrics": metrics, "targets": targets}
 
 
 def contract_forms(side: Side) -> dict[str, tuple[str, str, str]]:
@@ -154,22 +241,56 @@ def compare(a: Side, b: Side) -> dict[str, Any]:
     plans, forms = plan_changes(a.plan, b.plan), form_changes(a, b)
     sections = {s: {"plan": plans[s], "forms": forms[s]} for s in SECTIONS}
     same = not any(v["plan"] or v["forms"] for v in sections.values())
-    return {"ok": True, "a": a.label, "b": b.label, "same": same, "sections": sections}
+    results = (compare_results(a.results, b.results)
+               if a.results is not None and b.results is not None else None)
+    return {"ok": True, "a": a.label, "b": b.label, "same": same, "sections": sections,
+            "results": results}
 
 
 def _short(value: Any, width: int = 90) -> str:
     if value is None:
         text = "(absent)"
+    elif isinstance(value, dict) and "schedule" in value:
+        text = hyper_text(value)
     elif isinstance(value, (dict, list)):
         text = orjson.dumps(value).decode()
+    elif isinstance(value, (bool, int, float)):
+        text = humanize.number(value)
     else:
         text = str(value)
     return text if len(text) <= width else text[:width - 3] + "..."
 
 
+def render_results(results: dict[str, Any]) -> list[str]:
+    a, b = results["a"], results["b"]
+
+    def took(side: dict[str, Any]) -> str:
+        return humanize.duration(side["time_s"]) if side["time_s"] is not None else "-"
+
+    out = ["results",
+           f"  state: {a['state']} -> {b['state']}",
+           f"  steps: {a['step']} of {a['steps']} -> {b['step']} of {b['steps']}",
+           f"  time: {took(a)} -> {took(b)}"]
+    for m in results["metrics"]:
+        delta = f"  ({'+' if m['delta'] >= 0 else ''}{humanize.number(m['delta'])})" \
+            if m["delta"] is not None else ""
+        out.append(f"  {m['name']}: {humanize.number(m['a'])} -> {humanize.number(m['b'])}"
+                   f"{delta}")
+    for t in results["targets"]:
+        def met(side: dict[str, Any]) -> str:
+            if side["met"] is None:
+                return humanize.number(side["actual"])
+            return f"{humanize.number(side['actual'])} {'met' if side['met'] else 'NOT met'}"
+        out.append(f"  target {t['metric']} {t['op']} {humanize.number(t['value'])}: "
+                   f"{met(t['a'])} -> {met(t['b'])}")
+    return out
+
+
 def render(result: dict[str, Any]) -> str:
+    results = render_results(result["results"]) if result.get("results") else []
     if result["same"]:
-        return f"no differences between {result['a']} and {result['b']}\n"
+        head = f"no differences between {result['a']} and {result['b']}"
+        return "\n".join([head + (" (plans and files)" if results else ""), *results]) + "\n"
     out = [f"--- {result['a']}", f"+++ {result['b']}"]
     for section, found in result["sections"].items():
         if not (found["plan"] or found["forms"]):
@@ -180,13 +301,13 @@ def render(result: dict[str, Any]) -> str:
             out.append(f"    - {_short(change['a'])}")
             out.append(f"    + {_short(change['b'])}")
         for change in found["plan"]:
-            out.append(f"  {change['path']}: {_short(change['a'], 40)} -> "
-                       f"{_short(change['b'], 40)}")
-    return "\n".join(out) + "\n"
+            out.append(f"  {change['path']}: {_short(change['a'], 60)} -> "
+                       f"{_short(change['b'], 60)}")
+    return "\n".join(out + results) + "\n"
 
 
 def main(argv: list[str]) -> int:
-    args = docopt(__doc__, argv=["diff", *argv])
+    args = usage.parse(HELP, "diff", argv)
     result = compare(load(args["A"]), load(args["B"]))
     if args["--json"]:
         sys.stdout.write(orjson.dumps(result).decode() + "\n")

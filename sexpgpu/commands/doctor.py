@@ -1,21 +1,4 @@
-"""`sexpgpu doctor [FILE]`: whether a run can start here — versions, CPUs, CUDA, free disk,
-a writable cache; with FILE also that it compiles, its data files exist and its memory
-plan fits in free memory.
-
-Usage:
-  sexpgpu doctor [FILE] [--set K=V]... [--variant NAME] [--runs DIR] [--device DEV] [--json]
-  sexpgpu doctor (-h | --help)
-
-Options:
-  --set K=V        bind knob K to V (repeatable)
-  --variant NAME   bind the knobs of a declared variant
-  --runs DIR       where run directories would go [default: runs]
-  --device DEV     cpu or cuda (default: the file's defrun :device)
-  --json           print the checks as JSON
-
-Each check is `ok`, `warn` (a run can start, but look) or `fail` (it cannot); the exit
-code is 1 when any check fails.
-"""
+"""`sexpgpu doctor [FILE]`: whether a run can start here: the machine, then the file."""
 
 from __future__ import annotations
 
@@ -30,14 +13,36 @@ from typing import Any
 
 import numpy
 import orjson
-from docopt import docopt
 
-from sexpgpu import env
+from sexpgpu import env, usage
 from sexpgpu.contract.compile import compile_file, evaluate_file
 from sexpgpu.contract.fields import resolve_path
 from sexpgpu.contract.plan import plan_json
 from sexpgpu.diagnostics import SexpError
 from sexpgpu.selection import Selection, from_docopt
+
+HELP = """\
+Say whether a run can start on this machine: versions, CPUs, CUDA, free disk and a
+writable cache; with FILE also that it compiles, that its data files exist and that
+its memory plan fits.
+
+Usage:
+  sexpgpu doctor [FILE] [--set K=V]... [--variant NAME] [--runs DIR] [--device DEV] [--json]
+  sexpgpu doctor (-h | --help)
+
+Options:
+  --set K=V        bind knob K to V (repeatable)
+  --variant NAME   bind the knobs of a variant the file declares
+  --runs DIR       where run directories would go [default: runs]
+  --device DEV     cpu or cuda (default: the file's defrun :device)
+  --json           print the checks as JSON
+
+Each check is `ok`, `warn` (a run can start, but look) or `fail` (it cannot); the exit
+code is 1 when any check fails. KEY=VALUE after FILE is the same as --set KEY=VALUE.
+
+Example:
+  sexpgpu doctor examples/shakespeare-char.sx --device cuda
+"""
 
 MIN_DISK = 1 << 30        # below this free at the runs dir: warn (checkpoints need room)
 MEMORY_WARN = 0.8         # a plan above this share of free memory: warn
@@ -198,7 +203,7 @@ def _diag(exc: SexpError) -> str:
 
 
 def main(argv: list[str]) -> int:
-    args = docopt(__doc__, argv=["doctor", *argv])
+    args = usage.parse(HELP, "doctor", argv)
     checks = versions()
     cuda_check, gpu_free = cuda()
     checks += [cpus(), cuda_check, disk(args["--runs"]), cache()]

@@ -1,21 +1,10 @@
-"""`sexpgpu eval`: evaluate a file (its output to stdout) or print the value of -e EXPR.
-
-Usage:
-  sexpgpu eval FILE [--json]
-  sexpgpu eval -e EXPR [--json]
-  sexpgpu eval (-h | --help)
-
-Options:
-  -e EXPR   evaluate the forms of EXPR and print each value (prin1 style, one per line)
-  --json    print diagnostics as JSON on standard output
-"""
+"""`sexpgpu eval`: the compile-time Lisp on its own, for trying forms and libraries."""
 
 from __future__ import annotations
 
 import sys
 
-from docopt import docopt
-
+from sexpgpu import usage
 from sexpgpu.cli import print_diagnostics
 from sexpgpu.diagnostics import SexpError, SourceMap
 from sexpgpu.lisp import Interpreter
@@ -23,9 +12,27 @@ from sexpgpu.lisp.printer import prin1_to_string
 from sexpgpu.lisp.reader import read_all
 from sexpgpu.lisp.types import MV, FormList
 
+HELP = """\
+Evaluate a file as compile-time Lisp (what it prints goes to standard output), or
+print the value of each form of -e EXPR.
+
+Usage:
+  sexpgpu eval FILE [--json]
+  sexpgpu eval -e EXPR [--json]
+  sexpgpu eval (-h | --help)
+
+Options:
+  -e EXPR   evaluate the forms of EXPR and print each value (prin1 style, one a line)
+  --json    print diagnostics as JSON on standard output
+
+Examples:
+  sexpgpu eval -e '(loop for i below 5 collect (* i i))'
+  sexpgpu eval my-lib.sx
+"""
+
 
 def main(argv: list[str]) -> int:
-    args = docopt(__doc__, argv=["eval", *argv])
+    args = usage.parse(HELP, "eval", argv)
     as_json = bool(args["--json"])
     interp = Interpreter(sys.stdout)
     try:

@@ -1,15 +1,4 @@
-"""`sexpgpu explain FILE`: parameters (path, shape, count, tied), optimizer groups and
-their hyperparameters, one training step (ops, FLOPs) and memory.
-
-Usage:
-  sexpgpu explain FILE [--set K=V]... [--variant NAME] [--json]
-  sexpgpu explain (-h | --help)
-
-Options:
-  --set K=V        bind knob K to V (repeatable)
-  --variant NAME   bind the knobs of a declared variant
-  --json           print the plan as JSON on standard output (what plan.json stores)
-"""
+"""`sexpgpu explain`: render the plan (contract/plan.py) for a person, or as JSON."""
 
 from __future__ import annotations
 
@@ -17,11 +6,32 @@ import sys
 from typing import Any
 
 import orjson
-from docopt import docopt
 
+from sexpgpu import humanize, usage
 from sexpgpu.contract.compile import compile_file
 from sexpgpu.contract.plan import plan_json
 from sexpgpu.selection import from_docopt
+
+HELP = """\
+Explain what the compiler made of a run file: parameters, optimizer groups and their
+hyperparameters (each schedule with its parameters and its value at a few steps), one
+training step's ops and FLOPs, memory, data, evals and targets.
+
+Usage:
+  sexpgpu explain FILE [--set K=V]... [--variant NAME] [--json]
+  sexpgpu explain (-h | --help)
+
+Options:
+  --set K=V        bind knob K to V (repeatable)
+  --variant NAME   bind the knobs of a variant the file declares
+  --json           print the plan as JSON (what a run stores as plan.json)
+
+KEY=VALUE after FILE is the same as --set KEY=VALUE.
+
+Examples:
+  sexpgpu explain examples/shakespeare-char.sx
+  sexpgpu explain examples/mnist1d-mlp.sx lr=3e-2 --json
+"""
 
 
 def _size(n: int) -> str:
@@ -32,10 +42,20 @@ def _size(n: int) -> str:
     return str(n)
 
 
+def hyper_text(value: Any) -> str:
+    """A hyperparameter as a person reads it: `0.9`, `t`, `5`, or a schedule with its
+    arguments, `(optim:cosine :peak 0.001 :final 0.0001 :warmup 100 :steps 2000)`."""
+    if isinstance(value, dict) and "schedule" in value:
+        args = "".join(f" :{k} {humanize.number(v)}" for k, v in value["params"].items())
+        return f"({value['schedule']}{args})"
+    return humanize.number(value)
+
+
 def render(plan: dict[str, Any]) -> str:
     out = [f"file {plan['file']}"]
     if plan["knobs"]:
-        out.append("knobs  " + "  ".join(f"{k}={v}" for k, v in plan["knobs"].items()))
+        out.append("knobs  " + "  ".join(f"{k}={humanize.number(v)}"
+                                         for k, v in plan["knobs"].items()))
     params = plan["parameters"]
     out.append(f"\nparameters  {params['total']:,} in {len(params['tensors'])} tensors")
     width = max((len(p["path"]) for p in params["tensors"]), default=4)
@@ -47,8 +67,12 @@ def render(plan: dict[str, Any]) -> str:
     out.append("\noptimizer groups" + (f"  (clip global norm {plan['optimizer']['clip']})"
                                         if plan["optimizer"]["clip"] else ""))
     for group in plan["optimizer"]["groups"]:
-        hypers = " ".join(f":{k} {v}" for k, v in group["hyperparameters"].items())
+        hypers = " ".join(f":{k} {hyper_text(v)}" for k, v in group["hyperparameters"].items())
         out.append(f"  {group['select']}: {group['optimizer']} {hypers}")
+        for name, value in group["hyperparameters"].items():
+            if isinstance(value, dict) and value.get("at"):
+                at = ", ".join(f"{k}: {humanize.number(v)}" for k, v in value["at"].items())
+                out.append(f"    :{name} at step {at}")
         out.append(f"    {len(group['params'])} tensors, {group['count']:,} parameters, "
                    f"state {', '.join(group['state']) or 'none'}")
     for name, step in plan["step"].items():
@@ -75,7 +99,8 @@ def render(plan: dict[str, Any]) -> str:
                    + (f", {ev['batches']} batches" if ev["batches"] else ", one full pass"))
     for target in plan["targets"]:
         source = f"  ({target['source']})" if target.get("source") else ""
-        out.append(f"  target {target['metric']} {target['op']} {target['value']}{source}")
+        out.append(f"  target {target['metric']} {target['op']} "
+                   f"{humanize.number(target['value'])}{source}")
     mem = plan["memory"]
     out.append(f"\nmemory  params {_size(mem['params_bytes'])}, grads {_size(mem['grads_bytes'])}"
                f", optimizer state {_size(mem['optimizer_state_bytes'])}, peak activations "
@@ -84,7 +109,7 @@ def render(plan: dict[str, Any]) -> str:
 
 
 def main(argv: list[str]) -> int:
-    args = docopt(__doc__, argv=["explain", *argv])
+    args = usage.parse(HELP, "explain", argv)
     plan = plan_json(compile_file(args["FILE"], from_docopt(args)))
     if args["--json"]:
         sys.stdout.write(orjson.dumps(plan).decode() + "\n")

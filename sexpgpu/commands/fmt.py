@@ -1,21 +1,5 @@
-"""`sexpgpu fmt FILE`: the one canonical layout of a .sx file, comments kept.
-
-Usage:
-  sexpgpu fmt FILE [--check | --write] [--json]
-  sexpgpu fmt (-h | --help)
-
-Options:
-  --check   print nothing; exit 1 when the file is not in the canonical layout
-  --write   rewrite the file in place (atomically) instead of printing it
-  --json    print {"file", "formatted", "changed"} as JSON
-
-The layout keeps where you broke lines and fixes everything else: one space between
-elements on a line, indentation computed (2 spaces for the body of def*/let/lambda/...,
-arguments of a call aligned under the first, data lists under their first element),
-closing parens on the last line, at most one blank line, one blank line between
-top-level forms (one-line forms with the same head written on adjacent lines stay
-together), a comment after code keeps its column when there is room.
-"""
+"""`sexpgpu fmt`: the one canonical layout of a .sx file, computed on the concrete syntax
+(commands/syntax.py), comments kept."""
 
 from __future__ import annotations
 
@@ -25,11 +9,38 @@ import tempfile
 from pathlib import Path
 
 import orjson
-from docopt import docopt
 
+from sexpgpu import usage
 from sexpgpu.commands.syntax import SyntaxNode, parse
 from sexpgpu.contract.forms import read_forms
-from sexpgpu.diagnostics import Span, define_code, error
+from sexpgpu.diagnostics import SexpError, Span, define_code, error
+
+HELP = """\
+Print a .sx file in the one canonical layout (comments kept), check that it is in
+it, or rewrite it in place.
+
+Usage:
+  sexpgpu fmt FILE... [--check | --write] [--json]
+  sexpgpu fmt (-h | --help)
+
+Options:
+  --check   print nothing; exit 1 when a file is not in the canonical layout
+  --write   rewrite the files in place (atomically) instead of printing them
+  --json    print {"file", "formatted", "changed"} as JSON, one object a file
+
+A directory stands for every .sx file under it. The layout keeps where you broke
+lines and fixes everything else: one space between elements on a line, indentation
+computed (2 spaces for the body of def*/let/lambda/..., arguments of a call aligned
+under the first, data lists under their first element), closing parens on the last
+line, at most one blank line, one blank line between top-level forms (one-line forms
+with the same head on adjacent lines stay together), a comment after code keeps its
+column when there is room.
+
+Examples:
+  sexpgpu fmt examples/mnist1d-mlp.sx
+  sexpgpu fmt examples/ --check
+  sexpgpu fmt my-run.sx --write
+"""
 
 E_FMT_CHANGED = define_code(
     "E-FMT-CHANGED", "file is not in the canonical layout",
@@ -150,28 +161,42 @@ def write_atomically(path: Path, text: str) -> None:
 
 
 def main(argv: list[str]) -> int:
-    args = docopt(__doc__, argv=["fmt", *argv])
-    path = args["FILE"]
-    text, _ = read_forms(path)
-    formatted = format_text(text)
-    changed = formatted != text
-    if args["--json"] and not (args["--check"] and changed):
-        payload = {"ok": True, "file": path, "changed": changed, "formatted": formatted}
-        sys.stdout.write(orjson.dumps(payload).decode() + "\n")
-    if args["--check"]:
-        if changed:
-            line = first_difference(text, formatted)
-            raise error(E_FMT_CHANGED, f"{path} is not in the canonical layout",
-                        Span(path, line, 1), expected=_line(formatted, line),
-                        actual=_line(text, line), fix=f"run `sexpgpu fmt {path} --write`")
-        return 0
-    if args["--write"]:
-        if changed:
-            write_atomically(Path(path), formatted)
-        sys.stderr.write(f"{'formatted' if changed else 'unchanged'} {path}\n")
-    elif not args["--json"]:
-        sys.stdout.write(formatted)
+    args = usage.parse(HELP, "fmt", argv)
+    unformatted = []
+    for path in _files(args["FILE"]):
+        text, _ = read_forms(path)
+        formatted = format_text(text)
+        changed = formatted != text
+        if args["--json"] and not (args["--check"] and changed):
+            payload = {"ok": True, "file": path, "changed": changed, "formatted": formatted}
+            sys.stdout.write(orjson.dumps(payload).decode() + "\n")
+        if args["--check"]:
+            if changed:
+                line = first_difference(text, formatted)
+                unformatted.append(error(
+                    E_FMT_CHANGED, f"{path} is not in the canonical layout", Span(path, line, 1),
+                    expected=_line(formatted, line), actual=_line(text, line),
+                    fix=f"run `sexpgpu fmt {path} --write`").diagnostic)
+        elif args["--write"]:
+            if changed:
+                write_atomically(Path(path), formatted)
+            sys.stderr.write(f"{'formatted' if changed else 'unchanged'} {path}\n")
+        elif not args["--json"]:
+            sys.stdout.write(formatted)
+    if unformatted:
+        raise SexpError(*unformatted)
     return 0
+
+
+def _files(paths: list[str]) -> list[str]:
+    """The files named, a directory standing for every .sx file under it (sorted)."""
+    out: list[str] = []
+    for path in paths:
+        if Path(path).is_dir():
+            out += [str(p) for p in sorted(Path(path).rglob("*.sx"))]
+        else:
+            out.append(path)
+    return out
 
 
 def _line(text: str, number: int) -> str:

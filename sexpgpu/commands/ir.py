@@ -1,17 +1,4 @@
-"""`sexpgpu ir FILE`: the IR of the training step split into forward, backward and
-update, the evaluate graphs, and the lowering report (fused kernels, where each
-came from).
-
-Usage:
-  sexpgpu ir FILE [--set K=V]... [--variant NAME] [--json] [--no-lower]
-  sexpgpu ir (-h | --help)
-
-Options:
-  --set K=V        bind knob K to V (repeatable)
-  --variant NAME   bind the knobs of a declared variant
-  --no-lower       skip the lowering report
-  --json           print graphs and kernels as JSON
-"""
+"""`sexpgpu ir FILE`: print the graphs (ir/printer.py) and the kernels' lowering report."""
 
 from __future__ import annotations
 
@@ -19,12 +6,33 @@ import sys
 from typing import Any
 
 import orjson
-from docopt import docopt
 
+from sexpgpu import usage
 from sexpgpu.contract.compile import compile_file
 from sexpgpu.ir.graph import Graph
 from sexpgpu.ir.printer import format_node_line
 from sexpgpu.selection import from_docopt
+
+HELP = """\
+Print the IR of a run file's training step (forward, backward and update sections)
+and of its evaluate graphs, then the lowering report: the fused kernels in run order
+and the source lines each came from.
+
+Usage:
+  sexpgpu ir FILE [--set K=V]... [--variant NAME] [--json] [--no-lower]
+  sexpgpu ir (-h | --help)
+
+Options:
+  --set K=V        bind knob K to V (repeatable)
+  --variant NAME   bind the knobs of a variant the file declares
+  --no-lower       skip the lowering report
+  --json           print graphs and kernels as JSON
+
+KEY=VALUE after FILE is the same as --set KEY=VALUE.
+
+Example:
+  sexpgpu ir examples/mnist1d-logreg.sx --no-lower
+"""
 
 
 def sections(g: Graph, bounds: Any) -> list[tuple[str, list[Any]]]:
@@ -47,7 +55,7 @@ def lowering(g: Graph) -> list[dict[str, Any]]:
 
 
 def main(argv: list[str]) -> int:
-    args = docopt(__doc__, argv=["ir", *argv])
+    args = usage.parse(HELP, "ir", argv)
     compiled = compile_file(args["FILE"], from_docopt(args))
     bounds = compiled.graphs.sections if compiled.graphs else {}
     graphs = [*compiled.step_graphs(), *compiled.evaluates.values(),

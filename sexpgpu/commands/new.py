@@ -1,5 +1,24 @@
 """`sexpgpu new FROM TO`: a new run file from another, the selection written in as the
-knobs' defaults (only the `defknob` default values change; comments and layout stay).
+knobs' defaults by editing the concrete syntax (commands/syntax.py)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from sexpgpu import usage
+from sexpgpu.commands.syntax import SyntaxNode, parse
+from sexpgpu.contract.compile import evaluate_file
+from sexpgpu.contract.forms import read_forms
+from sexpgpu.diagnostics import define_code, error
+from sexpgpu.selection import from_docopt, show, value_kind
+
+HELP = """\
+Start a new run file from another, with a selection written in as the knobs'
+defaults: only `defknob` default values change; comments and layout stay.
 
 Usage:
   sexpgpu new FROM TO [--set K=V]... [--variant NAME] [--json]
@@ -9,22 +28,13 @@ Options:
   --set K=V        write V as knob K's default (repeatable)
   --variant NAME   write the knob values of a declared variant as defaults
   --json           print {"ok", "from", "to", "set"} as JSON
+
+KEY=VALUE after TO is the same as --set KEY=VALUE. TO must not exist yet.
+
+Examples:
+  sexpgpu new examples/mnist1d-mlp.sx mlp-small.sx --variant small
+  sexpgpu new examples/mnist1d-mlp.sx mlp-wide.sx hidden=512 lr=5e-3
 """
-
-from __future__ import annotations
-
-import sys
-from pathlib import Path
-from typing import Any
-
-import orjson
-from docopt import docopt
-
-from sexpgpu.commands.syntax import SyntaxNode, parse
-from sexpgpu.contract.compile import evaluate_file
-from sexpgpu.contract.forms import read_forms
-from sexpgpu.diagnostics import define_code, error
-from sexpgpu.selection import from_docopt, show, value_kind
 
 E_NEW_EXISTS = define_code(
     "E-NEW-EXISTS", "the new run file already exists",
@@ -64,7 +74,7 @@ def write_in(text: str, values: dict[str, Any]) -> str:
 
 
 def main(argv: list[str]) -> int:
-    args = docopt(__doc__, argv=["new", *argv])
+    args = usage.parse(HELP, "new", argv)
     source, target = args["FROM"], args["TO"]
     if Path(target).exists():
         raise error(E_NEW_EXISTS, f"{target} already exists", expected="a path with no file",

@@ -1,25 +1,5 @@
-"""`sexpgpu run FILE`: compile the run file, build its kernels and train.
-
-Usage:
-  sexpgpu run FILE [--set K=V]... [--variant NAME] [--runs DIR] [--resume WHICH]
-                   [--device DEV] [--checkpoint-every N] [--log-every N]
-                   [--diag PATTERN]... [--diag-every N] [--json]
-  sexpgpu run (-h | --help)
-
-Options:
-  --set K=V             bind knob K to V (repeatable)
-  --variant NAME        bind the knobs of a declared variant
-  --runs DIR            where run directories go [default: runs]
-  --resume WHICH        continue a run: `latest` or a checkpoint path
-  --device DEV          cpu or cuda (default: the file's defrun :device)
-  --checkpoint-every N  checkpoint cadence in steps (does not change results)
-  --log-every N         step-event cadence in steps (does not change results)
-  --diag PATTERN        sample the diagnostics whose names match this glob, e.g.
-                        'grad-norm*' or 'act-rms/blocks/0/*' (repeatable; docs/diagnostics.md)
-  --diag-every N        diagnostics cadence in steps (default: defrun :diag-every, else
-                        the log cadence; does not change results)
-  --json                print the final summary as JSON on standard output
-"""
+"""`sexpgpu run`: compile the run file, build its kernels (with compile progress) and
+hand the program to the training loop (runtime/loop.py)."""
 
 from __future__ import annotations
 
@@ -27,21 +7,60 @@ import sys
 from dataclasses import replace
 
 import orjson
-from docopt import docopt
 
+from sexpgpu import humanize, usage
 from sexpgpu.contract.compile import compile_file
 from sexpgpu.contract.plan import run_plan
-from sexpgpu.diagnostics import render_all
+from sexpgpu.diagnostics import error, render_all
 from sexpgpu.exitcodes import EXIT_PREEMPTED
 from sexpgpu.runtime.compiled import KernelProgram
 from sexpgpu.runtime.health import cadence
 from sexpgpu.runtime.loop import run_training
+from sexpgpu.runtime.progress import Progress
 from sexpgpu.runtime.signals import Stopped, StopRequests
-from sexpgpu.selection import from_docopt
+from sexpgpu.selection import E_RUN_FLAG, from_docopt
+
+HELP = """\
+Train a run file. Progress goes to standard error: the kernels as they compile, then
+a line with the step, loss, step time, throughput, the last eval and the time left (a
+plain line every --progress-every seconds when standard error is not a terminal).
+The run directory runs/<name>/ holds plan.json, events.jsonl, status.json and the
+checkpoints; a run is never overwritten.
+
+Usage:
+  sexpgpu run FILE [--set K=V]... [--variant NAME] [--runs DIR] [--resume WHICH]
+                   [--device DEV] [--checkpoint-every N] [--log-every N]
+                   [--diag PATTERN]... [--diag-every N] [--progress-every S] [--json]
+  sexpgpu run (-h | --help)
+
+Options:
+  --set K=V             bind knob K to V (repeatable)
+  --variant NAME        bind the knobs of a variant the file declares
+  --runs DIR            where run directories go [default: runs]
+  --resume WHICH        continue a stopped run: `latest`, or a checkpoint path
+  --device DEV          cpu or cuda (default: the file's defrun :device)
+  --checkpoint-every N  checkpoint every N steps (never changes results)
+  --log-every N         write a step event every N steps (never changes results)
+  --diag PATTERN        sample the diagnostics whose names match this glob, e.g.
+                        'grad-norm*' (repeatable; `sexpgpu docs diagnostics`)
+  --diag-every N        diagnostics cadence in steps (default: defrun :diag-every,
+                        else the log cadence; never changes results)
+  --progress-every S    seconds between progress lines when standard error is not
+                        a terminal; 0 for none [default: 30]
+  --json                print the final summary as JSON on standard output
+
+KEY=VALUE after FILE is the same as --set KEY=VALUE.
+
+Examples:
+  sexpgpu run examples/mnist1d-mlp.sx
+  sexpgpu run examples/mnist1d-mlp.sx steps=500 lr=3e-2
+  sexpgpu run examples/mnist1d-mlp.sx --resume latest
+  sexpgpu run examples/mnist1d-mlp.sx --json > summary.json
+"""
 
 
 def main(argv: list[str]) -> int:
-    args = docopt(__doc__, argv=["run", *argv])
+    args = usage.parse(HELP, "run", argv)
     # the stop signals are handled from the start: one that comes while compiling ends
     # the command with 75 (nothing of the run is on disk yet), so a scheduler's retry
     # loop reruns it; once training has begun it checkpoints first (docs/checkpoints.md)
@@ -66,22 +85,48 @@ def _run(args: dict, stop: StopRequests) -> int:
         warnings += compiled.diagnostics.warnings
     if warnings:
         sys.stderr.write(render_all(warnings) + "\n")
+    progress = Progress(sys.stderr, plan.run.steps, every_s=_seconds(args["--progress-every"]))
     program = KernelProgram(compiled, plan.run.seed, device=plan.run.device,
-                            diag_every=plan.run.diag_every)
+                            diag_every=plan.run.diag_every, progress=progress)
     code, summary = run_training(plan, program, args["--runs"], resume=args["--resume"],
-                                 stop=stop)
+                                 stop=stop, progress=progress)
     if args["--json"]:
         sys.stdout.write(orjson.dumps(summary).decode() + "\n")
     else:
-        sys.stderr.write(_describe(summary) + "\n")
+        sys.stderr.write(describe(summary) + "\n")
     return code
 
 
-def _describe(summary: dict) -> str:
+def _seconds(raw: str) -> float:
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0:
+        raise error(
+            E_RUN_FLAG, f"--progress-every {raw}: not a number of seconds",
+            expected="seconds >= 0 (0: no progress lines off a terminal)", actual=raw,
+            fix="--progress-every 30")
+    return seconds
+
+
+def describe(summary: dict) -> str:
+    """The final lines a person reads: state, steps, time, the last loss and eval, targets."""
+    took = summary.get("elapsed_s")
     lines = [f"{summary.get('state', '?')}: step {summary.get('step')} of {summary.get('steps')}"
-             f" -> {summary.get('run_dir', '')}"]
+             + (f" in {humanize.duration(took)}" if took is not None else "")
+             + f" -> {summary.get('run_dir', '')}"]
+    facts = []
+    if summary.get("last_loss") is not None:
+        facts.append(f"loss {humanize.number(summary['last_loss'])}")
+    for key, value in (summary.get("last_eval") or {}).items():
+        if key != "step":
+            facts.append(f"{key} {humanize.number(value)}")
+    if facts:
+        lines.append("  " + "  ".join(facts))
     for target in summary.get("targets", []):
         mark = "met" if target.get("met") else "NOT met"
-        lines.append(f"  target {target['metric']} {target['op']} {target['value']}: "
-                     f"{target.get('actual')} ({mark})")
+        lines.append(f"  target {target['metric']} {target['op']} "
+                     f"{humanize.number(target['value'])}: "
+                     f"{humanize.number(target.get('actual'))} ({mark})")
     return "\n".join(lines)

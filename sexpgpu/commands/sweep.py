@@ -1,21 +1,5 @@
-"""`sexpgpu sweep FILE NAME`: every point of a declared `defsweep`, in order, each run
-exactly as `sexpgpu run FILE --set K=V ...` runs it; then a table of final metrics and targets.
-
-Usage:
-  sexpgpu sweep FILE NAME [--set K=V]... [--variant NAME] [--runs DIR] [--resume WHICH]
-                          [--device DEV] [--checkpoint-every N] [--log-every N] [--json]
-  sexpgpu sweep (-h | --help)
-
-Options:
-  --set K=V             bind knob K to V in every point (not a knob the sweep varies)
-  --variant NAME        bind a declared variant in every point (default: the sweep's :variant)
-  --runs DIR            where run directories go [default: runs]
-  --resume WHICH        continue each point's run: `latest` or a checkpoint path
-  --device DEV          cpu or cuda (default: the file's defrun :device)
-  --checkpoint-every N  checkpoint cadence in steps (does not change results)
-  --log-every N         step-event cadence in steps (does not change results)
-  --json                print every point's summary as one JSON object on standard output
-"""
+"""`sexpgpu sweep`: every point of a declared `defsweep`, each run as `sexpgpu run` runs
+it, then a table of final metrics and targets."""
 
 from __future__ import annotations
 
@@ -25,13 +9,42 @@ import sys
 from typing import Any
 
 import orjson
-from docopt import docopt
 
+from sexpgpu import usage
 from sexpgpu.commands import run
 from sexpgpu.contract.forms import check_shape, read_forms
 from sexpgpu.diagnostics import SexpError, define_code, error, render_all
 from sexpgpu.exitcodes import EXIT_PREEMPTED
 from sexpgpu.selection import Binder, Selection, SweepDecl, from_docopt, show, value_kind
+
+HELP = """\
+Run every point of a sweep the file declares (defsweep), in order, each exactly as
+`sexpgpu run` runs it; then a table of each point's final metrics and targets.
+
+Usage:
+  sexpgpu sweep FILE NAME [--set K=V]... [--variant NAME] [--runs DIR] [--resume WHICH]
+                          [--device DEV] [--checkpoint-every N] [--log-every N]
+                          [--progress-every S] [--json]
+  sexpgpu sweep (-h | --help)
+
+Options:
+  --set K=V             bind knob K in every point (not a knob the sweep varies)
+  --variant NAME        bind a variant in every point (default: the sweep's :variant)
+  --runs DIR            where run directories go [default: runs]
+  --resume WHICH        continue each point's run: `latest` or a checkpoint path
+  --device DEV          cpu or cuda (default: the file's defrun :device)
+  --checkpoint-every N  checkpoint every N steps (never changes results)
+  --log-every N         write a step event every N steps (never changes results)
+  --progress-every S    seconds between progress lines off a terminal; 0 for none
+                        [default: 30]
+  --json                print every point's summary as one JSON object
+
+KEY=VALUE after NAME is the same as --set KEY=VALUE.
+
+Examples:
+  sexpgpu sweep examples/mnist1d-mlp.sx lr-scan
+  sexpgpu sweep examples/mnist1d-mlp.sx lr-scan steps=1000 --json
+"""
 
 E_SWEEP_SET = define_code(
     "E-SWEEP-SET", "--set names a knob the sweep varies",
@@ -69,7 +82,7 @@ def run_point(argv: list[str]) -> tuple[int, dict[str, Any]]:
 
 
 def main(argv: list[str]) -> int:
-    args = docopt(__doc__, argv=["sweep", *argv])
+    args = usage.parse(HELP, "sweep", argv)
     path, name = args["FILE"], args["NAME"]
     selection = from_docopt(args)
     sweep = declared_sweep(path, name, selection)
@@ -84,6 +97,7 @@ def main(argv: list[str]) -> int:
     if variant:
         common.append(f"--variant={variant}")
     common += [f"{flag}={args[flag]}" for flag in RUN_FLAGS if args[flag] is not None]
+    common.append(f"--progress-every={args['--progress-every']}")
     points = sweep.points()
     results: list[dict[str, Any]] = []
     worst = 0

@@ -1,13 +1,5 @@
-"""`sexpgpu variants FILE`: the selection space a run file declares — knobs with
-defaults, types and limits, variants, and sweeps with their points.
-
-Usage:
-  sexpgpu variants FILE [--json]
-  sexpgpu variants (-h | --help)
-
-Options:
-  --json   print the declarations as JSON
-"""
+"""`sexpgpu variants FILE`: the selection space a run file declares (knobs, variants,
+sweeps), read from its header without evaluating the model."""
 
 from __future__ import annotations
 
@@ -15,10 +7,25 @@ import sys
 from typing import Any
 
 import orjson
-from docopt import docopt
 
+from sexpgpu import usage
 from sexpgpu.contract.compile import evaluate_file
 from sexpgpu.selection import Declarations, show, value_kind
+
+HELP = """\
+List what a run file lets a run vary: its knobs (default, type, limits), its
+variants and its sweeps with every point.
+
+Usage:
+  sexpgpu variants FILE [--json]
+  sexpgpu variants (-h | --help)
+
+Options:
+  --json   print the declarations as JSON
+
+Example:
+  sexpgpu variants examples/mnist1d-mlp.sx
+"""
 
 
 def describe(decls: Declarations) -> dict[str, Any]:
@@ -39,7 +46,7 @@ def describe(decls: Declarations) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
-    args = docopt(__doc__, argv=["variants", *argv])
+    args = usage.parse(HELP, "variants", argv)
     exp, _, _, _ = evaluate_file(args["FILE"])
     data = describe(exp.decls)
     if args["--json"]:

@@ -1,16 +1,5 @@
-"""`sexpgpu watch FILE`: run `check` again every time the file is saved, one line per
-check on standard output (diagnostics in full on standard error); Ctrl-C stops it.
-
-Usage:
-  sexpgpu watch FILE [--set K=V]... [--variant NAME] [--interval S] [--json]
-  sexpgpu watch (-h | --help)
-
-Options:
-  --set K=V        bind knob K to V (repeatable)
-  --variant NAME   bind the knobs of a declared variant
-  --interval S     seconds between looks at the file's modification time [default: 0.3]
-  --json           one JSON object a line per check instead of text
-"""
+"""`sexpgpu watch FILE`: `check` again on every save, polling the file's modification
+time and size."""
 
 from __future__ import annotations
 
@@ -21,11 +10,31 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from docopt import docopt
 
+from sexpgpu import usage
 from sexpgpu.contract.compile import PACKAGE, compile_file
 from sexpgpu.diagnostics import E_INTERNAL, Diagnostic, Note, SexpError, Span, render_all
 from sexpgpu.selection import Selection, from_docopt
+
+HELP = """\
+Check a run file again every time it is saved: one line per check on standard
+output, a failing check's diagnostics in full on standard error. Ctrl-C stops it.
+
+Usage:
+  sexpgpu watch FILE [--set K=V]... [--variant NAME] [--interval S] [--json]
+  sexpgpu watch (-h | --help)
+
+Options:
+  --set K=V        bind knob K to V (repeatable)
+  --variant NAME   bind the knobs of a variant the file declares
+  --interval S     seconds between looks at the file [default: 0.3]
+  --json           one JSON object a line per check instead of text
+
+KEY=VALUE after FILE is the same as --set KEY=VALUE.
+
+Example:
+  sexpgpu watch my-run.sx
+"""
 
 
 def stamp(path: str) -> tuple[int, int] | None:
@@ -96,7 +105,7 @@ def report(result: dict[str, Any], as_json: bool) -> None:
 
 
 def main(argv: list[str]) -> int:
-    args = docopt(__doc__, argv=["watch", *argv])
+    args = usage.parse(HELP, "watch", argv)
     path, interval = args["FILE"], float(args["--interval"])
     selection = from_docopt(args)
     watching = [path]  # widened to FILE's own required modules after each good check

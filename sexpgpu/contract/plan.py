@@ -16,10 +16,12 @@ from sexpgpu.contract.compiled import CompiledExperiment
 from sexpgpu.contract.indices import runtime_bounds
 from sexpgpu.contract.values import knob_json, to_python
 from sexpgpu.ir.graph import Graph, Node, Value, live_nodes
+from sexpgpu.lisp.types import Symbol
 from sexpgpu.runtime.spec import RESULT_FREE, RunPlan
 from sexpgpu.trace.args import is_number
-from sexpgpu.trace.optimizer import is_schedule
+from sexpgpu.trace.optimizer import is_schedule, schedule_values
 from sexpgpu.trace.step import Sections
+from sexpgpu.trace.tensor import TracedTensor
 
 BYTES = {"f32": 4, "bf16": 2, "f16": 2, "i32": 4, "i64": 8, "bool": 1}
 # ops that move or view data without arithmetic
@@ -98,8 +100,65 @@ def _hyper(value: Any) -> Any:
     if is_number(value):
         return float(to_python(value))
     if is_schedule(value):
-        return "schedule"
+        return {"schedule": _schedule_name(value), "params": _schedule_params(value)}
     return to_python(value)
+
+
+def schedule_steps(steps: int) -> list[int]:
+    """The steps at which explain shows a schedule's value: the first, the last, and
+    a twentieth, a quarter, a half and three quarters of the way."""
+    last = max(steps - 1, 0)
+    return sorted({0, last // 20, last // 4, last // 2, 3 * last // 4, last})
+
+
+def _closure_frames(fn: Any) -> list[Any]:
+    """The lexical frames a schedule closes over, innermost first (the file's top-level
+    variables live elsewhere: these are let and function frames)."""
+    frames, env = [], getattr(fn, "env", None)
+    while env is not None:
+        frames.append(env)
+        env = env.parent
+    return frames
+
+
+def _schedule_name(fn: Any) -> str:
+    """The function that made the schedule (`cosine` for `(optim:cosine ...)`): the block
+    its lambda was made in, else `lambda`."""
+    for frame in _closure_frames(fn):
+        for key in frame.vars:
+            if getattr(key, "kind", None) == "block":  # `sexpgpu/optim:cosine`: optim:cosine
+                return key.symbol.name.lower().rsplit("/", 1)[-1]
+    return getattr(fn, "name", None) or "lambda"
+
+
+def _schedule_params(fn: Any) -> dict[str, Any]:
+    """The arguments of the function that made the schedule: the first frame it closes
+    over that binds variables (`:peak 1e-3 :final 1e-4 ...`)."""
+    for frame in _closure_frames(fn):
+        params = {key.name.lower(): to_python(value) for key, value in frame.vars.items()
+                  if isinstance(key, Symbol)}
+        if params:
+            return {k: float(v) if is_number(v) and not isinstance(v, int) else v
+                    for k, v in params.items()
+                    if isinstance(v, (int, float, str, bool, list)) or v is None}
+    return {}
+
+
+def _schedule_values(c: CompiledExperiment) -> dict[int, dict[int, float]]:
+    """Each group's :lr schedule at `schedule_steps` (by group index), where it depends
+    on the step alone."""
+    graphs, run = c.graphs, c.experiment.run
+    if graphs is None or run is None:
+        return {}
+    update_graph = graphs.step or graphs.apply
+    out = {}
+    for group, lr in graphs.learning_rates:
+        if isinstance(lr, TracedTensor) and is_schedule(group.optimizer.hypers.get("lr")):
+            values = schedule_values(update_graph, lr.value, schedule_steps(run.steps),
+                                     run.microbatches)
+            if values is not None:
+                out[id(group)] = values
+    return out
 
 
 def plan_json(c: CompiledExperiment) -> dict[str, Any]:
@@ -111,12 +170,16 @@ def plan_json(c: CompiledExperiment) -> dict[str, Any]:
     by_path = {p.path: p for p in c.params}
     groups = []
     state_bytes = 0
+    lr_values = _schedule_values(c)
     for group in (c.graphs.groups if c.graphs else []):
         count = sum(by_path[path].count for path in group.params)
         state_bytes += count * 4 * len(group.optimizer.states)
+        hypers = {k: _hyper(v) for k, v in group.optimizer.hypers.items()}
+        if id(group) in lr_values:  # the value at a few steps: what the schedule does
+            hypers["lr"]["at"] = {str(k): v for k, v in lr_values[id(group)].items()}
         groups.append({
             "select": group.label(), "optimizer": group.optimizer.name,
-            "hyperparameters": {k: _hyper(v) for k, v in group.optimizer.hypers.items()},
+            "hyperparameters": hypers,
             "state": [name for name, _ in group.optimizer.states],
             "params": list(group.params), "count": count,
         })
@@ -162,4 +225,5 @@ def run_plan(c: CompiledExperiment) -> RunPlan:
     return RunPlan(file=exp.file, selection={k: knob_json(v) for k, v in exp.knobs.items()},
                    source_files=dict(c.sources), loaders=list(exp.loaders),
                    evals=list(exp.evals), targets=list(exp.targets), run=exp.run,
-                   plan_json=plan, plan_hash=digest, bounds=runtime_bounds(c.bounds))
+                   plan_json=plan, plan_hash=digest, bounds=runtime_bounds(c.bounds),
+                   defaults={k: knob_json(d.default) for k, d in exp.decls.knobs.items()})

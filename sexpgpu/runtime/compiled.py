@@ -59,8 +59,12 @@ def _zeros_for(graph: Graph, role: str) -> dict[str, np.ndarray]:
 class KernelProgram:
     """Implements the runtime's TrainingProgram protocol over kernels compiled from the graphs."""
 
-    def __init__(self, compiled: Any, seed: int, device: str = "cpu", diag_every: int = 0):
+    def __init__(self, compiled: Any, seed: int, device: str = "cpu", diag_every: int = 0,
+                 progress: Any = None):
+        """`progress`: told as each graph is lowered (`lowering(name)`) and each kernel
+        is compiled ahead of the first step (`kernel(done, total, cached)`)."""
         _check_precision(compiled)
+        self._progress = progress
         graphs = compiled.graphs
         self._params = {spec.path: init_param(spec, seed) for spec in compiled.params}
         self._state: dict[str, np.ndarray] = {}
@@ -69,19 +73,51 @@ class KernelProgram:
         self._seed = np.int64(seed)
         self._microbatches = 1 if graphs.step is not None else None
         if graphs.step is not None:
-            self._step = kernels.compile(graphs.step, device=device)
+            self._step = self._compile(graphs.step, device)
             self._step_ctx = _ctx_names(graphs.step)
         else:
-            self._accumulate = kernels.compile(graphs.accumulate, device=device)
-            self._apply = kernels.compile(graphs.apply, device=device)
+            self._accumulate = self._compile(graphs.accumulate, device)
+            self._apply = self._compile(graphs.apply, device)
             self._acc_ctx = _ctx_names(graphs.accumulate)
             self._apply_ctx = _ctx_names(graphs.apply)
-        self._evals = {name: (kernels.compile(g, device=device), _ctx_names(g))
+        self._evals = {name: (self._compile(g, device), _ctx_names(g))
                        for name, g in compiled.evaluates.items() if not name.startswith("(")}
         self._diag = None  # the `--diag` graph, sampled before the update (diagnostics.md)
         diag = getattr(compiled, "diagnostics", None)
         if diag is not None and diag.graph is not None and diag_every > 0:
+            if progress is not None:
+                progress.lowering(diag.graph.name)
             self._diag = DiagSampler(diag.graph, _ctx_names(diag.graph), diag_every, device)
+        self._warm()
+
+    def _compile(self, graph: Graph, device: str) -> Any:
+        if self._progress is not None:
+            self._progress.lowering(graph.name)
+        return kernels.compile(graph, device=device)
+
+    def _warm(self) -> None:
+        """Every kernel of every graph compiled now, counted, rather than inside the
+        first step and the first eval (numba compiles on first call)."""
+        from sexpgpu.kernels import executor  # numba: only once a run compiles
+
+        graphs = [g for g in (getattr(self, "_step", None), getattr(self, "_accumulate", None),
+                              getattr(self, "_apply", None)) if g is not None]
+        graphs += [c for c, _ in self._evals.values()]
+        if self._diag is not None:
+            graphs.append(self._diag.compiled)
+        total = len({name for g in graphs for name in executor.kernel_functions(g)})
+        ready: set[str] = set()
+
+        def on_kernel(name: str, cached: bool) -> None:
+            if name not in ready:
+                ready.add(name)
+                if self._progress is not None:
+                    self._progress.kernel(len(ready), total, cached)
+
+        for g in graphs:
+            executor.warm(g, on_kernel)
+        if self._progress is not None:
+            self._progress.compiled()
 
     # -- the TrainingProgram protocol ---------------------------------------------------
 

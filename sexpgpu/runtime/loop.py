@@ -33,6 +33,7 @@ from sexpgpu.runtime.program import (
     rng_state_of,
     state_step_of,
 )
+from sexpgpu.runtime.progress import Progress
 from sexpgpu.runtime.signals import StopRequests
 from sexpgpu.runtime.spec import RunPlan
 from sexpgpu.runtime.status import StatusFile
@@ -60,24 +61,6 @@ def _finite(*values: Any) -> bool:
     return all(isinstance(v, (int, float)) and math.isfinite(v) for v in values)
 
 
-class _Progress:
-    """One line on stderr, rewritten in place, only when stderr is a terminal."""
-
-    def __init__(self, stream: TextIO, steps: int):
-        self.stream, self.steps = stream, steps
-        self.enabled = hasattr(stream, "isatty") and stream.isatty()
-
-    def show(self, step: int, loss: float, ms: float, eta_s: float | None) -> None:
-        if self.enabled:
-            eta = f" eta {eta_s:.0f}s" if eta_s is not None else ""
-            self.stream.write(f"\rstep {step}/{self.steps} loss {loss:.4f} {ms:.1f} ms{eta}  ")
-            self.stream.flush()
-
-    def done(self) -> None:
-        if self.enabled:
-            self.stream.write("\n")
-
-
 def run_training(
     plan: RunPlan,
     program: Any,
@@ -87,6 +70,7 @@ def run_training(
     stderr: TextIO | None = None,
     status_interval_s: float = 0.25,
     stop: StopRequests | None = None,
+    progress: Progress | None = None,
 ) -> tuple[int, dict[str, Any]]:
     """Train `program` as `plan` says; resume = None, "latest" or a checkpoint/run path.
 
@@ -97,6 +81,7 @@ def run_training(
     signal with exit 75; success with 0. status.json is rewritten at most every
     `status_interval_s` seconds for routine step updates (always for state changes).
     `stop`: the handlers `sexpgpu run` installed before compiling (else installed here).
+    `progress`: the line a person reads on `stderr` (else one with the default cadence).
     """
     stderr = stderr or sys.stderr
     settings = plan.run  # resolved once by the contract: defrun, then the command line
@@ -195,10 +180,12 @@ def run_training(
         metrics: dict[str, float] = {}
         for ev in plan.evals:
             if ev.name in names:
+                progress.evaluating(ev.name)
                 values = run_eval(program, ev, loaders[ev.loader], step, ctx)
                 events.emit("eval", step=step, name=ev.name, metrics=values)
                 metrics.update(values)
         last_eval = {**(last_eval or {}), **metrics, "step": step}
+        progress.evaluated(step, metrics)
         summary["last_eval"] = last_eval
         status.update(force=True, last_eval=last_eval)
 
@@ -229,8 +216,12 @@ def run_training(
         status.update(force=True, step=step, last_eval=last_eval,
                       latest_checkpoint=_relative(resume_from, run_dir))
 
-        progress = _Progress(stderr, settings.steps)
-        timed_steps, timed_ms = 0, 0.0
+        if progress is None:
+            progress = Progress(stderr)
+        progress.steps = progress.pace.steps = settings.steps
+        if last_eval:
+            progress.evaluated(last_eval["step"], {k: v for k, v in last_eval.items()
+                                                   if k != "step"})
         last_saved = step if resume_from is not None else -1
         last_evaluated = last_eval["step"] if last_eval else -1
         with nullcontext(stop) if stop is not None else StopRequests() as stops:
@@ -252,13 +243,14 @@ def run_training(
                 summary.update(step=step, last_loss=float(loss))
                 last_step = _numbers(out)
 
-                timed_steps, timed_ms = timed_steps + 1, timed_ms + step_ms
-                eta_s = (settings.steps - step) * timed_ms / timed_steps / 1000.0
+                rows = sum(len(next(iter(mb.values()))) for mb in microbatches)
+                tokens = train.counters(step)["tokens"] - ctx["tokens"]
+                progress.step(step, float(loss), step_ms, rows, tokens)
                 if due(settings.log_every, step) or step in (1, settings.steps):
-                    rows = sum(len(next(iter(mb.values()))) for mb in microbatches)
                     events.emit("step", **_step_fields(step, out, step_ms, rows, train, ctx))
-                    status.update(step=step, last_loss=float(loss), eta_s=round(eta_s, 3))
-                    progress.show(step, float(loss), step_ms, eta_s)
+                    eta_s = progress.pace.eta_s()
+                    status.update(step=step, last_loss=float(loss),
+                                  eta_s=None if eta_s is None else round(eta_s, 3))
                 if due(settings.diag_every, step):
                     values = diagnostics_of(program, make_ctx(step * settings.microbatches))
                     if values:
@@ -276,12 +268,12 @@ def run_training(
                     progress.done()
                     events.emit("warn", message=f"stopped by {stops.requested} after step {step}")
                     return finish("preempted", EXIT_PREEMPTED)
-            progress.done()
 
             # ---- the end: final evals and checkpoint, then the targets (still under
             # the handlers: a stop signal now lets the finished run close as done)
             if plan.evals and last_evaluated != step:
                 evaluate([ev.name for ev in plan.evals])
+            progress.done()
             if last_saved != step:
                 save_checkpoint()
             # targets: the last step's outputs as `NAME` and `train/NAME`, then the evals

@@ -94,14 +94,77 @@ def _clean(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._=+-]+", "_", text).strip("_")
 
 
+SELECTION_BUDGET = 48  # characters of knobs in a run name, before abbreviating
+
+
 def slug_for(plan: RunPlan) -> str:
-    """`<stem>[-<selection>]-<hash>`, e.g. `mnist1d-mlp-lr=0.03-1a2b3c4d`."""
+    """`<stem>[-<knobs>]-<hash>`, e.g. `mnist1d-mlp-hidden=64,lr=0.03-1a2b3c4d`: the knobs
+    whose value differs from the file's default, within SELECTION_BUDGET characters
+    (see `selection_words`); the hash is over the sources and the whole selection, so
+    the name is unique and the same in every process. plan.json has the full selection."""
     parts = [_clean(Path(plan.file).stem) or "run"]
-    if plan.selection:
-        chosen = ",".join(f"{k}={v}" for k, v in sorted(plan.selection.items()))
-        parts.append(_clean(chosen)[:60])
+    chosen = selection_words(plan.selection, plan.defaults)
+    if chosen:
+        parts.append(chosen)
     parts.append(source_hash(plan))
     return "-".join(parts)
+
+
+def selection_words(selection: dict[str, Any], defaults: dict[str, Any],
+                    budget: int = SELECTION_BUDGET) -> str:
+    """The knobs a run changes, for its name; a value is never cut. In the file's order,
+    `name=value` joined by `,`. Longer than `budget`: knob names are abbreviated one at a
+    time from the first (`n-layer` -> `nl`, `hidden` -> `hdd`); still longer: the knobs
+    that do not fit, in order, are left out and counted (`+2`)."""
+    changed = [(k, v) for k, v in selection.items() if k not in defaults or defaults[k] != v]
+    names = [k for k, _ in changed]
+    values = [value_word(v) for _, v in changed]
+
+    def joined(kept: list[int]) -> str:
+        words = [f"{names[i]}={values[i]}" for i in kept]
+        if len(kept) < len(names):
+            words.append(f"+{len(names) - len(kept)}")
+        return ",".join(words)
+
+    everything = list(range(len(names)))
+    for i in everything:
+        if len(joined(everything)) <= budget:
+            return joined(everything)
+        names[i] = abbreviate(names[i])
+    kept: list[int] = []
+    for i in everything:  # in order, each knob that still fits; the rest are counted
+        if len(joined([*kept, i])) <= budget:
+            kept.append(i)
+    while kept and len(joined(kept)) > budget:
+        kept.pop()
+    return joined(kept)
+
+
+def abbreviate(knob: str) -> str:
+    """`n-layer` -> `nl`, `min-lr` -> `ml` (initials); one word: its first letter and the
+    consonants after it, three letters at most (`hidden` -> `hdd`, `steps` -> `stp`)."""
+    parts = [p for p in re.split(r"[-_]", knob) if p]
+    if len(parts) > 1:
+        return "".join(p[0] for p in parts)
+    word = parts[0] if parts else knob
+    return (word[0] + "".join(c for c in word[1:] if c.lower() not in "aeiou"))[:3]
+
+
+def value_word(value: Any) -> str:
+    """A knob value in a run name: numbers as Python writes them shortest (`0.03`, `3e-05`),
+    t/nil, a keyword without its colon, a path by its file name; any other character
+    than letters, digits and `.+-` becomes `_`."""
+    if isinstance(value, bool):
+        text = "t" if value else "nil"
+    elif isinstance(value, (int, float)):
+        text = repr(value)
+    elif isinstance(value, str):
+        text = value[1:] if value.startswith(":") else value
+        if "/" in text or "\\" in text:
+            text = Path(text).name or text
+    else:
+        text = str(value)
+    return re.sub(r"[^A-Za-z0-9.+-]+", "_", text).strip("_") or "_"
 
 
 def _write_sources(run_dir: Path, plan: RunPlan) -> None:

@@ -61,7 +61,8 @@ class RunPlan:
 
     file: the run file's path; its directory anchors relative data paths.
     bounds: the batch fields the model uses as indices, which each loader checks.
-    selection: the knobs/variant bound for this run (`{"lr": 0.01, "variant": "small"}`).
+    selection: every knob's value in this run, in the file's order (`{"lr": 0.01, ...}`);
+    defaults: each knob's declared default.
     source_files: every file the compilation read, path -> text (copied to `source/`).
     plan_json: what `explain` prints (stored as plan.json); plan_hash: its hash, which a
     checkpoint must match to be resumed.
@@ -78,6 +79,8 @@ class RunPlan:
     plan_hash: str = ""
     # loader -> batch field -> the values the model indexes with it (class ids, token ids)
     bounds: dict[str, dict[str, FieldBound]] = field(default_factory=dict)
+    # each knob's default as the file declares it: a run's name shows the knobs that differ
+    defaults: dict[str, Any] = field(default_factory=dict)
 
     def loader(self, name: str) -> LoaderSpec:
         for spec in self.loaders:

@@ -303,23 +303,30 @@ def check_lr(group: Group, lr: Any, g: Graph, steps: int, microbatches: int) -> 
 
 def _schedule_values(g: Graph, lr: Value, steps: int,
                      microbatches: int) -> dict[int, float] | None:
-    """The schedule's value at evenly spaced steps (reference interpreter), or None when
-    it reads anything but ctx/step and ctx/microstep."""
-    nodes = live_nodes(g, [lr])
-    made = {o.id for node in nodes for o in node.outputs}
-    inputs = {v.id: v for node in nodes for v in node.inputs if v.id not in made}
-    if lr.node is None or any(v.name not in STEP_FIELDS for v in inputs.values()):
-        return None
-    sub = Graph("lr")
-    sub.inputs, sub.nodes, sub.outputs = list(inputs.values()), nodes, {"lr": lr}
+    """The schedule's value at LR_SAMPLES evenly spaced steps, or None when it reads
+    anything but ctx/step and ctx/microstep."""
     last = max(steps - 1, 0)
     samples = sorted({round(i * last / (LR_SAMPLES - 1)) for i in range(LR_SAMPLES)})
+    return schedule_values(g, lr, samples, microbatches)
+
+
+def schedule_values(g: Graph, value: Value, at: list[int],
+                    microbatches: int) -> dict[int, float] | None:
+    """A traced schedule's value at the steps `at` (reference interpreter), or None when
+    it reads anything but ctx/step and ctx/microstep (then only a run knows it)."""
+    nodes = live_nodes(g, [value])
+    made = {o.id for node in nodes for o in node.outputs}
+    inputs = {v.id: v for node in nodes for v in node.inputs if v.id not in made}
+    if value.node is None or any(v.name not in STEP_FIELDS for v in inputs.values()):
+        return None
+    sub = Graph("schedule")
+    sub.inputs, sub.nodes, sub.outputs = list(inputs.values()), nodes, {"value": value}
     values: dict[int, float] = {}
-    for step in samples:
+    for step in at:
         feed = {"ctx/step": float(step), "ctx/microstep": float(step * microbatches)}
         out = run_reference(sub, {v.name: feed[v.name] for v in sub.inputs},
                             apply_updates=False)
-        values[step] = float(out["lr"])
+        values[step] = float(out["value"])
     return values
 
 
