@@ -22,7 +22,6 @@ from sexpgpu.lisp.format_numbers import (
     roman,
 )
 from sexpgpu.lisp.format_parse import COUNT, Directive, V, bad_control, parse
-from sexpgpu.lisp.pretty import layout
 from sexpgpu.lisp.printer import integer_to_string, prin1_to_string, princ_to_string
 from sexpgpu.lisp.strings import capitalize, char_name
 from sexpgpu.lisp.types import NIL, Single, to_py
@@ -166,6 +165,10 @@ def _aesthetic(f: _Formatter, d: Directive) -> None:
     if value is NIL and d.colon:
         text = "()"
     else:
+        # deferred: a program that never formats with ~a/~s (the usual `sexpgpu check`)
+        # never needs the pretty printer
+        from sexpgpu.lisp.pretty import layout
+
         text = layout(value, d.char == "s", f.out.column())
     text = padchar * minpad + text if d.at else text + padchar * minpad
     if len(text) < mincol:

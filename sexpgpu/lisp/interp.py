@@ -28,7 +28,6 @@ from sexpgpu.lisp.errors import (
     ThrowExit,
     limit_error,
 )
-from sexpgpu.lisp.expanders import expand_builtin
 from sexpgpu.lisp.printer import prin1_to_string
 from sexpgpu.lisp.reader import read_all
 from sexpgpu.lisp.registry import SPECIAL_FORMS, Builtin
@@ -501,6 +500,10 @@ class Interpreter(Reporting):
             if macro is not None:
                 return self.expand_macro(macro, form, env), True
             if form.car in self.special_forms and form.car not in self.macros:
+                # deferred: only macroexpand-1 of these forms needs them, and each module
+                # imported costs startup
+                from sexpgpu.lisp.expanders import expand_builtin
+
                 expansion = expand_builtin(form)
                 if expansion is not None:
                     return expansion, True

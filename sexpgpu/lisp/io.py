@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from sexpgpu.lisp.format_ import format_to_string
-from sexpgpu.lisp.pretty import layout
 from sexpgpu.lisp.printer import prin1_to_string, princ_to_string
 from sexpgpu.lisp.reader import Reader
 from sexpgpu.lisp.registry import builtin, keywords
@@ -72,6 +71,14 @@ def _advance(column: int, text: str) -> int:
     return column + len(text) if newline < 0 else len(text) - newline - 1
 
 
+def _layout(obj: Any, escape: bool, column: int) -> str:
+    # deferred: a program that prints nothing (the usual `sexpgpu check`) never needs
+    # the pretty printer
+    from sexpgpu.lisp.pretty import layout
+
+    return layout(obj, escape, column)
+
+
 def stream_of(interp, designator: Any):
     if designator is NIL or designator is T:
         return interp.globals.get(STANDARD_OUTPUT) or InterpreterStream(interp)
@@ -95,21 +102,21 @@ def install(interp) -> None:
 @builtin("PRINT", interp=True)
 def lisp_print(interp, obj, stream=NIL):
     out = stream_of(interp, stream)
-    out.write("\n" + layout(obj, True, 0) + " ")
+    out.write("\n" + _layout(obj, True, 0) + " ")
     return obj
 
 
 @builtin("PRIN1", interp=True)
 def lisp_prin1(interp, obj, stream=NIL):
     out = stream_of(interp, stream)
-    out.write(layout(obj, True, out.column()))
+    out.write(_layout(obj, True, out.column()))
     return obj
 
 
 @builtin("PRINC", interp=True)
 def lisp_princ(interp, obj, stream=NIL):
     out = stream_of(interp, stream)
-    out.write(layout(obj, False, out.column()))
+    out.write(_layout(obj, False, out.column()))
     return obj
 
 

@@ -88,7 +88,7 @@ class Reporting:
         while e is not None:
             names.update(k.name for k in e.vars if type(k) is Symbol)
             e = e.parent
-        hint = nearest(sym.name, names)
+        hint = nearest(sym.name, sorted(names))  # sorted: ties break the same every run
         return error(E_UNBOUND, f"unbound variable {sym.name.lower()}",
                      fix=f"did you mean {hint.lower()}?" if hint
                      else "bind it with let, or define it with defvar/defparameter")
