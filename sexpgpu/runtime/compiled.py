@@ -132,6 +132,16 @@ class KernelProgram:
         return inputs
 
 
+def make_program(compiled: Any, seed: int, device: str = "cpu", diag_every: int = 0) -> Any:
+    """The training program for `device`: kernels fed from host arrays on the CPU; on
+    CUDA a DeviceProgram, whose state stays on the GPU (runtime/device.py)."""
+    if device == "cuda":
+        from sexpgpu.runtime.device import DeviceProgram
+
+        return DeviceProgram(compiled, seed, device, diag_every)
+    return KernelProgram(compiled, seed, device=device, diag_every=diag_every)
+
+
 def _check_precision(compiled: Any) -> None:
     run = compiled.experiment.run
     if run is not None and run.precision != "f32":
