@@ -29,7 +29,6 @@ from sexpgpu.kernels.source import ERR, KernelCode, load, storage, store
 from sexpgpu import env
 
 
-
 @dataclass(frozen=True)
 class Launcher:
     """How kernels are launched: threads and blocks of each family, and whether the

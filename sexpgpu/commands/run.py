@@ -31,9 +31,9 @@ from docopt import docopt
 
 from sexpgpu.contract.compile import compile_file
 from sexpgpu.contract.plan import run_plan
+from sexpgpu.devices import require_usable
 from sexpgpu.diagnostics import render_all
 from sexpgpu.exitcodes import EXIT_PREEMPTED
-from sexpgpu.devices import require_usable
 from sexpgpu.runtime.compiled import make_program
 from sexpgpu.runtime.health import cadence
 from sexpgpu.runtime.loop import run_training
