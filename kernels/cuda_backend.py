@@ -338,11 +338,20 @@ def ptx_version(ptx: str) -> tuple[int, int] | None:
 
 
 def compile_ptx(fn: Any, argtypes: list[str], cc: tuple[int, int]) -> str:
-    """The PTX NVVM makes of a kernel's Python function for compute capability `cc`."""
+    """The PTX NVVM makes of a kernel's Python function for compute capability `cc`,
+    with no GPU needed: numba-cuda compiles the device functions a kernel calls (the
+    RNG, bf16 and index helpers) for the current device's compute capability, so
+    while this runs that device is said to be one of `cc`."""
     import numba
+    from numba.cuda import dispatcher
 
     sig = tuple(eval(t, {"__builtins__": {}}, vars(numba.types)) for t in argtypes)
-    ptx, _ = cuda().compile_ptx(fn, sig, cc=cc)
+    current = dispatcher.get_current_device
+    dispatcher.get_current_device = lambda: type("Target", (), {"compute_capability": cc})
+    try:
+        ptx, _ = cuda().compile_ptx(fn, sig, cc=cc)
+    finally:
+        dispatcher.get_current_device = current
     return ptx
 
 
