@@ -43,12 +43,18 @@ class Assembled:
 
 def find_ptxas() -> str | None:
     """ptxas on PATH, under $CUDA_HOME or /usr/local/cuda*, or from the nvidia-cuda-nvcc
-    wheel; None when there is none."""
+    wheel (nvidia/cu13/bin); None when there is none."""
     found = shutil.which("ptxas")
     if found:
         return found
     roots = [os.environ.get("CUDA_HOME", ""), os.environ.get("CUDA_PATH", "")]
     roots += sorted((str(p) for p in Path("/usr/local").glob("cuda*")), reverse=True)
+    try:  # the nvidia-cuda-nvcc wheel (.ci/run installs it where the system has none)
+        import nvidia
+
+        roots += [str(Path(p) / "cu13") for p in nvidia.__path__]
+    except ImportError:
+        pass
     for root in filter(None, roots):
         candidate = Path(root) / "bin" / "ptxas"
         if candidate.is_file() and os.access(candidate, os.X_OK):

@@ -15,6 +15,7 @@ import numpy as np
 
 from sexpgpu import kernels
 from sexpgpu.devices import require_usable
+from sexpgpu.diagnostics import define_code, error
 from sexpgpu.runtime import checkpoint as ckpt
 from sexpgpu.runtime.compiled import (
     _check_precision,
@@ -27,6 +28,65 @@ from sexpgpu.runtime.health import DiagSampler
 from sexpgpu.runtime.program import Batch
 
 GUARDED = ["loss", "grad_norm"]  # what the loop's finite guard watches
+WORKSPACE = 32 << 20             # cuBLAS's workspace (kernels.cuda_backend.WORKSPACE)
+ALIGN = 256                      # staged inputs' alignment (kernels.device_graph.ALIGN)
+
+E_DEVICE_MEMORY = define_code(
+    "E-DEVICE-MEMORY", "the run does not fit in the GPU's free memory",
+    "A cuda run holds its parameters, optimizer state, every graph's memory-plan slots, "
+    "its input buffers and cuBLAS's workspace on the device for the whole run. Before "
+    "anything is allocated that total (`sexpgpu explain --device cuda`, `sexpgpu doctor "
+    "--device cuda`) is compared with the device's free memory, and a run that cannot fit "
+    "is refused. Lower the batch size or the model, free the GPU, or use a larger one.",
+)
+
+
+def device_need(compiled: Any) -> dict[str, int]:
+    """The device memory a cuda run of `compiled` holds, from its memory plans (nothing
+    compiled, numba not imported): resident arrays, each graph's slots, input buffers,
+    records, and cuBLAS's workspace."""
+    from sexpgpu.kernels.lower import lower
+    from sexpgpu.kernels.memplan import plan_memory
+    from sexpgpu.kernels.source import storage
+
+    resident: dict[str, int] = {"rng/seed": 8}
+    for spec in compiled.params:
+        resident[spec.path] = 4 * max(1, int(np.prod(spec.shape)))
+    graphs = [*compiled.step_graphs(),
+              *(g for name, g in compiled.evaluates.items() if not name.startswith("("))]
+    for g in compiled.step_graphs():
+        for v in g.inputs:
+            if v.role == "state":
+                resident[v.name] = max(1, int(np.prod(v.shape))) * np.dtype(storage(v)).itemsize
+    slots = staging = records = 0
+    for g in graphs:
+        program = lower(g)
+        slots += plan_memory(program).peak_bytes
+        for v in g.inputs:
+            if v.name not in resident:
+                nbytes = max(1, int(np.prod(v.shape))) * np.dtype(storage(v)).itemsize
+                staging += -(-nbytes // ALIGN) * ALIGN
+        records += 8 * (sum(1 for v in g.outputs.values() if v.shape == ()) + 3) + 16
+    need = {"resident_bytes": sum(resident.values()), "buffers_bytes": slots,
+            "staging_bytes": staging + records, "workspace_bytes": WORKSPACE}
+    need["total_bytes"] = sum(need.values())
+    return need
+
+
+def check_fits(compiled: Any, free: int | None) -> dict[str, int]:
+    """`device_need(compiled)`, or E-DEVICE-MEMORY when it exceeds `free` bytes."""
+    need = device_need(compiled)
+    if free is not None and need["total_bytes"] > free:
+        mib = 1 << 20
+        raise error(E_DEVICE_MEMORY, "the run needs more GPU memory than is free",
+                    compiled.experiment.span("defrun") if compiled.experiment.run else None,
+                    expected=f"at most {free / mib:.1f} MiB (free on the GPU)",
+                    actual=f"{need['total_bytes'] / mib:.1f} MiB: parameters and state "
+                    f"{need['resident_bytes'] / mib:.1f}, buffers "
+                    f"{need['buffers_bytes'] / mib:.1f}, inputs {need['staging_bytes'] / mib:.1f}"
+                    f", cuBLAS workspace {need['workspace_bytes'] / mib:.1f}",
+                    fix="a smaller batch or model, or free the GPU (`nvidia-smi`)")
+    return need
 
 
 class Pending:
@@ -60,6 +120,7 @@ class DeviceProgram:
         from sexpgpu.kernels import cuda_backend as be
 
         self._be = be
+        self.need = check_fits(compiled, be.probe().free_bytes)  # before anything is allocated
         graphs = compiled.graphs
         params = {spec.path: init_param(spec, seed) for spec in compiled.params}
         state: dict[str, np.ndarray] = {}
