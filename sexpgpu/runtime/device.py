@@ -91,10 +91,23 @@ def check_fits(compiled: Any, free: int | None) -> dict[str, int]:
 
 class Pending:
     """A step's numbers, still on the device: `read()` brings them over (one small
-    copy per graph) with the step at which the finite guard first failed, if any."""
+    copy per graph) with the step at which the finite guard first failed, if any.
+    Indexing it (`out["loss"]`, as the Python API's callers do) reads it once."""
 
     def __init__(self, program: DeviceProgram, parts: list[tuple[Any, int]]):
         self.program, self.parts = program, parts
+        self._numbers: dict[str, float] | None = None
+
+    def __getitem__(self, name: str) -> float:
+        if self._numbers is None:
+            self._numbers, _ = self.read()
+        return self._numbers[name]
+
+    def get(self, name: str, default: Any = None) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            return default
 
     def read(self) -> tuple[dict[str, float], int | None]:
         numbers: dict[str, float] = {}
