@@ -190,3 +190,27 @@ else:
         values, bad, calls = compiled.read_record()
         assert values == {"loss": 128.0} and bad == 0 and calls == 3  # the sum before the update
         assert compiled.d2h_bytes == 8 * 4  # loss, calls, the two flags: one small copy
+
+    def test_a_failing_launch_is_e_cuda_kernel_at_its_line() -> None:
+        """A launch that fails on the device is a coded error naming the kernel and
+        the run-file line its ops came from (here a launch made to fail)."""
+        from sexpgpu.diagnostics import SexpError, Span
+
+        g = Graph("fails")
+        x = g.input("x", (8,))
+        with g.at(Span("model.sx", 12, 3)):
+            g.output("y", g.apply("tanh", x))
+        compiled = kernels.compile(g, device="cuda")
+        compiled.run({"x": np.ones(8, np.float32)})
+
+        class Refused:
+            def __getitem__(self, config):
+                raise RuntimeError("CUDA_ERROR_ILLEGAL_ADDRESS")
+
+        name, _, grid, block, args = compiled._step.entries[0]
+        compiled._step.entries[0] = (name, Refused(), grid, block, args)
+        with pytest.raises(SexpError) as info:
+            compiled.run({"x": np.ones(8, np.float32)})
+        diag = info.value.diagnostic
+        assert diag.code == "E-CUDA-KERNEL" and (diag.span.file, diag.span.line) == ("model.sx", 12)
+        assert "tanh" in diag.message and "ILLEGAL_ADDRESS" in diag.actual
