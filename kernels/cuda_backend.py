@@ -186,8 +186,10 @@ class Backend:
         return self._blas
 
     def stream_handle(self) -> int:
-        return int(self.stream.handle.value if hasattr(self.stream.handle, "value")
-                   else self.stream.handle)
+        if self._core_stream is not None:
+            return int(self._core_stream.handle)
+        handle = self.stream.handle
+        return int(handle.value if hasattr(handle, "value") else handle)
 
     def synchronize(self) -> None:
         self.stream.synchronize()

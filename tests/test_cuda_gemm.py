@@ -100,11 +100,10 @@ def test_the_step_lists_its_blas_calls() -> None:
 
 
 def test_device_memory_is_explained_and_a_run_that_cannot_fit_is_refused(capsys) -> None:
+    from sexpgpu.cli import main
     from sexpgpu.contract.compile import compile_file
     from sexpgpu.runtime.device import check_fits, device_need
     from sexpgpu.selection import Selection
-
-    from sexpgpu.cli import main
 
     compiled = compile_file(str(TINY), Selection())
     need = device_need(compiled)

@@ -89,6 +89,23 @@ def test_cuda_trains_like_the_cpu_and_counts_its_transfers(cache: str, tmp_path:
     # logging every 5 steps: the device is read once, on the step that logs
     sparse = _run(tmp_path / "sparse", "cuda", cache, "--set", "steps=5", "--log-every", "5")
     assert [(e["step"], e["d2h_bytes"]) for e in _events(sparse, "step")] == [(1, 48), (5, 48)]
+    # four microbatches: the record sums the step's losses on the device
+    micro = _run(tmp_path / "micro", "cuda", cache, *STEPS, "--set", "micro=4")
+    for a, b in zip(gpu_steps, _events(micro, "step")):
+        assert b["loss"] == pytest.approx(a["loss"], rel=1e-5)
+
+
+@pytest.mark.cudasim
+def test_cuda_finite_guard_names_the_step_read_later(cache: str, tmp_path: Path) -> None:
+    """The guard's flag is kept on the device and read at the log cadence: a loss that
+    went non-finite at step 3 is reported as step 3 when step 5 reads it."""
+    done = subprocess.run(_args(tmp_path / "runs", "cuda", "--set", "steps=5", "--set",
+                                "poison=1", "--log-every", "5", "--json"),
+                          env=_env(cache, True), capture_output=True, text=True, timeout=600)
+    assert done.returncode == 3, done.stderr[-2000:]
+    summary = orjson.loads(done.stdout)
+    assert summary["error"]["code"] == "E-NONFINITE"
+    assert summary["error"]["message"] == "non-finite loss at step 3"
 
 
 @pytest.mark.cudasim

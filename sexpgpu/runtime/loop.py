@@ -263,6 +263,8 @@ def run_training(
                 # finite guard: stop before anything damaged is saved
                 loss, grad_norm = out.get("loss"), out.get("grad_norm")
                 if bad_step is not None or not _finite(loss, grad_norm):
+                    if bad_step is not None:  # the last good step, found on the device
+                        summary.update(step=bad_step - 1)
                     return finish("failed", EXIT_RUNTIME,
                                   _nonfinite(bad_step or step, loss, grad_norm, program, summary))
                 summary.update(step=step, last_loss=float(loss))
