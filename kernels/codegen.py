@@ -1,6 +1,6 @@
 """Code generation: one Python module per (graph, device) whose plain-Python `step`
 runs every kernel in order: on the CPU each distinct kernel text is a `numba.njit`
-function in its own module, shared by all graphs; on CUDA a thread per outer point."""
+function in its own module, shared by all graphs; CUDA is kernels/cuda_codegen.py."""
 
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ from sexpgpu.kernels.memplan import MemoryPlan
 from sexpgpu.kernels.render import Names, render
 from sexpgpu.kernels.source import ERR, KernelCode
 
-from sexpgpu import env
 from sexpgpu.ir import rng
 
 # element-operations above which a CPU kernel runs its outer loop with prange
@@ -26,7 +25,17 @@ from sexpgpu.ir import rng
 # between serial kernels cost 2-7 ms per call on a loaded 2-core box: the GPT's
 # AdamW updates of 65536 elements took 7 ms in prange, 0.3 ms serial)
 PARALLEL_WORK = 1 << 26
-CUDA_THREADS = 128
+
+
+@dataclass
+class StepParts:
+    """The launcher-independent pieces of a step module (see `step_parts`)."""
+
+    names: Names
+    codes: list[KernelCode]
+    digest: str
+    params: list[str]
+    copies: list[tuple[str, str]]
 
 
 @dataclass
@@ -38,6 +47,11 @@ class Generated:
     # CPU: one module per distinct kernel function, loaded before `source` (which
     # imports them by module name); shared by every graph that has the same text
     kernel_sources: list[str] = field(default_factory=list)
+    # CUDA (kernels/cuda_codegen.py): every launch of the step in order, the kernel
+    # modules with their argument types, the scalar outputs the record kernel keeps
+    launches: list = field(default_factory=list)
+    modules: list = field(default_factory=list)
+    record: list[str] = field(default_factory=list)
 
     @property
     def index_checks(self) -> dict[int, tuple]:
@@ -250,24 +264,9 @@ def _cpu_step(codes: list[KernelCode], params: list[str],
     return lines + _indent(calls or ["pass"], 1), modules
 
 
-def _cuda_kernel(code: KernelCode) -> list[str]:
-    lines = ["@cuda.jit", f"def {code.name}({', '.join(code.params)}):",
-             "    tid_ = cuda.grid(1)",
-             f"    if tid_ >= {code.size}:",
-             "        return"]
-    rest = "tid_"
-    for k in range(len(code.outer) - 1, -1, -1):
-        var, size = code.outer[k]
-        if k == 0:
-            lines.append(f"    {var} = {rest}")
-        else:
-            lines.append(f"    {var} = {rest} % {size}")
-            lines.append(f"    rem_ = {rest} // {size}")
-            rest = "rem_"
-    return lines + _indent(code.body, 1)
-
-
-def generate(program: KernelPlan, plan: MemoryPlan, device: str) -> Generated:
+def step_parts(program: KernelPlan, plan: MemoryPlan) -> StepParts:
+    """What the step module of either launcher is made of: value names, each kernel's
+    code, the graph hash, the step's parameters and its final update copies."""
     names = Names(program)
     digest = graph_hash(program, names)
     codes = [render(k, program, names, f"k{k.index}") for k in program.kernels]
@@ -276,28 +275,12 @@ def generate(program: KernelPlan, plan: MemoryPlan, device: str) -> Generated:
     params = inputs + stored + ([ERR] if any(c.index_checks for c in codes) else [])
     copies = [(names.buf(t), names.buf(v)) for t, v in program.graph.updates.items()
               if names.buf(t) != names.buf(v)]
-    lines = _header(program, codes, digest, device)
-    if device == "cpu":
-        step, modules = _cpu_step(codes, params, copies)
-        return Generated("\n".join(lines + [""] + step) + "\n", params, codes, digest, modules)
-    else:
-        lines += ["", "import math", "", "import numpy as np", "from numba import cuda", ""]
-        if env.cuda_simulator():
-            lines += _SIMULATED_MATH
-        lines += _helpers("@cuda.jit(device=True)", device)
-        lines += ["", "", "@cuda.jit(device=True)"] + _INDEX_ERROR["cuda"]
-        for code in codes:
-            lines += ["", ""] + _cuda_kernel(code)
-        lines += ["", "", "@cuda.jit", "def copy_(dst, src):", "    i = cuda.grid(1)",
-                  "    if i < dst.size:", "        dst[i] = src[i]"]
-        lines += ["", "", f"def step({', '.join(params)}):"]
-        calls = []
-        for c in codes:
-            if c.size > 0:
-                blocks = (c.size + CUDA_THREADS - 1) // CUDA_THREADS
-                calls.append(f"{c.name}[{blocks}, {CUDA_THREADS}]({', '.join(c.params)})")
-        for t, v in copies:
-            calls.append(f"copy_[({t}.size + {CUDA_THREADS - 1}) // {CUDA_THREADS}, "
-                         f"{CUDA_THREADS}]({t}, {v})")
-        lines += _indent(calls or ["pass"], 1)
-    return Generated("\n".join(lines) + "\n", params, codes, digest)
+    return StepParts(names, codes, digest, params, copies)
+
+
+def generate_cpu(program: KernelPlan, parts: StepParts, device: str = "cpu") -> Generated:
+    """The CPU step module: plain Python calling one njit function per kernel."""
+    lines = _header(program, parts.codes, parts.digest, device)
+    step, modules = _cpu_step(parts.codes, parts.params, parts.copies)
+    return Generated("\n".join(lines + [""] + step) + "\n", parts.params, parts.codes,
+                     parts.digest, modules)

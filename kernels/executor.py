@@ -1,52 +1,38 @@
 """The executor, the folder's entry point: `compile(graph)` lowers, plans memory,
 generates and imports the modules; `CompiledGraph.run(inputs)` is one call into the
-generated `step`."""
+generated `step` (on CUDA a `kernels.device_graph.DeviceGraph`)."""
 
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
 from math import prod
 from typing import Any
 
 import numba
 import numpy as np
-from numba import cuda
 from numba.core.dispatcher import Dispatcher
 from numba.core.errors import NumbaPerformanceWarning
-from sexpgpu.kernels.bf16 import from_bf16, to_bf16
+from sexpgpu.kernels.bf16 import from_bf16
 from sexpgpu.kernels.blas import set_threads as set_blas_threads
 from sexpgpu.kernels.cache import load_module
-from sexpgpu.kernels.codegen import Generated, generate
+from sexpgpu.kernels.codegen import Generated
+from sexpgpu.kernels.generate import generate
+from sexpgpu.kernels.inputs import E_RUN_INPUT, _flat, _Input
 from sexpgpu.kernels.lower import KernelPlan, lower
 from sexpgpu.kernels.memplan import MemoryPlan, plan_memory
 from sexpgpu.kernels.render import Names
 from sexpgpu.kernels.source import storage
 
 from sexpgpu import env
-from sexpgpu.devices import DEVICES
-from sexpgpu.diagnostics import define_code, error
+from sexpgpu.devices import DEVICES, require_usable
+from sexpgpu.diagnostics import error
 from sexpgpu.ir.graph import Graph, Value
 from sexpgpu.ir.ops.indexing import index_error
 
-E_RUN_INPUT = define_code(
-    "E-RUN-INPUT", "compiled graph given a wrong input",
-    "`CompiledGraph.run` needs one numpy array per graph input, with the input's shape. "
-    "An input the graph updates in place (a parameter or optimizer state) must already "
-    "be a C-contiguous array of the storage dtype (float32, uint16 for bf16, int32, "
-    "int64, bool), because the update is written into that very array.",
-)
-
-
-@dataclass
-class _Input:
-    value: Value
-    dtype: np.dtype
-    updated: bool
-
 
 class CompiledGraph:
-    """A compiled graph: `run(inputs) -> outputs`, applying `graph.updates` in place.
+    """A graph compiled for the CPU: `run(inputs) -> outputs`, applying `graph.updates`
+    in place.
 
     The caller owns every input array: updates are written into the caller's
     arrays (so params and optimizer state live in the training loop's dicts);
@@ -64,8 +50,6 @@ class CompiledGraph:
         self._inputs = [_Input(v, np.dtype(storage(v)), v in updated)
                         for v in program.graph.inputs]
         slots = plan.allocate()
-        if device == "cuda":
-            slots = [cuda.to_device(s) for s in slots]
         # each stored value is a view of its slot, made once
         self._fixed = [slots[plan.slot_of[v]][:max(1, prod(v.shape))] for v in plan.slot_of]
         stored = {v: k for k, v in enumerate(plan.slot_of)}
@@ -77,9 +61,7 @@ class CompiledGraph:
         # the error buffer [where, value] of kernels that check indices (E-INDEX)
         self._checks = generated.index_checks
         self._err = np.zeros(2, np.int64)
-        self._errs = []
-        if self._checks:
-            self._errs = [cuda.to_device(self._err) if device == "cuda" else self._err]
+        self._errs = [self._err] if self._checks else []
 
     @property
     def peak_bytes(self) -> int:
@@ -113,8 +95,6 @@ class CompiledGraph:
     def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """One step: outputs by name; updated inputs are overwritten in place."""
         arrays = self._prepare(inputs)
-        if self.device == "cuda":
-            return self._run_cuda(inputs, arrays)
         self._step(*arrays, *self._fixed, *self._errs)
         self._raise_bad_index()
         return {name: self._read(v, arrays, s, i) for name, v, s, i in self._outputs}
@@ -124,64 +104,44 @@ class CompiledGraph:
         nothing for it, so the step's results and updates are not meaningful)."""
         if not self._checks:
             return
-        if self.device == "cuda":
-            self._errs[0].copy_to_host(self._err)
         where, value = (int(v) for v in self._err)
         if where == 0:
             return
         self._err[:] = 0
-        if self.device == "cuda":
-            self._errs[0].copy_to_device(self._err)
         node, size = self._checks[where]
         raise index_error(node, value, size)
 
     def _read(self, v: Value, arrays, stored: int | None, input_pos: int | None) -> np.ndarray:
         flat = self._fixed[stored] if stored is not None else arrays[input_pos]
-        if self.device == "cuda":
-            flat = flat.copy_to_host()
         out = np.array(flat[:prod(v.shape)]).reshape(v.shape)
         # bf16 values come back as float32 (exact), as the reference interpreter gives them
         return from_bf16(out) if v.dtype == "bf16" else out
 
     __call__ = run  # a CompiledGraph is an autodiff backend runner
 
-    def _run_cuda(self, inputs, arrays: list[np.ndarray]) -> dict[str, np.ndarray]:
-        device_arrays = [cuda.to_device(a) for a in arrays]
-        self._step(*device_arrays, *self._fixed, *self._errs)
-        self._raise_bad_index()
-        for spec, host, dev in zip(self._inputs, arrays, device_arrays):
-            if spec.updated:
-                dev.copy_to_host(host)
-        return {name: self._read(v, device_arrays, s, i) for name, v, s, i in self._outputs}
 
-
-def _flat(x: Any, dtype: str, store: np.dtype) -> np.ndarray:
-    """A read-only input as a flat array of its storage dtype (bf16 given as
-    floats is rounded to nearest even; given as uint16 it is taken as patterns)."""
-    x = np.asarray(x)
-    if dtype == "bf16" and x.dtype != np.uint16:
-        x = to_bf16(x)
-    if x.ndim == 0:
-        return x.astype(store).reshape(1)
-    flat = np.ascontiguousarray(x, dtype=store).reshape(-1)
-    # a read-only array (a memory-mapped token file) would be another numba signature,
-    # compiled again at the first step after `warm` compiled the writable one
-    return flat if flat.flags.writeable else flat.copy()
-
-
-def compile(graph: Graph, outputs: list[str] | None = None, device: str = "cpu") -> CompiledGraph:
-    """Compile `graph` (its `outputs`, default all, and its updates) for `device`."""
+def compile(graph: Graph, outputs: list[str] | None = None, device: str = "cpu",
+            record: tuple[list[str], str] | None = None) -> Any:
+    """Compile `graph` (its `outputs`, default all, and its updates) for `device`: a
+    CompiledGraph, or on CUDA a DeviceGraph. `record` (CUDA): (the scalar outputs the
+    finite guard watches, "last" | "sum"), for a step whose numbers stay on the device."""
     if device not in DEVICES:
         raise ValueError(f"device must be one of {DEVICES}, not {device!r}")
     if device == "cpu":
         set_blas_threads(env.blas_threads())
         _quiet_view_packing()
+    else:
+        require_usable(device)  # E-DEVICE-UNAVAILABLE before anything is generated
     program = lower(graph, outputs)
     plan = plan_memory(program)
-    generated = generate(program, plan, device)
+    generated = generate(program, plan, device, record)
     for source in generated.kernel_sources:
         load_module(source)  # registered in sys.modules: the step module imports them
     module = load_module(generated.source)
+    if device == "cuda":
+        from sexpgpu.kernels.device_graph import DeviceGraph  # numba-cuda: GPU runs only
+
+        return DeviceGraph(program, plan, generated, module)
     return CompiledGraph(program, plan, generated, module, device)
 
 
@@ -189,6 +149,7 @@ def _quiet_view_packing() -> None:
     """numba warns, when compiling, that np.dot packs non-contiguous operands:
     strided views (kernels.views) are read that way on purpose, since packing one
     small matrix inside the call costs less than a kernel copying the whole tensor."""
+
     warnings.filterwarnings("ignore", message=r".*np\.vdot\(\) is faster on contiguous",
                             category=NumbaPerformanceWarning)
 

@@ -12,6 +12,7 @@ from sexpgpu.kernels.lower import Kernel, KernelPlan
 from sexpgpu.kernels.source import (
     ERR,
     KernelCode,
+    Reduction,
     affine,
     broadcast_offset,
     convert,
@@ -189,6 +190,7 @@ def _render_reduce(kernel: Kernel, program: KernelPlan, names: Names, name: str,
     out_at = _linear(kept, kept_shape)
     inner = [f"lin = {_linear(index, domain)}"] + body
     start, finish, cpu_start, cpu_updates = [], [], [], []
+    accs = []
     for k, node in enumerate(kernel.reductions):
         acc, nan, xr = ("acc", "nan_", "xr") if k == 0 else (f"acc{k}", f"nan{k}_", f"xr{k}")
         x, out = node.inputs[0], node.outputs[0]
@@ -209,6 +211,7 @@ def _render_reduce(kernel: Kernel, program: KernelPlan, names: Names, name: str,
             inner += [f"{acc} = {_COMBINE[combine].format(acc=acc, x=value)}"]
             start += [f"{acc} = {literal(init, out.dtype)}"]
         finish.append(store(names.buf(out), out.dtype, out_at, acc))
+        accs.append((acc, nan if nan_flag else None, combine, out.dtype))
         # the CPU walk of leading axes below accumulates in the output itself
         o = names.buf(out)
         update = (_NAN_COMBINE if nan_flag else _COMBINE)[combine].format(
@@ -224,6 +227,7 @@ def _render_reduce(kernel: Kernel, program: KernelPlan, names: Names, name: str,
     code = KernelCode(name, params, [(i, domain[d]) for d, i in enumerate(index)
                                      if d not in axes],
                       lines, work=prod(domain) * (len(kernel.nodes)))
+    code.reduction = Reduction([(index[a], domain[a]) for a in axes], start, inner, finish, accs)
     if kept and max(axes) < min(d for d in range(len(domain)) if d not in axes) \
             and all(n.outputs[0].dtype != "bf16" for n in kernel.reductions):
         # reducing leading axes (a bias gradient): on the CPU walk the input

@@ -115,6 +115,21 @@ ERR = "err_"
 
 
 @dataclass
+class Reduction:
+    """A fused reduction's parts, for a launcher that splits the reduced loop
+    between threads: `start` sets the accumulators, `inner` runs per reduced
+    element (over `reduced`: loop variables and sizes), `finish` stores the results;
+    `accs` says how to combine two threads' accumulators: (variable, NaN flag
+    variable or None, "add" | "max" | "min", output dtype)."""
+
+    reduced: list[tuple[str, int]]
+    start: list[str]
+    inner: list[str]
+    finish: list[str]
+    accs: list[tuple[str, str | None, str, str]]
+
+
+@dataclass
 class KernelCode:
     """A kernel as its launchers need it: the parallel index space (`outer`: loop
     variables and sizes, row-major) and the body run once per outer point. `cpu`,
@@ -132,6 +147,12 @@ class KernelCode:
     sizes_as_args: bool = False
     # index checks this kernel reports to the error buffer: where -> (node, axis size)
     index_checks: dict[int, tuple[object, int]] = field(default_factory=dict)
+    # what the CUDA launcher needs beyond `outer` and `body` (kernels/cuda_codegen.py):
+    # a matmul's operands (kernels.gemm.Gemm), a reduction's parts for a block per
+    # row, and a variant with atomics (outer, body, buffers zeroed first)
+    gemm: object | None = None
+    reduction: Reduction | None = None
+    atomic: tuple[list[tuple[str, int]], list[str], list[str]] | None = None
 
     @property
     def size(self) -> int:

@@ -8,9 +8,19 @@ import itertools
 from collections.abc import Callable
 from math import prod
 
+from sexpgpu.kernels import gemm
 from sexpgpu.kernels import views as strided
 from sexpgpu.kernels.lower import reads_in_place
-from sexpgpu.kernels.source import ERR, KernelCode, affine, literal, load, store, strides
+from sexpgpu.kernels.source import (
+    ERR,
+    KernelCode,
+    affine,
+    convert,
+    literal,
+    load,
+    store,
+    strides,
+)
 from sexpgpu.kernels.views import View
 
 from sexpgpu.ir.graph import Node, Value
@@ -221,6 +231,15 @@ def _scatter_add(node, names, name, params):
         add = f"{load(O, out.dtype, out_at)} + {load(names.buf(src), src.dtype, src_offset)}"
         cpu.append("    " * depth + store(O, out.dtype, out_at, add))
         code.cpu = cpu
+    if out.dtype in ("f32", "i32", "i64"):
+        # CUDA: a thread per source element adds it where its index points (atomics:
+        # |src| work; the order of the additions, and so the last bits, may vary)
+        points = [(f"i{d}", out.shape[d]) for d in range(ax)] + [("j", prod(idx.shape))]
+        points += [(f"i{d}", out.shape[d]) for d in range(ax + 1, len(out.shape))]
+        value = load(names.buf(src), src.dtype, src_offset)
+        body = [f"t = {names.buf(idx)}[j]"] + rule + [
+            "if ok:", f"    cuda.atomic.add({O}, {out_at}, {convert(out.dtype, value)})"]
+        code.atomic = (points, body, [O])
     return code
 
 
@@ -419,6 +438,7 @@ def _matmul(node, names, name, params):
             store(O, out.dtype, f"{oo} + r * {n} + c", "acc")]
     outer = [(i, d) for i, d in zip(bidx, out.shape[:-2])] + [("r", m), ("c", n)]
     code = KernelCode(name, params, outer, body, work=prod(out.shape) * k)
+    code.gemm = gemm.of_matmul(node, names, a_view, b_view)
     if a.dtype == "f32" and b.dtype == "f32" and m * n * k > 0:
         # CPU: BLAS sgemm on 2-D views of the flat buffers (a transposed operand
         # is an F-ordered view: BLAS takes it through its transpose flag; a strided
@@ -469,6 +489,7 @@ def render_batch_sum_matmul(mm: Node, total: Node, names, name: str,
             f" * {load(B, b.dtype, f'i * {k * n} + j * {n} + c')}",
             store(O, out.dtype, f"r * {n} + c", "acc")]
     code = KernelCode(name, params, [("r", m), ("c", n)], body, work=prod(out.shape) * k * rows)
+    code.gemm = gemm.of_batch_sum(mm, total, names)
     if m * n * k > 0:
         # CPU: one sgemm over the batch's stacked rows, (m, rows*k) x (rows*k, n)
         code.cpu = [f"np.dot({A}[0:{rows * k * m}].reshape(({rows * k}, {m})).T, "

@@ -8,7 +8,7 @@ from typing import Any
 
 from sexpgpu.contract.compile import compile_file
 from sexpgpu.contract.plan import run_plan
-from sexpgpu.runtime.compiled import KernelProgram
+from sexpgpu.runtime.programs import make_program
 from sexpgpu.selection import Selection
 
 
@@ -27,4 +27,4 @@ def load_program(path: str, selection: Selection | dict[str, Any] | None = None,
         selection = replace(selection, run={**selection.run, "device": device})
     compiled = compile_file(path, selection)
     plan = run_plan(compiled)
-    return plan, KernelProgram(compiled, plan.run.seed, device=plan.run.device)
+    return plan, make_program(compiled, plan.run.seed, device=plan.run.device)

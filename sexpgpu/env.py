@@ -26,6 +26,12 @@ def cuda_simulator() -> bool:
     return os.environ.get("NUMBA_ENABLE_CUDASIM", "") not in ("", "0")
 
 
+def cuda_sync() -> bool:
+    """SEXPGPU_CUDA_SYNC=1 synchronises after every CUDA launch (no CUDA graph), so a
+    kernel that fails on the device is named by its own launch, not at the next read."""
+    return os.environ.get("SEXPGPU_CUDA_SYNC", "") not in ("", "0")
+
+
 def blas_threads() -> int:
     """SEXPGPU_BLAS_THREADS: threads of the BLAS behind CPU matmuls; default
     SEXPGPU_NUM_THREADS, else every core this process may run on (as numpy and

@@ -92,21 +92,58 @@ def cpus(load: float | None = None) -> Check:
 
 
 def cuda() -> tuple[Check, int | None]:
-    """Whether numba sees a CUDA GPU, and its free memory in bytes when it does."""
+    """Whether a cuda run could start: numba-cuda, the GPU (name, compute capability),
+    driver and runtime versions, and its free memory in bytes when it has one."""
     try:
-        from numba import cuda as nb_cuda  # here: a broken numba is a finding, not a crash
+        from sexpgpu.kernels.cuda_backend import probe  # numba-cuda: probed only when asked
 
-        if not nb_cuda.is_available():
-            return Check("cuda", "warn", "not available: runs use the CPU"), None
-        context = nb_cuda.current_context()
-        free, total = context.get_memory_info()
-        name = getattr(context.device, "name", "a CUDA device")
-        name = name.decode() if isinstance(name, bytes) else str(name)
-        if env.cuda_simulator():  # numba's simulator: no real device, no memory figures
-            return Check("cuda", "ok", f"{name} (numba's CUDA simulator)"), None
-        return Check("cuda", "ok", f"{name}, {size(free)} free of {size(total)}"), int(free)
-    except Exception as exc:  # noqa: BLE001 - a broken driver must not crash doctor
+        found = probe()
+    except Exception as exc:  # noqa: BLE001 - a broken install must not crash doctor
         return Check("cuda", "warn", f"not available: {type(exc).__name__}: {exc}"), None
+    if found.simulator:  # numba's simulator: no real device, no memory figures
+        return Check("cuda", "ok", f"{found.name} (numba's CUDA simulator)"), None
+    if not found.usable:
+        return Check("cuda", "warn", f"not available: {found.found}; {found.fix}"), None
+    cc = ".".join(map(str, found.compute_capability or ()))
+    return Check("cuda", "ok", f"{found.name} (sm {cc}), driver CUDA {found.driver}, runtime "
+                 f"{found.runtime}, numba-cuda {found.numba_cuda}, "
+                 f"{size(found.free_bytes)} free of {size(found.total_bytes)}"
+                 ), found.free_bytes
+
+
+# the newest PTX ISA a driver of each CUDA version loads (CUDA 13.x: ISA 9.x)
+_PTX_OF_CUDA = {(12, 0): (8, 0), (12, 1): (8, 1), (12, 2): (8, 2), (12, 3): (8, 3),
+                (12, 4): (8, 4), (12, 5): (8, 5), (12, 6): (8, 5), (12, 8): (8, 7),
+                (12, 9): (8, 8)}
+
+
+def ptx_check() -> Check:
+    """The PTX ISA numba-cuda's NVVM emits against what the driver can load."""
+    from sexpgpu.kernels.cuda_backend import (  # numba-cuda: probed only when asked
+        nvvm_ptx_version,
+        probe,
+    )
+
+    if env.cuda_simulator():
+        return Check("ptx", "ok", "numba's simulator compiles no PTX (unset "
+                     "NUMBA_ENABLE_CUDASIM to check NVVM's)")
+    isa = nvvm_ptx_version()
+    if isa is None:
+        return Check("ptx", "warn", "numba-cuda's NVVM did not compile a test kernel "
+                     "(pip install 'sexpgpu[cuda]')")
+    emitted = f"PTX ISA {isa[0]}.{isa[1]}"
+    found = probe()
+    if found.driver is None:
+        return Check("ptx", "ok" if found.simulator else "warn",
+                     f"{emitted}; no driver here to compare with")
+    major, minor = (int(x) for x in found.driver.split(".")[:2])
+    loads = (major - 4, minor) if major >= 13 else _PTX_OF_CUDA.get((major, minor), (8, 0))
+    if isa > loads:
+        return Check("ptx", "fail", f"{emitted}, but the driver (CUDA {found.driver}) loads up "
+                     f"to {loads[0]}.{loads[1]}: update the driver, or install the cuda extra "
+                     "again (it pins the CUDA 13.0 NVVM)")
+    return Check("ptx", "ok", f"{emitted}; the driver (CUDA {found.driver}) loads up to "
+                 f"{loads[0]}.{loads[1]}")
 
 
 def disk(runs: str) -> Check:
@@ -169,6 +206,12 @@ def memory_check(plan: dict[str, Any], device: str, gpu_free: int | None) -> Che
     parts = (f"params {size(mem['params_bytes'])} + grads {size(mem['grads_bytes'])} + "
              f"optimizer state {size(mem['optimizer_state_bytes'])} + peak activations "
              f"{size(mem['peak_activation_bytes'])} = {size(need)}")
+    if device == "cuda" and "device_memory" in plan:  # what the device holds, from the plans
+        dev = plan["device_memory"]
+        need = dev["total_bytes"]
+        parts = (f"parameters and state {size(dev['resident_bytes'])} + buffers "
+                 f"{size(dev['buffers_bytes'])} + inputs {size(dev['staging_bytes'])} + cuBLAS "
+                 f"workspace {size(dev['workspace_bytes'])} = {size(need)} on the device")
     free, where = (gpu_free, "GPU") if device == "cuda" else (mem_available(), "RAM")
     if free is None:
         return Check("memory", "warn", f"{parts}; free {where} unknown")
@@ -189,6 +232,10 @@ def file_checks(path: str, selection: Selection, gpu_free: int | None) -> list[C
     plan = plan_json(compiled)
     device = exp.run.device if exp.run else "cpu"  # --device is in the selection
     checks.insert(0, Check("compile", "ok", f"{plan['parameters']['total']:,} parameters"))
+    if device == "cuda":
+        from sexpgpu.runtime.device import device_need  # only for --device cuda
+
+        plan = {**plan, "device_memory": device_need(compiled)}
     if device == "cuda" and gpu_free is None and not env.cuda_simulator():
         checks.append(Check("device", "fail", "the run asks for cuda; none is available"))
     else:
@@ -207,6 +254,8 @@ def main(argv: list[str]) -> int:
     checks = versions()
     cuda_check, gpu_free = cuda()
     checks += [cpus(), cuda_check, disk(args["--runs"]), cache()]
+    if args["--device"] == "cuda":
+        checks.append(ptx_check())
     if args["FILE"]:
         checks += file_checks(args["FILE"], from_docopt(args), gpu_free)
     ok = not any(c.status == "fail" for c in checks)

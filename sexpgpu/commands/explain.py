@@ -18,12 +18,14 @@ hyperparameters (each schedule with its parameters and its value at a few steps)
 training step's ops and FLOPs, memory, data, evals and targets.
 
 Usage:
-  sexpgpu explain FILE [--set K=V]... [--variant NAME] [--json]
+  sexpgpu explain FILE [--set K=V]... [--variant NAME] [--device DEV] [--json]
   sexpgpu explain (-h | --help)
 
 Options:
   --set K=V        bind knob K to V (repeatable)
   --variant NAME   bind the knobs of a variant the file declares
+  --device DEV     cpu or cuda (default: the file's defrun :device); for cuda, also
+                   the device memory the run holds (`device_memory`)
   --json           print the plan as JSON (what a run stores as plan.json)
 
 KEY=VALUE after FILE is the same as --set KEY=VALUE.
@@ -105,12 +107,27 @@ def render(plan: dict[str, Any]) -> str:
     out.append(f"\nmemory  params {_size(mem['params_bytes'])}, grads {_size(mem['grads_bytes'])}"
                f", optimizer state {_size(mem['optimizer_state_bytes'])}, peak activations "
                f"{_size(mem['peak_activation_bytes'])}")
+    if "device_memory" in plan:
+        out.append(device_memory_line(plan["device_memory"]))
     return "\n".join(out) + "\n"
+
+
+def device_memory_line(need: dict[str, int]) -> str:
+    return (f"device memory (cuda) {_size(need['total_bytes'])}: parameters and state "
+            f"{_size(need['resident_bytes'])}, buffers {_size(need['buffers_bytes'])}, "
+            f"inputs {_size(need['staging_bytes'])}, cuBLAS workspace "
+            f"{_size(need['workspace_bytes'])}")
 
 
 def main(argv: list[str]) -> int:
     args = usage.parse(HELP, "explain", argv)
-    plan = plan_json(compile_file(args["FILE"], from_docopt(args)))
+    compiled = compile_file(args["FILE"], from_docopt(args))
+    plan = plan_json(compiled)
+    run = compiled.experiment.run
+    if (run.device if run is not None else "cpu") == "cuda":
+        from sexpgpu.runtime.device import device_need  # lowers the graphs, numba-free
+
+        plan = {**plan, "device_memory": device_need(compiled)}
     if args["--json"]:
         sys.stdout.write(orjson.dumps(plan).decode() + "\n")
     else:

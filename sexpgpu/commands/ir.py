@@ -20,12 +20,17 @@ and the source lines each came from.
 
 Usage:
   sexpgpu ir FILE [--set K=V]... [--variant NAME] [--json] [--no-lower]
+  sexpgpu ir FILE --kernels [--set K=V]... [--variant NAME] [--device DEV] [--json]
   sexpgpu ir (-h | --help)
 
 Options:
   --set K=V        bind knob K to V (repeatable)
   --variant NAME   bind the knobs of a variant the file declares
   --no-lower       skip the lowering report
+  --kernels        the launches of each graph's step instead of the IR: per launch its
+                   family and configuration and, for cuda where ptxas is installed,
+                   its registers, spills and shared memory (sm_90); launches per step
+  --device DEV     cpu or cuda (default: the file's defrun :device)
   --json           print graphs and kernels as JSON
 
 KEY=VALUE after FILE is the same as --set KEY=VALUE.
@@ -54,9 +59,78 @@ def lowering(g: Graph) -> list[dict[str, Any]]:
              "from": k.spans()} for k in program.kernels]
 
 
+def launch_report(g: Graph, device: str) -> dict[str, Any]:
+    """The launches of `g`'s step on `device`: CPU kernel calls, or CUDA launches with
+    their configuration and, where ptxas is here, its figures for sm_90."""
+    from sexpgpu.kernels.generate import generate  # numba: not with --no-lower
+    from sexpgpu.kernels.lower import lower  # numba: not with --no-lower
+    from sexpgpu.kernels.memplan import plan_memory  # numba: not with --no-lower
+
+    program = lower(g)
+    plan = plan_memory(program)
+    if device == "cpu":
+        kernels = [{"name": f"k{k.index}", "ops": [n.op for n in k.nodes], "from": k.spans()}
+                   for k in program.kernels]
+        return {"device": "cpu", "launches_per_step": len(kernels), "launches": kernels}
+    from sexpgpu.kernels import cuda_codegen, ptx  # numba-cuda: only for --device cuda
+    from sexpgpu.kernels.cuda_codegen import GPU  # numba-cuda: only for --device cuda
+
+    cuda_codegen.PRESET = GPU  # what a GPU would run, also where only the simulator is
+    generated = generate(program, plan, "cuda", (["loss", "grad_norm"], "last"))
+    ops = {f"k{k.index}": (k.nodes, k.spans()) for k in program.kernels}
+    note = ""
+    try:
+        rows = ptx.report(generated, targets=((9, 0),))
+    except (FileNotFoundError, ImportError) as exc:
+        note = f"no ptxas figures: {exc}"
+        rows = [{"name": launch.name, "family": launch.family, "grid": list(launch.grid),
+                 "block": list(launch.block), "shared_bytes": launch.shared_bytes}
+                for launch in generated.launches]
+    for row in rows:
+        nodes, spans = ops.get(row["name"].split(".")[0], ([], []))
+        row["ops"], row["from"] = [n.op for n in nodes], spans
+    out = {"device": "cuda", "launches_per_step": len(rows), "launches": rows,
+           "kernels": len(generated.modules)}
+    if note:
+        out["note"] = note
+    return out
+
+
+def _launch_lines(name: str, report: dict[str, Any]) -> list[str]:
+    out = [f"graph {name}: {report['launches_per_step']} launches per step ({report['device']})"]
+    for row in report["launches"]:
+        where = ", ".join(row["from"]) or "-"
+        ops = "+".join(row["ops"]) or "-"
+        if report["device"] == "cpu":
+            out.append(f"  {row['name']:<8} {ops}  from {where}")
+            continue
+        config = (f"{row['family']:<11} grid {'x'.join(map(str, row['grid']))} "
+                  f"block {'x'.join(map(str, row['block']))}")
+        figures = ""
+        if "sm_90" in row:
+            sm = row["sm_90"]
+            figures = (f"  error: {sm['error'][:120]}" if sm["error"] else
+                       f"  regs {sm['registers']} spill {sm['spill_stores'] + sm['spill_loads']}"
+                       f" B smem {sm['shared_bytes']} B")
+        out.append(f"  {row['name']:<10} {config}{figures}  {ops}  from {where}")
+    if "note" in report:
+        out.append(f"  ({report['note']})")
+    return out
+
+
 def main(argv: list[str]) -> int:
     args = usage.parse(HELP, "ir", argv)
     compiled = compile_file(args["FILE"], from_docopt(args))
+    if args["--kernels"]:
+        run = compiled.experiment.run
+        device = args["--device"] or (run.device if run is not None else "cpu")
+        reports = {g.name: launch_report(g, device) for g in compiled.step_graphs()}
+        if args["--json"]:
+            sys.stdout.write(orjson.dumps(reports).decode() + "\n")
+        else:
+            lines = [line for name, rep in reports.items() for line in _launch_lines(name, rep)]
+            sys.stdout.write("\n".join(lines) + "\n")
+        return 0
     bounds = compiled.graphs.sections if compiled.graphs else {}
     graphs = [*compiled.step_graphs(), *compiled.evaluates.values(),
               *compiled.unused_evaluates.values()]

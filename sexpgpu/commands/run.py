@@ -11,11 +11,12 @@ import orjson
 from sexpgpu import humanize, usage
 from sexpgpu.contract.compile import compile_file
 from sexpgpu.contract.plan import run_plan
+from sexpgpu.devices import require_usable
 from sexpgpu.diagnostics import error, render_all
 from sexpgpu.exitcodes import EXIT_PREEMPTED
-from sexpgpu.runtime.compiled import KernelProgram
 from sexpgpu.runtime.health import cadence
 from sexpgpu.runtime.loop import run_training
+from sexpgpu.runtime.programs import make_program
 from sexpgpu.runtime.progress import Progress
 from sexpgpu.runtime.signals import Stopped, StopRequests
 from sexpgpu.selection import E_RUN_FLAG, from_docopt
@@ -77,6 +78,7 @@ def _run(args: dict, stop: StopRequests) -> int:
     patterns = args["--diag"]
     compiled = compile_file(args["FILE"], from_docopt(args), diagnostics=patterns)
     plan = run_plan(compiled)  # --device and the cadences are resolved into plan.run
+    require_usable(plan.run.device)  # E-DEVICE-UNAVAILABLE before any kernel is generated
     every = cadence(args["--diag-every"], patterns, plan.run.diag_every, plan.run.log_every)
     if patterns:  # set after the plan hash was taken: the cadence does not change results
         plan.run = replace(plan.run, diag_every=every)
@@ -86,8 +88,8 @@ def _run(args: dict, stop: StopRequests) -> int:
     if warnings:
         sys.stderr.write(render_all(warnings) + "\n")
     progress = Progress(sys.stderr, plan.run.steps, every_s=_seconds(args["--progress-every"]))
-    program = KernelProgram(compiled, plan.run.seed, device=plan.run.device,
-                            diag_every=plan.run.diag_every, progress=progress)
+    program = make_program(compiled, plan.run.seed, device=plan.run.device,
+                           diag_every=plan.run.diag_every, progress=progress)
     code, summary = run_training(plan, program, args["--runs"], resume=args["--resume"],
                                  stop=stop, progress=progress)
     if args["--json"]:

@@ -300,8 +300,10 @@ def load_checkpoint(path: Path) -> Checkpoint:
 
 
 def restore_arrays(kind: str, live: dict[str, np.ndarray], saved: dict[str, np.ndarray],
-                   path: Path) -> None:
-    """Copy saved values into the program's own arrays, in place (same names and shapes)."""
+                   path: Path, copy: Any = None) -> None:
+    """Copy saved values into the program's own arrays, in place (same names and shapes);
+    `copy(name, array)`, when given, puts each one where the program keeps it instead
+    (a GPU program's device arrays: `live` then only says their shapes and dtypes)."""
     if set(live) != set(saved):
         missing = sorted(set(live) ^ set(saved))
         raise error(E_CHECKPOINT, f"checkpoint {path} does not fit the program",
@@ -312,7 +314,10 @@ def restore_arrays(kind: str, live: dict[str, np.ndarray], saved: dict[str, np.n
             raise error(E_CHECKPOINT, f"checkpoint {path} does not fit the program",
                         expected=f"{kind} {name} of shape {array.shape}, {array.dtype}",
                         actual=f"shape {saved[name].shape}, {saved[name].dtype}")
-        array[...] = saved[name]
+        if copy is not None:
+            copy(name, saved[name])
+        else:
+            array[...] = saved[name]
 
 
 def restore_positions(loaders: dict[str, Any], saved: dict[str, Any], path: Path) -> None:

@@ -113,7 +113,10 @@ def run_training(
 
     def open_event(resumed_from: int | None) -> None:
         nonlocal opened
-        events.emit("open", **_open_fields(plan, settings, the_hash, resumed_from))
+        fields = _open_fields(plan, settings, the_hash, resumed_from)
+        if callable(getattr(program, "device_info", None)):
+            fields["gpu"] = program.device_info()  # name, versions, how steps launch
+        events.emit("open", **fields)
         opened = True
 
     def finish(state: str, code: int, diag: Diagnostic | None = None) -> tuple[int, dict]:
@@ -234,20 +237,36 @@ def run_training(
                 out = program.train_step(microbatches, ctx)
                 step_ms = (time.perf_counter() - t0) * 1000.0
                 step += 1
+                logged = due(settings.log_every, step) or step in (1, settings.steps)
+
+                # a GPU program keeps a step's numbers on the device: read them only
+                # when this step logs, evaluates, checkpoints or stops
+                bad_step = None
+                if callable(getattr(out, "read", None)):
+                    if not (logged or stops.requested or due(settings.checkpoint_every, step)
+                            or due(settings.diag_every, step)
+                            or any(due(ev.every, step) for ev in plan.evals)):
+                        continue
+                    out, bad_step = out.read()
 
                 # finite guard: stop before anything damaged is saved
                 loss, grad_norm = out.get("loss"), out.get("grad_norm")
-                if not _finite(loss, grad_norm):
+                if bad_step is not None or not _finite(loss, grad_norm):
+                    if bad_step is not None:  # the last good step, found on the device
+                        summary.update(step=bad_step - 1)
                     return finish("failed", EXIT_RUNTIME,
-                                  _nonfinite(step, loss, grad_norm, program, summary))
+                                  _nonfinite(bad_step or step, loss, grad_norm, program, summary))
                 summary.update(step=step, last_loss=float(loss))
                 last_step = _numbers(out)
 
                 rows = sum(len(next(iter(mb.values()))) for mb in microbatches)
                 tokens = train.counters(step)["tokens"] - ctx["tokens"]
                 progress.step(step, float(loss), step_ms, rows, tokens)
-                if due(settings.log_every, step) or step in (1, settings.steps):
-                    events.emit("step", **_step_fields(step, out, step_ms, rows, train, ctx))
+                if logged:
+                    fields = _step_fields(step, out, step_ms, rows, train, ctx)
+                    if callable(getattr(program, "transfers", None)):
+                        fields.update(program.transfers())  # bytes this step moved
+                    events.emit("step", **fields)
                     eta_s = progress.pace.eta_s()
                     status.update(step=step, last_loss=float(loss),
                                   eta_s=None if eta_s is None else round(eta_s, 3))
@@ -336,8 +355,12 @@ def _open_run_dir(runs_dir: Path, run_dir: Path, plan: RunPlan, resume: str | No
 def _restore(program: Any, loaders: dict[str, Loader], saved: ckpt.Checkpoint) -> None:
     """Write a checkpoint back into the program and the loaders; E-CHECKPOINT when it
     does not fit them (names, shapes, stages, or a step its optimizer state contradicts)."""
-    ckpt.restore_arrays("params", program.params(), saved.params, saved.path)
-    ckpt.restore_arrays("state", program.state(), saved.state, saved.path)
+    restore = getattr(program, "restore", None)
+    if callable(restore):  # a GPU program loads them straight to its device
+        restore(saved.params, saved.state, saved.path)
+    else:
+        ckpt.restore_arrays("params", program.params(), saved.params, saved.path)
+        ckpt.restore_arrays("state", program.state(), saved.state, saved.path)
     counted = state_step_of(program)
     if counted is not None and counted != saved.step:
         raise ckpt.checkpoint_error(
