@@ -54,8 +54,8 @@ class LimitError(SexpError):
     """E-EVAL-LIMIT: never caught by handler-case."""
 
 
-def limit_error(message: str, fix: str) -> LimitError:
-    base = error(E_EVAL_LIMIT, message, fix=fix)
+def limit_error(message: str, fix: str, span: Any = None) -> LimitError:
+    base = error(E_EVAL_LIMIT, message, span, fix=fix)
     return LimitError(*base.diagnostics)
 
 

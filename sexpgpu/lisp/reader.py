@@ -15,6 +15,7 @@ from fractions import Fraction
 from typing import Any
 
 from sexpgpu.diagnostics import Note, Span, define_code, error
+from sexpgpu.lisp.errors import limit_error
 from sexpgpu.lisp.types import (
     NIL,
     Char,
@@ -392,8 +393,16 @@ READTABLE: dict[str, Callable[[Reader, str, int], Any]] = {
 }
 
 
+MAX_NUMBER_DIGITS = 30_000  # about the 100,000 bits the evaluator allows (interp.py)
+
+
 def _number(reader: Reader, tok: str, start: int) -> Any:
     """The number a token spells (None when it is a symbol such as `+` or `1+`)."""
+    if len(tok) > MAX_NUMBER_DIGITS and tok[0] in "+-.0123456789" \
+            and sum(ch.isdigit() for ch in tok[:64]) > 32:
+        raise limit_error(f"a {len(tok)}-character number is too long to read",
+                          f"write numbers of at most {MAX_NUMBER_DIGITS} digits",
+                          reader.span(start, 1))
     if _INT.match(tok):
         return int(tok.rstrip("."))
     if _RATIO.match(tok):
