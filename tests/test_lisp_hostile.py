@@ -100,3 +100,68 @@ def test_require_reads_declared_library_roots(tmp_path, monkeypatch):
     out = io.StringIO()
     Interpreter(out).load(body, str(run))
     assert out.getvalue() == "42"
+
+
+def test_prelude_reads_and_writes_no_cache_file(tmp_path, monkeypatch):
+    from sexpgpu.lisp import prelude
+
+    monkeypatch.setenv("SEXPGPU_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(prelude, "_FORMS", {})
+    forms, _, _ = prelude.prelude_forms()
+    assert forms and not any(tmp_path.rglob("*"))
+
+
+def test_extra_argument_to_a_tensor_builtin_is_an_arity_error(tmp_path):
+    from pathlib import Path
+
+    from sexpgpu.contract.compile import compile_file
+
+    src = Path(__file__).resolve().parent.parent / "examples" / "mnist1d-mlp.sx"
+    text = src.read_text()
+    i = text.index("(relu ")
+    j = text.index(")", i)
+    run = tmp_path / "run.sx"
+    run.write_text(text[:j] + " 0.1" + text[j:])
+    with pytest.raises(SexpError) as info:
+        compile_file(str(run), trace=True)
+    assert info.value.diagnostics[0].code == "E-ARITY", info.value
+
+
+def test_unterminated_string_points_at_its_opening_quote():
+    from sexpgpu.lisp import read_all
+
+    text = '(print 1)\n(print "abc)\n(print 2)\n(defun f (x)\n  "doc" x)\n'
+    with pytest.raises(SexpError) as info:
+        read_all(text, "t.sx")
+    diag = info.value.diagnostics[0]
+    assert diag.code == "E-READ-STRING"
+    assert (diag.span.line, diag.span.col) == (2, 8)
+
+
+@pytest.mark.parametrize("text,kind", [
+    ("(defun car (x) x)", "a builtin function"),
+    ("(defun print (x) x)", "a builtin function"),
+    ("(defun block () 1)", "a special operator"),
+    ("(defmacro let (x) x)", "a special operator"),
+])
+def test_redefining_a_standard_name_is_e_redefine(text, kind):
+    with pytest.raises(SexpError) as info:
+        run_program(text)
+    diag = info.value.diagnostics[0]
+    assert diag.code == "E-REDEFINE" and kind in diag.message
+
+
+def test_a_model_named_like_a_special_operator_is_e_redefine(tmp_path):
+    from pathlib import Path
+
+    from sexpgpu.contract.compile import compile_file
+
+    src = Path(__file__).resolve().parent.parent / "examples" / "mnist1d-mlp.sx"
+    text = src.read_text()
+    import re
+    name = re.search(r"\(defmodel (\S+)", text).group(1)
+    run = tmp_path / "run.sx"
+    run.write_text(re.sub(rf"\b{re.escape(name)}\b", "block", text))
+    with pytest.raises(SexpError) as info:
+        compile_file(str(run), trace=False)
+    assert info.value.diagnostics[0].code == "E-REDEFINE", info.value

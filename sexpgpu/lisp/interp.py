@@ -70,6 +70,8 @@ class Interpreter(Reporting):
         self.struct_setters: dict = {}
         self.generic_op = default_generic_op
         self.library_files: set[str] = set()
+        self.defining_standard = False  # evaluating the prelude or a standard file
+        self.standard_names: set[Symbol] = set()  # what standard files defined
         self.sources: dict[str, str] = {}
         self.modules = modules.ModuleTable(self)
         self.module_resolver = modules.default_resolver
@@ -148,7 +150,12 @@ class Interpreter(Reporting):
         self.sources[file] = text
         if library:
             self.library_files.add(file)
-        return self.eval_forms(read_all(text, file))
+        forms = read_all(text, file)
+        saved, self.defining_standard = self.defining_standard, library
+        try:
+            return self.eval_forms(forms)
+        finally:
+            self.defining_standard = saved
 
     def eval_forms(self, forms: list, env: Env | None = None) -> Any:
         """Evaluate top-level forms in order; returns the last value (possibly MV)."""

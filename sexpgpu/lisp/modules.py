@@ -153,6 +153,8 @@ class ModuleTable:
                 renames[defined] = intern(f"{canonical}:{defined.name}")
         forms = [_rename(f, renames) for f in forms]
         self.loading.append((file, span))
+        saved = interp.defining_standard
+        interp.defining_standard = file in interp.library_files
         try:
             for form in forms:
                 interp.eval(form, None)
@@ -160,6 +162,7 @@ class ModuleTable:
             exc.pending = f"in module {canonical.lower()}, required here"
             raise
         finally:
+            interp.defining_standard = saved
             self.loading.pop()
         self.exports = getattr(self, "exports", {})
         self.exports[canonical] = renames

@@ -129,6 +129,7 @@ class Reader:
         self.text = text
         self.file = file
         self._line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        self.suspect_string: int | None = None  # an earlier string that spans code lines
 
     def span(self, pos: int, width: int = 1) -> Span:
         line = bisect.bisect_right(self._line_starts, pos) - 1
@@ -267,11 +268,27 @@ def _read_close(reader: Reader, tok: str, start: int) -> Any:
     return obj
 
 
+_CODE_LINE = re.compile(r"\n[ \t]*\(")  # a string with a line that starts like a form
+
+
 def _read_string(reader: Reader, tok: str, start: int) -> Any:
+    if "\n" in tok and reader.suspect_string is None \
+            and _CODE_LINE.search(tok):
+        reader.suspect_string = start
     return _unescape(tok[1:-1])
 
 
 def _read_bad_string(reader: Reader, tok: str, start: int) -> Any:
+    """A `"` with no closing one. When an earlier string ran over lines that look
+    like code, that string's opening quote is the one missing its partner: every
+    quote after it paired with the wrong one, so the error points there."""
+    suspect = reader.suspect_string
+    if suspect is not None and suspect < start:
+        end = reader.span(start)
+        raise error(E_READ_STRING, "unterminated string", reader.span(suspect),
+                    notes=[Note(f"the quotes after it pair up wrongly, up to the last one "
+                                f"at line {end.line}", end)],
+                    fix='close this string with `"`')
     raise error(E_READ_STRING, "unterminated string", reader.span(start),
                 fix='close the string with `"`')
 
