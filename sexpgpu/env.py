@@ -16,6 +16,13 @@ def cache_dir() -> Path:
     return base / "sexpgpu"
 
 
+def library_path() -> list[Path]:
+    """SEXPGPU_LIBRARY_PATH: directories (separated by os.pathsep) besides the run
+    file's own directory tree from which `require` may load modules."""
+    value = os.environ.get("SEXPGPU_LIBRARY_PATH", "")
+    return [Path(p).resolve() for p in value.split(os.pathsep) if p]
+
+
 def debug() -> bool:
     """SEXPGPU_DEBUG=1 prints the Python traceback of internal errors."""
     return os.environ.get("SEXPGPU_DEBUG", "") not in ("", "0")

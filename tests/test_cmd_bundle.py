@@ -137,7 +137,13 @@ def test_knob_data_and_a_library_above_keep_working_from_another_directory(
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)  # the knob's path is relative to the run file, not here
     bundle = tmp_path / "b"
-    assert sexpgpu(capsys, "bundle", run_file, "--out", bundle, "--set", "steps=3")[0] == 0
+    # a library above the run file's directory is read only from a declared root
+    code, _, err = sexpgpu(capsys, "bundle", run_file, "--out", tmp_path / "refused",
+                           "--set", "steps=3")
+    assert code == 1 and "E-REQUIRE" in err and "SEXPGPU_LIBRARY_PATH" in err
+    monkeypatch.setenv("SEXPGPU_LIBRARY_PATH", str(tmp_path / "proj" / "lib"))
+    code, _, err = sexpgpu(capsys, "bundle", run_file, "--out", bundle, "--set", "steps=3")
+    assert code == 0, err
     manifest = json.loads((bundle / "bundle.json").read_text())
     assert manifest["file"] == "source/exp/run.sx"
     assert "data=../../data/train.npz" in manifest["flags"]
@@ -145,12 +151,16 @@ def test_knob_data_and_a_library_above_keep_working_from_another_directory(
     assert (bundle / "source" / "lib" / "blocks.sx").is_file()
     (tmp_path / "proj").rename(tmp_path / "gone")  # the bundle needs none of the originals
     flags = manifest["flags"]
+    monkeypatch.setenv("SEXPGPU_LIBRARY_PATH", str(bundle / "source"))  # as run.sh sets it
+    assert 'SEXPGPU_LIBRARY_PATH="$here/source' in (bundle / "run.sh").read_text()
     code, _, err = sexpgpu(capsys, "check", bundle / manifest["file"], *flags)
     assert code == 0, err
 
 
-def test_a_library_required_by_an_absolute_path_is_refused(tmp_path: Path, capsys) -> None:
+def test_a_library_required_by_an_absolute_path_is_refused(tmp_path: Path, capsys,
+                                                           monkeypatch) -> None:
     run_file = _project(tmp_path, str(tmp_path / "proj" / "lib" / "blocks.sx"))
+    monkeypatch.setenv("SEXPGPU_LIBRARY_PATH", str(tmp_path / "proj" / "lib"))  # require may
     code, payload = sexpgpu_json(capsys, "bundle", run_file, "--out", tmp_path / "b")
     assert code == 1 and payload["diagnostics"][0]["code"] == "E-BUNDLE-SOURCE"
     assert "blocks.sx" in payload["diagnostics"][0]["message"]

@@ -201,9 +201,19 @@ def _check_self_contained(staging: Path, run_file: str, sets: dict[str, str],
                           variant: str | None) -> None:
     """Evaluate the bundled run file as the launcher will: every file it reads (required
     libraries, data) must be the bundle's own copy."""
-    bundled = compile_file(str(staging / run_file),
-                           Selection.from_args([f"{k}={v}" for k, v in sets.items()], variant),
-                           trace=False)
+    saved = os.environ.get("SEXPGPU_LIBRARY_PATH")
+    os.environ["SEXPGPU_LIBRARY_PATH"] = os.pathsep.join(  # as run.sh sets it
+        [str(staging / "source"), *([saved] if saved else [])])
+    try:
+        bundled = compile_file(str(staging / run_file),
+                               Selection.from_args([f"{k}={v}" for k, v in sets.items()],
+                                                   variant),
+                               trace=False)
+    finally:
+        if saved is None:
+            del os.environ["SEXPGPU_LIBRARY_PATH"]
+        else:
+            os.environ["SEXPGPU_LIBRARY_PATH"] = saved
     plan_base = (staging / run_file).parent
     shipped = Path(importlib.util.find_spec("sexpgpu").origin).parent
     inside = staging.resolve()
@@ -287,6 +297,8 @@ if [ -z "$py" ]; then
 fi
 export PYTHONPATH="$here/lib${PYTHONPATH:+:$PYTHONPATH}"
 export SEXPGPU_CACHE_DIR="${SEXPGPU_CACHE_DIR:-$here/cache}"
+# the run file's modules, as bundled (a library above the run file needs this root)
+export SEXPGPU_LIBRARY_PATH="$here/source${SEXPGPU_LIBRARY_PATH:+:$SEXPGPU_LIBRARY_PATH}"
 set -- @FLAGS@ --runs "$here/runs" "$@"
 if [ -n "$(ls -A "$here/runs" 2>/dev/null)" ]; then
   set -- --resume latest "$@"

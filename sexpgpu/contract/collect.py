@@ -521,6 +521,7 @@ class _Bound:
         code = method.__func__.__code__
         self.method = method
         self.__code__ = SimpleNamespace(co_argcount=code.co_argcount - 1,
+                                        co_varnames=code.co_varnames[1:],
                                         co_flags=code.co_flags)
         self.__defaults__ = method.__func__.__defaults__
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from sexpgpu.diagnostics import error
 from sexpgpu.lisp import lambdalist
 from sexpgpu.lisp.closures import Closure, Macro, block_body, split_body
+from sexpgpu.lisp.errors import E_REDEFINE
 from sexpgpu.lisp.forms import args_of, symbol_var, syntax_error
-from sexpgpu.lisp.registry import special
+from sexpgpu.lisp.registry import Builtin, special
 from sexpgpu.lisp.types import Cons, Symbol, intern, to_py
 
 SETF = intern("SETF")
@@ -18,6 +20,27 @@ def _definition_name(form: Any, usage: str) -> tuple[Symbol, Any]:
     if type(form.cdr) is not Cons or type(form.cdr.cdr) is not Cons:
         raise syntax_error(form, f"malformed {form.car.name.lower()}", f"write {usage}")
     return form.cdr.car, form.cdr.cdr
+
+
+def check_not_standard(interp, form: Any, name: Symbol, what: str) -> None:
+    """Standard files (prelude, contract forms, standard modules) record the names they
+    define; a user's global definition of such a name, a special operator or a builtin
+    is E-REDEFINE at the definition, not a misbehaviour far away."""
+    if interp.defining_standard:
+        interp.standard_names.add(name)
+        return
+    if name in interp.special_forms:
+        kind = "a special operator"
+    elif name in interp.standard_names:
+        kind = "a standard " + ("macro" if name in interp.macros else "function")
+    elif type(interp.functions.get(name)) is Builtin:
+        kind = "a builtin function"
+    else:
+        return
+    span = getattr(form.cdr, "span", None) or form.span
+    raise error(E_REDEFINE, f"{what} {name.name.lower()}: {name.name.lower()} is {kind}",
+                span, fix="choose another name; the language and the standard library "
+                          "keep theirs")
 
 
 @special("DEFUN")
@@ -32,6 +55,7 @@ def sf_defun(interp, form, env):
                                                 block_body(target, body), env)
         return name
     name = symbol_var(form, name, "a function name")
+    check_not_standard(interp, form, name, "defun")
     interp.functions[name] = Closure(name.name, ll, block_body(name, body), env)
     interp.macros.pop(name, None)
     return name
@@ -42,6 +66,7 @@ def sf_defmacro(interp, form, env):
     """(defmacro name lambda-list [doc] body...)"""
     name, rest = _definition_name(form, "(defmacro name (args...) body...)")
     name = symbol_var(form, name, "a macro name")
+    check_not_standard(interp, form, name, "defmacro")
     ll = lambdalist.parse(rest.car, form.span, destructuring=True)
     body, _ = split_body(rest.cdr, True)
     interp.macros[name] = Macro(name.name, ll, block_body(name, body), env)

@@ -8,7 +8,7 @@ from fractions import Fraction
 from typing import Any
 
 from sexpgpu.lisp.registry import builtin
-from sexpgpu.lisp.types import NUMBER_TYPES, Char, Cons, Single, boolean
+from sexpgpu.lisp.types import NUMBER_TYPES, Char, Cons, Single, boolean, check_not_circular
 
 
 def eq(a: Any, b: Any) -> bool:
@@ -34,6 +34,7 @@ def eql(a: Any, b: Any) -> bool:
 
 
 def equal(a: Any, b: Any) -> bool:
+    start, cells = a, 0
     while True:
         if eql(a, b):
             return True
@@ -44,6 +45,8 @@ def equal(a: Any, b: Any) -> bool:
             if not equal(a.car, b.car):
                 return False
             a, b = a.cdr, b.cdr
+            cells += 1
+            check_not_circular(start, cells)
             continue
         return False
 

@@ -50,12 +50,19 @@ E_REQUIRE = define_code(
     "`require` names a module that does not exist, or modules require each other in a cycle.",
 )
 
+E_REDEFINE = define_code(
+    "E-REDEFINE", "redefines a standard name",
+    "A `defun`, `defmacro` (or a form built on them, such as `defmodel`) names a special "
+    "operator, a builtin, or a function or macro of the standard library.",
+)
+
+
 class LimitError(SexpError):
     """E-EVAL-LIMIT: never caught by handler-case."""
 
 
-def limit_error(message: str, fix: str) -> LimitError:
-    base = error(E_EVAL_LIMIT, message, fix=fix)
+def limit_error(message: str, fix: str, span: Any = None) -> LimitError:
+    base = error(E_EVAL_LIMIT, message, span, fix=fix)
     return LimitError(*base.diagnostics)
 
 

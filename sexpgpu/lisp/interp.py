@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 import time
+from fractions import Fraction
 from typing import Any, TextIO
 
 from sexpgpu.diagnostics import SexpError, error
@@ -39,6 +40,7 @@ DEFAULT_MAX_STEPS = 1_000_000
 DEFAULT_MAX_SECONDS = 1.0  # CPU-time backstop for steps that are individually slow
 DEFAULT_MAX_DEPTH = 10_000
 DEFAULT_MAX_ALLOC = 1_000_000
+MAX_INTEGER_BITS = 100_000  # every integer and ratio a builtin returns stays below this
 _PY_FRAMES_PER_CALL = 40  # generous: Python frames one Lisp call may use
 
 
@@ -67,6 +69,8 @@ class Interpreter(Reporting):
         self.struct_setters: dict = {}
         self.generic_op = default_generic_op
         self.library_files: set[str] = set()
+        self.defining_standard = False  # evaluating the prelude or a standard file
+        self.standard_names: set[Symbol] = set()  # what standard files defined
         self.sources: dict[str, str] = {}
         self.modules = modules.ModuleTable(self)
         self.module_resolver = modules.default_resolver
@@ -145,7 +149,12 @@ class Interpreter(Reporting):
         self.sources[file] = text
         if library:
             self.library_files.add(file)
-        return self.eval_forms(read_all(text, file))
+        forms = read_all(text, file)
+        saved, self.defining_standard = self.defining_standard, library
+        try:
+            return self.eval_forms(forms)
+        finally:
+            self.defining_standard = saved
 
     def eval_forms(self, forms: list, env: Env | None = None) -> Any:
         """Evaluate top-level forms in order; returns the last value (possibly MV)."""
@@ -322,15 +331,25 @@ class Interpreter(Reporting):
                 raise self._builtin_arity(fn, n)
             try:
                 if fn.interp_arg:
-                    return fn.fn(self, *args)
-                return fn.fn(*args)
+                    result = fn.fn(self, *args)
+                else:
+                    result = fn.fn(*args)
+                tr = type(result)
+                if tr is int:
+                    if result.bit_length() > MAX_INTEGER_BITS:
+                        raise OverflowError
+                elif tr is Fraction and (result.numerator.bit_length() > MAX_INTEGER_BITS
+                                         or result.denominator.bit_length() > MAX_INTEGER_BITS):
+                    raise OverflowError
+                return result
             except (TypeError, AttributeError, ValueError, IndexError, KeyError) as exc:
                 raise self._builtin_type_error(fn, args, exc) from None
             except ZeroDivisionError:
                 raise self._division_by_zero(fn, args) from None
             except OverflowError:
                 raise limit_error(f"{fn.name.lower()}: number too large",
-                                  "keep numbers within float range") from None
+                                  f"keep integers and ratios under {MAX_INTEGER_BITS} bits "
+                                  "and floats within float range") from None
             except MemoryError:
                 raise limit_error("out of memory", "allocate less") from None
         if t is Symbol:

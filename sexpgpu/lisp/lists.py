@@ -7,7 +7,18 @@ from typing import Any
 from sexpgpu.lisp.equality import eql, equal
 from sexpgpu.lisp.registry import builtin, keywords
 from sexpgpu.lisp.sequences import test_fn
-from sexpgpu.lisp.types import MV, NIL, Cons, T, boolean, intern, lisp_list, to_py
+from sexpgpu.lisp.types import (
+    MV,
+    NIL,
+    Cons,
+    T,
+    boolean,
+    check_not_circular,
+    intern,
+    is_circular,
+    lisp_list,
+    to_py,
+)
 
 
 def _list(x: Any) -> Any:
@@ -167,6 +178,8 @@ def nbutlast(lst, n=1):
 
 @builtin("LIST-LENGTH")
 def list_length(lst):
+    if is_circular(lst):
+        return NIL
     return len(to_py(lst))
 
 
@@ -177,6 +190,7 @@ def copy_list(lst):
     while type(node) is Cons:
         items.append(node.car)
         node = node.cdr
+        check_not_circular(lst, len(items))
     return lisp_list(items, node)
 
 

@@ -10,9 +10,11 @@ resolves to the package's `sexpgpu/stdlib/x.sx`.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
+from sexpgpu import env
 from sexpgpu.diagnostics import Note, SexpError, Span, error
 from sexpgpu.lisp.errors import E_REQUIRE
 from sexpgpu.lisp.forms import args_of, syntax_error
@@ -23,18 +25,46 @@ from sexpgpu.lisp.types import Cons, Symbol, T, intern
 STDLIB = Path(__file__).resolve().parent.parent / "stdlib"
 
 
-def default_resolver(name: str, from_file: str | None) -> tuple[str, str]:
-    """(text, file) of module `name`; raises FileNotFoundError when there is none."""
+class RequireRefused(Exception):
+    """A module path outside the directories `require` may read, or not a regular file."""
+
+
+def library_roots() -> list[Path]:
+    """The standard modules and the declared library roots (SEXPGPU_LIBRARY_PATH)."""
+    return [STDLIB, *env.library_path()]
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        path.relative_to(root.resolve())
+        return True
+    except ValueError:
+        return False
+
+
+def default_resolver(name: str, from_file: str | None,
+                     root: Path | None = None) -> tuple[str, str]:
+    """(text, file) of module `name`; raises FileNotFoundError when there is none and
+    RequireRefused when the file is outside `root` (the run file's directory tree),
+    the standard modules and the library roots, or is not a regular file."""
     if name.startswith("sexpgpu/"):
-        path = STDLIB / (name[len("sexpgpu/"):] + ".sx")
+        path = (STDLIB / (name[len("sexpgpu/"):] + ".sx")).resolve()
     else:
         base = Path(from_file).parent if from_file and not from_file.startswith("<") \
             else Path.cwd()
         path = (base / name).resolve()
         if not path.suffix:
             path = path.with_suffix(".sx")
+    allowed = [STDLIB] if name.startswith("sexpgpu/") else \
+        [*([root] if root is not None else []), *library_roots()]
+    if not any(_inside(path, r) for r in allowed):
+        raise RequireRefused("outside the directories it may read")
+    if not path.exists():
+        raise FileNotFoundError(str(path))
+    if not stat.S_ISREG(path.stat().st_mode):
+        raise RequireRefused("not a regular file")
     with open(path, encoding="utf-8") as fh:
-        return fh.read(), str(path) if not name.startswith("sexpgpu/") else str(path)
+        return fh.read(), str(path)
 
 
 def canonical_name(name: str, file: str) -> str:
@@ -50,6 +80,17 @@ class ModuleTable:
         self.loading: list[tuple[str, Span | None]] = []
         self.aliases: dict[str, str] = {}  # alias -> canonical prefix
         self._cache: dict[Symbol, Symbol | None] = {}
+        self.roots: dict[str, Path | None] = {}  # module file -> the tree it may require from
+
+    def _root_of(self, from_file: str | None) -> Path | None:
+        """The directory tree a file may require from: a module keeps the tree of the
+        file that loaded it; the run file (or a string, from the working directory)
+        its own directory."""
+        if from_file in self.roots:
+            return self.roots[from_file]
+        if from_file and not from_file.startswith("<"):
+            return Path(from_file).resolve().parent
+        return Path.cwd().resolve()
 
     def resolve(self, sym: Symbol) -> Symbol | None:
         """The module definition `prefix:name` refers to, if the prefix is an alias."""
@@ -64,9 +105,18 @@ class ModuleTable:
 
     def require(self, name: str, alias: str | None, span: Span | None) -> None:
         from_file = span.file if span else None
+        root = self._root_of(from_file)
         try:
-            text, file = self.interp.module_resolver(name, from_file)
-        except (OSError, FileNotFoundError):
+            resolver = self.interp.module_resolver
+            text, file = resolver(name, from_file, root) if resolver is default_resolver \
+                else resolver(name, from_file)  # a host's resolver decides for itself
+        except RequireRefused as why:
+            raise error(E_REQUIRE, f'module "{name}" is {why}: require reads only '
+                        "files under the run file's directory, the standard modules and "
+                        "SEXPGPU_LIBRARY_PATH", span,
+                        fix="move the module next to the run file, or add its directory "
+                            "to SEXPGPU_LIBRARY_PATH (see docs/require.md)") from None
+        except (OSError, FileNotFoundError, UnicodeDecodeError):
             raise error(E_REQUIRE, f'module "{name}" not found', span,
                         fix='check the name: "./file.sx" is relative to this file, '
                             '"sexpgpu/nn" is the standard library') from None
@@ -80,6 +130,7 @@ class ModuleTable:
         canonical = self.loaded.get(file)
         if canonical is None:
             canonical = canonical_name(name, file)
+            self.roots[file] = root
             self._load(text, file, canonical, span)
             self.loaded[file] = canonical
         if alias is not None:
@@ -102,6 +153,8 @@ class ModuleTable:
                 renames[defined] = intern(f"{canonical}:{defined.name}")
         forms = [_rename(f, renames) for f in forms]
         self.loading.append((file, span))
+        saved = interp.defining_standard
+        interp.defining_standard = file in interp.library_files
         try:
             for form in forms:
                 interp.eval(form, None)
@@ -109,6 +162,7 @@ class ModuleTable:
             exc.pending = f"in module {canonical.lower()}, required here"
             raise
         finally:
+            interp.defining_standard = saved
             self.loading.pop()
         self.exports = getattr(self, "exports", {})
         self.exports[canonical] = renames

@@ -15,6 +15,7 @@ from fractions import Fraction
 from typing import Any
 
 from sexpgpu.diagnostics import Note, Span, define_code, error
+from sexpgpu.lisp.errors import limit_error
 from sexpgpu.lisp.types import (
     NIL,
     Char,
@@ -128,6 +129,7 @@ class Reader:
         self.text = text
         self.file = file
         self._line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        self.suspect_string: int | None = None  # an earlier string that spans code lines
 
     def span(self, pos: int, width: int = 1) -> Span:
         line = bisect.bisect_right(self._line_starts, pos) - 1
@@ -266,11 +268,27 @@ def _read_close(reader: Reader, tok: str, start: int) -> Any:
     return obj
 
 
+_CODE_LINE = re.compile(r"\n[ \t]*\(")  # a string with a line that starts like a form
+
+
 def _read_string(reader: Reader, tok: str, start: int) -> Any:
+    if "\n" in tok and reader.suspect_string is None \
+            and _CODE_LINE.search(tok):
+        reader.suspect_string = start
     return _unescape(tok[1:-1])
 
 
 def _read_bad_string(reader: Reader, tok: str, start: int) -> Any:
+    """A `"` with no closing one. When an earlier string ran over lines that look
+    like code, that string's opening quote is the one missing its partner: every
+    quote after it paired with the wrong one, so the error points there."""
+    suspect = reader.suspect_string
+    if suspect is not None and suspect < start:
+        end = reader.span(start)
+        raise error(E_READ_STRING, "unterminated string", reader.span(suspect),
+                    notes=[Note(f"the quotes after it pair up wrongly, up to the last one "
+                                f"at line {end.line}", end)],
+                    fix='close this string with `"`')
     raise error(E_READ_STRING, "unterminated string", reader.span(start),
                 fix='close the string with `"`')
 
@@ -392,8 +410,16 @@ READTABLE: dict[str, Callable[[Reader, str, int], Any]] = {
 }
 
 
+MAX_NUMBER_DIGITS = 30_000  # about the 100,000 bits the evaluator allows (interp.py)
+
+
 def _number(reader: Reader, tok: str, start: int) -> Any:
     """The number a token spells (None when it is a symbol such as `+` or `1+`)."""
+    if len(tok) > MAX_NUMBER_DIGITS and tok[0] in "+-.0123456789" \
+            and sum(ch.isdigit() for ch in tok[:64]) > 32:
+        raise limit_error(f"a {len(tok)}-character number is too long to read",
+                          f"write numbers of at most {MAX_NUMBER_DIGITS} digits",
+                          reader.span(start, 1))
     if _INT.match(tok):
         return int(tok.rstrip("."))
     if _RATIO.match(tok):

@@ -30,6 +30,14 @@ class Builtin:
         code = fn.__code__
         nparams = code.co_argcount - (1 if interp_arg else 0)
         ndefaults = len(fn.__defaults__ or ())
+        # trailing `_name=value` parameters capture a value at definition (the
+        # `lambda x, _op=_op:` idiom); they are not Lisp arguments, so an extra
+        # argument is E-ARITY rather than silently replacing the capture
+        names = code.co_varnames[:code.co_argcount]
+        while ndefaults and nparams and names[-1].startswith("_"):
+            names = names[:-1]
+            nparams -= 1
+            ndefaults -= 1
         self.min = nparams - ndefaults
         self.max = None if code.co_flags & 0x04 else nparams
 

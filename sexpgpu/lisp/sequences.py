@@ -19,6 +19,7 @@ from sexpgpu.lisp.types import (
     Symbol,
     T,
     boolean,
+    check_not_circular,
     is_circular,
     lisp_list,
     to_py,
@@ -304,9 +305,12 @@ def reverse(seq):
         return seq[::-1]
     result = NIL
     node = seq
+    cells = 0
     while type(node) is Cons:
         result = Cons(node.car, result)
         node = node.cdr
+        cells += 1
+        check_not_circular(seq, cells)
     return result
 
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from sexpgpu.lisp.errors import limit_error
 from sexpgpu.lisp.printer import (
     CHAR_PRINT_NAMES,
     integer_to_string,
     prin1_to_string,
     princ_to_string,
 )
-from sexpgpu.lisp.reader import CHAR_NAMES, Reader
+from sexpgpu.lisp.reader import CHAR_NAMES, MAX_NUMBER_DIGITS, Reader
 from sexpgpu.lisp.registry import builtin, keywords
 from sexpgpu.lisp.sequences import items_of
 from sexpgpu.lisp.types import (
@@ -168,6 +169,9 @@ def parse_integer(s, *options):
     text = s[start: None if end is NIL else end]
     radix = opts.get("RADIX", 10)
     stripped = text.strip()
+    if len(stripped) > MAX_NUMBER_DIGITS:
+        raise limit_error(f"parse-integer: a {len(stripped)}-character integer is too long",
+                          f"parse integers of at most {MAX_NUMBER_DIGITS} digits")
     junk = opts.get("JUNK-ALLOWED", NIL) is not NIL
     if junk:
         digits = ""

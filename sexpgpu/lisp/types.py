@@ -216,6 +216,14 @@ def is_circular(lst: Any) -> bool:
     return False
 
 
+def check_not_circular(start: Any, cells: int) -> None:
+    """For list walkers: call with the count of cells walked so far; once, at
+    _LONG_LIST cells, raises when the list from `start` is circular, so no walker
+    loops forever or fills memory on one."""
+    if cells == _LONG_LIST and is_circular(start):
+        raise ValueError("lisp: circular list")
+
+
 def to_py(lst: Any) -> list:
     """The elements of a proper Lisp list as a Python list."""
     out = []
