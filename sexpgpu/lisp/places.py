@@ -21,7 +21,7 @@ from sexpgpu.lisp.forms import (
 from sexpgpu.lisp.lists import getf, putf
 from sexpgpu.lisp.printer import prin1_to_string
 from sexpgpu.lisp.registry import special
-from sexpgpu.lisp.sequences import member_of
+from sexpgpu.lisp.sequences import adjoin_to
 from sexpgpu.lisp.types import NIL, Cons, MDArray, Symbol, intern, to_py
 
 Accessor = tuple[Callable[[list], Any], Callable[[list, Any], Any]]
@@ -330,10 +330,9 @@ def sf_pushnew(interp, form, env):
     get, set_ = resolve_place(interp, items[1], env, form)
     options = [interp.eval1(f, env) for f in items[2:]]
     current = get()
-    if member_of(interp, item, current, options) is not NIL:
-        return current
-    value = Cons(item, current)
-    set_(value)
+    value = adjoin_to(interp, item, current, options)
+    if value is not current:
+        set_(value)
     return value
 
 
