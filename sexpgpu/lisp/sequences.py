@@ -216,6 +216,8 @@ def _first_tail(check, lst: Any) -> Any:
         if check(node.car):
             return node
         node = node.cdr
+    if node is not NIL:  # ran off a dotted list (or was given no list): a type-error
+        raise TypeError("lisp: not a proper list")
     return NIL
 
 
