@@ -110,6 +110,9 @@ def _parse(form: Cons) -> _Plan:
         word = p.peek()
         p.pos += 1
         if word == "NAMED":
+            if p.pos != 1:
+                raise syntax_error(form, "loop named must come first",
+                                   "write (loop named name clause...)")
             plan.name = p.next()
         elif word == "WITH":
             _parse_with(p, plan)
