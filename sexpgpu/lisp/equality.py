@@ -63,8 +63,13 @@ def equalp(a: Any, b: Any) -> bool:
         return a.ch.lower() == b.ch.lower()
     if ta is Cons and tb is Cons:
         return equalp(a.car, b.car) and equalp(a.cdr, b.cdr)
-    if ta is list and tb is list:
-        return len(a) == len(b) and all(equalp(x, y) for x, y in zip(a, b))
+    if ta in (list, str) and tb in (list, str):
+        # a string and a vector holding the same characters are equalp
+        if len(a) != len(b):
+            return False
+        xs = [Char(c) for c in a] if ta is str else a
+        ys = [Char(c) for c in b] if tb is str else b
+        return all(equalp(x, y) for x, y in zip(xs, ys))
     if hasattr(a, "table") and hasattr(b, "table"):
         return a.equalp_to(b, equalp)
     return False
@@ -78,7 +83,10 @@ builtin("EQUALP")(lambda a, b: boolean(equalp(a, b)))
 
 def eql_key(x: Any) -> Any:
     t = type(x)
-    if t in (int, float, Single, Fraction):
+    if t is float or t is Single:
+        # 0.0 and -0.0 are different keys under eql (and equal)
+        return (t, x, math.copysign(1.0, x))
+    if t in (int, Fraction):
         return (t, x)
     if t is Char:
         return x
@@ -109,14 +117,21 @@ def equalp_key(x: Any) -> Any:
     if t in (int, float, Single, Fraction):
         return ("num", x)
     if t is str:
-        return x.lower()
+        return _folded(x)
     if t is Char:
         return Char(x.ch.lower())
     if t is Cons:
         return _cons_key(x, equalp_key)
     if t is list:
+        if all(type(i) is Char for i in x):  # equalp to the string of its characters
+            return _folded("".join(i.ch for i in x))
         return ("vec", tuple(equalp_key(i) for i in x))
     return eql_key(x)
+
+
+def _folded(text: str) -> str:
+    """A string's equalp key: each character case-folded as char-equal does it."""
+    return "".join(c.lower() for c in text)
 
 
 class _Identity:

@@ -447,7 +447,8 @@ class Interpreter(Reporting):
                     fix=f"did you mean {hint.lower()}?" if hint else
                     "define it with defun before calling it, or check the spelling")
         exc.condition = Condition(
-            "UNDEFINED-FUNCTION", f"The function COMMON-LISP-USER::{head.name} is undefined.")
+            "UNDEFINED-FUNCTION", f"The function COMMON-LISP-USER::{head.name} is undefined.",
+            {"NAME": head})
         raise exc
 
     # ------------------------------------------------------------------ macros

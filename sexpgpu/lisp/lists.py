@@ -165,22 +165,48 @@ def last(lst, n=1):
     return cells[max(0, len(cells) - n)]
 
 
+def _check_butlast(lst: Any, n: Any) -> None:
+    """butlast and nbutlast take a list (a dotted one too) and a non-negative integer."""
+    if lst is not NIL and type(lst) is not Cons:
+        raise TypeError("lisp: not a list")
+    if type(n) is not int or n < 0:
+        raise TypeError("lisp: the count must be a non-negative integer")
+
+
 @builtin("BUTLAST")
 def butlast(lst, n=1):
+    _check_butlast(lst, n)
     items = to_py(lst)
     return lisp_list(items[: max(0, len(items) - n)])
 
 
 @builtin("NBUTLAST")
 def nbutlast(lst, n=1):
-    return butlast(lst, n)
+    """BUTLAST that cuts the list itself (the cdr of its last kept cons becomes NIL)."""
+    _check_butlast(lst, n)
+    keep = len(to_py(lst)) - n
+    if keep <= 0:
+        return NIL
+    node = lst
+    for _ in range(keep - 1):
+        node = node.cdr
+    node.cdr = NIL
+    return lst
 
 
 @builtin("LIST-LENGTH")
 def list_length(lst):
+    """The length of a proper list, NIL for a circular one; a dotted list (or a
+    non-list) is a type-error."""
     if is_circular(lst):
         return NIL
-    return len(to_py(lst))
+    items = to_py(lst)
+    node = lst
+    for _ in items:
+        node = node.cdr
+    if node is not NIL:
+        raise TypeError("lisp: not a proper list")
+    return len(items)
 
 
 @builtin("COPY-LIST")
@@ -317,12 +343,16 @@ def tailp(obj, lst):
 
 @builtin("LDIFF")
 def ldiff(lst, obj):
+    """The conses of lst before the tail obj; a dotted list keeps its final atom unless
+    that atom is obj."""
+    if lst is not NIL and type(lst) is not Cons:
+        raise TypeError("lisp: not a list")
     items = []
     node = lst
     while type(node) is Cons and node is not obj:
         items.append(node.car)
         node = node.cdr
-    return lisp_list(items)
+    return lisp_list(items, NIL if type(node) is Cons or eql(node, obj) else node)
 
 
 # ------------------------------------------------------------------ mapping

@@ -86,7 +86,7 @@ class _Parser:
 class _Plan:
     def __init__(self) -> None:
         self.name: Any = NIL
-        self.with_: list = []  # (pattern, form)
+        self.with_: list = []  # groups joined by AND, each a list of (pattern, form)
         self.steps: list = []  # ("for", driver) / ("body", clause) in order
         self.initially: list = []
         self.finally_: list = []
@@ -110,6 +110,9 @@ def _parse(form: Cons) -> _Plan:
         word = p.peek()
         p.pos += 1
         if word == "NAMED":
+            if p.pos != 1:
+                raise syntax_error(form, "loop named must come first",
+                                   "write (loop named name clause...)")
             plan.name = p.next()
         elif word == "WITH":
             _parse_with(p, plan)
@@ -117,26 +120,51 @@ def _parse(form: Cons) -> _Plan:
             _parse_fors(p, plan, form)
         elif word == "REPEAT":
             plan.steps.append(("repeat", p.next()))
-        elif word in ("INITIALLY",):
-            plan.initially.extend(_compound_forms(p))
-        elif word in ("FINALLY",):
-            plan.finally_.extend(_compound_forms(p))
+        elif word in ("INITIALLY", "FINALLY"):
+            forms = _compound_forms(p)
+            if not forms:
+                raise syntax_error(form, f"loop {word.lower()} needs at least one form",
+                                   f"write {word.lower()} (form...)")
+            (plan.initially if word == "INITIALLY" else plan.finally_).extend(forms)
         elif word in ("WHILE", "UNTIL", "ALWAYS", "NEVER", "THEREIS"):
             plan.steps.append(("body", (word.lower(), p.next())))
         else:
             p.pos -= 1
             plan.steps.append(("body", _parse_clause(p, form)))
+    _check_unique_vars(plan, form)
     return plan
 
 
+def _check_unique_vars(plan: _Plan, form: Cons) -> None:
+    """A variable bound twice by one loop's with and for clauses is an error."""
+    names: list = []
+    for group in plan.with_:
+        for var, _ in group:
+            _pattern_vars(var, names)
+    for kind, item in plan.steps:
+        if kind == "for":
+            _pattern_vars(item["var"], names)
+            if item.get("other") is not None:
+                names.append(item["other"])
+    seen = set()
+    for name in names:
+        if name in seen:
+            raise syntax_error(form, f"loop binds {prin1_to_string(name)} twice",
+                               "give each with and for variable its own name")
+        seen.add(name)
+
+
 def _parse_with(p: _Parser, plan: _Plan) -> None:
-    """with var [= init] {and var [= init]}..."""
+    """with var [= init] {and var [= init]}... (the AND-joined inits are evaluated
+    before any of their variables is bound)"""
+    group = []
     while True:
         var = p.next()
         init = p.next() if p.accept("=") else NIL
-        plan.with_.append((var, init))
+        group.append((var, init))
         if not p.accept("AND"):
             break
+    plan.with_.append(group)
 
 
 def _parse_fors(p: _Parser, plan: _Plan, form: Cons) -> None:
@@ -162,6 +190,9 @@ def _parse_clause(p: _Parser, form: Cons) -> tuple:
     p.pos += 1
     if word in ("DO", "DOING"):
         forms = _compound_forms(p)
+        if not forms:
+            raise syntax_error(form, f"loop {word.lower()} needs at least one form",
+                               "write do (form...)")
         return ("do", forms)
     if word == "RETURN":
         return ("return", p.next())
@@ -237,19 +268,26 @@ _ARITH_WORDS = ("FROM", "UPFROM", "DOWNFROM", "TO", "UPTO", "BELOW", "DOWNTO", "
 def _parse_arith(p: _Parser, var: Any) -> dict:
     """for i [from|upfrom|downfrom a] [to|upto|below|downto|above b] [by c], any order"""
     spec = {"kind": "arith", "var": var, "start": 0, "end": None, "by": 1,
-            "down": False, "inclusive": True}
+            "down": False, "inclusive": True, "order": []}
+    up = down = False
     while p.peek() in _ARITH_WORDS:
         key = p.next().name
         value = p.next()
-        if key in ("FROM", "UPFROM", "DOWNFROM"):
-            spec["start"] = value
-            spec["down"] = spec["down"] or key == "DOWNFROM"
-        elif key == "BY":
-            spec["by"] = value
-        else:
-            spec["end"] = value
+        slot = ("start" if key in ("FROM", "UPFROM", "DOWNFROM")
+                else "by" if key == "BY" else "end")
+        if slot == "start" and slot in spec["order"]:  # a later to or by wins, as in SBCL
+            raise syntax_error(p.form, f"loop for-clause repeats {key.lower()}",
+                               "give from, to and by at most once each")
+        spec["order"].append(slot)  # the forms are evaluated in the order written
+        spec[slot] = value
+        up = up or key in ("UPFROM", "UPTO", "BELOW")
+        down = down or key in ("DOWNFROM", "DOWNTO", "ABOVE")
+        if slot == "end":
             spec["inclusive"] = key in ("TO", "UPTO", "DOWNTO")
-            spec["down"] = spec["down"] or key in ("DOWNTO", "ABOVE")
+    if up and down:
+        raise syntax_error(p.form, "loop for-clause counts both up and down",
+                           "use from/upfrom/to/upto/below or downfrom/downto/above")
+    spec["down"] = down
     return spec
 
 
@@ -287,11 +325,14 @@ class _Driver:
             self.state = list(table.table.values())
             self.index = 0
             return self._bind_hash()
-        start = ev(s["start"], self.env)
-        self.end = ev(s["end"], self.env) if s["end"] is not None else None
-        self.by = ev(s["by"], self.env)
-        self.vars[s["var"]] = start
-        return self._in_range(start)
+        values = {"start": 0, "end": None, "by": 1}
+        for slot in s["order"]:
+            values[slot] = ev(s[slot], self.env)
+        self.end, self.by = values["end"], values["by"]
+        self.value = values["start"]
+        if s["var"] is not NIL:
+            self.vars[s["var"]] = self.value
+        return self._in_range(self.value)
 
     def pending(self) -> Any:
         """For `=`: the next value, computed before parallel (AND) clauses step."""
@@ -317,9 +358,11 @@ class _Driver:
         if kind == "hash":
             self.index += 1
             return self._bind_hash()
-        var = s["var"]
-        value = sub2(self.vars[var], self.by) if s["down"] else add2(self.vars[var], self.by)
-        self.vars[var] = value
+        current = self.value if s["var"] is NIL else self.vars[s["var"]]  # body may setq it
+        value = sub2(current, self.by) if s["down"] else add2(current, self.by)
+        self.value = value
+        if s["var"] is not NIL:
+            self.vars[s["var"]] = value
         return self._in_range(value)
 
     def _in_range(self, value) -> bool:
@@ -387,8 +430,9 @@ def _run_clause(interp, clause: tuple, env: Env, vars: dict, accums: dict,
         _, test, negate, then, other = clause
         tested = interp.eval1(test, env)
         result = tested is not NIL
-        for sub in (then if result != negate else other):
-            _run_clause(interp, sub, env, vars, accums, tested if result else None)
+        # `it` names the test's value in the first clause only; later ones see variable IT
+        for i, sub in enumerate(then if result != negate else other):
+            _run_clause(interp, sub, env, vars, accums, tested if result and not i else None)
     elif kind == "return":
         if it is not None and clause[1] is IT:
             raise _Done(it)
@@ -498,12 +542,11 @@ class _Run:
         self.accums: dict = {}
         self.drivers: dict = {}
         self.repeats: dict = {}
-        for var, init in plan.with_:
-            value = interp.eval1(init, self.env) if init is not NIL else NIL
-            if type(var) is Cons:
+        for group in plan.with_:
+            values = [interp.eval1(init, self.env) if init is not NIL else NIL
+                      for _, init in group]
+            for (var, _), value in zip(group, values):
                 _destructure(var, value, self.vars)
-            else:
-                self.vars[var] = value
         for kind, item in plan.steps:
             if kind == "for":
                 for v in _pattern_vars(item["var"], []):

@@ -21,7 +21,7 @@ from sexpgpu.lisp.forms import (
 from sexpgpu.lisp.lists import getf, putf
 from sexpgpu.lisp.printer import prin1_to_string
 from sexpgpu.lisp.registry import special
-from sexpgpu.lisp.sequences import member_of
+from sexpgpu.lisp.sequences import adjoin_to
 from sexpgpu.lisp.types import NIL, Cons, MDArray, Symbol, intern, to_py
 
 Accessor = tuple[Callable[[list], Any], Callable[[list, Any], Any]]
@@ -255,6 +255,39 @@ def sf_setf(interp, form, env):
     return result
 
 
+@special("PSETF")
+def sf_psetf(interp, form, env):
+    """(psetf place value [place value]...) — each place's subforms, then its value, left
+    to right; then every place is set (a (values ...) place takes all the values)"""
+    items = paired_operands(form, "psetf", "(psetf place value ...)")
+    pending = []
+    for i in range(0, len(items), 2):
+        place = items[i]
+        if type(place) is Cons and place.car is intern("VALUES"):
+            setters = [resolve_place(interp, p, env, form)[1] for p in to_py(place.cdr)]
+            values = values_list(interp.eval(items[i + 1], env))
+            pending.extend((setter, values[j] if j < len(values) else NIL)
+                           for j, setter in enumerate(setters))
+            continue
+        _, setter = resolve_place(interp, place, env, form)
+        pending.append((setter, interp.eval1(items[i + 1], env)))
+    for setter, value in pending:
+        setter(value)
+    return NIL
+
+
+@special("%MODIFY-PLACE")
+def sf_modify_place(interp, form, env):
+    """(%modify-place function place arg...) — what define-modify-macro expands to: the
+    place's subforms once, then the args, then (setf place (function old args...))"""
+    items = args_of(form, 2, None, "(%modify-place function place arg...)")
+    get, set_ = resolve_place(interp, items[1], env, form)
+    args = [interp.eval1(f, env) for f in items[2:]]
+    value = interp.call1(interp.function_of(items[0], env), get(), *args)
+    set_(value)
+    return value
+
+
 _OPS = {"+": intern("+"), "-": intern("-")}
 
 
@@ -330,10 +363,9 @@ def sf_pushnew(interp, form, env):
     get, set_ = resolve_place(interp, items[1], env, form)
     options = [interp.eval1(f, env) for f in items[2:]]
     current = get()
-    if member_of(interp, item, current, options) is not NIL:
-        return current
-    value = Cons(item, current)
-    set_(value)
+    value = adjoin_to(interp, item, current, options)
+    if value is not current:
+        set_(value)
     return value
 
 

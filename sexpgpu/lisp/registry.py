@@ -14,7 +14,7 @@ from typing import Any
 from sexpgpu.diagnostics import error
 from sexpgpu.lisp.errors import E_ARITY
 from sexpgpu.lisp.printer import prin1_to_string
-from sexpgpu.lisp.types import Symbol, intern
+from sexpgpu.lisp.types import NIL, Symbol, intern
 
 
 class Builtin:
@@ -78,9 +78,18 @@ def keywords(options: tuple, allowed: tuple) -> dict:
                     actual=" ".join(prin1_to_string(o) for o in options),
                     fix="pass each keyword with a value")
     out = {}
+    # :allow-other-keys (its first occurrence, like every keyword) lets unknown keys pass
+    others = False
+    for i in range(0, len(options), 2):
+        key = options[i]
+        if isinstance(key, Symbol) and key.is_keyword and key.name == "ALLOW-OTHER-KEYS":
+            others = options[i + 1] is not NIL
+            break
     for i in range(0, len(options), 2):
         key = options[i]
         name = key.name if isinstance(key, Symbol) and key.is_keyword else None
+        if name == "ALLOW-OTHER-KEYS" or name not in allowed and others:
+            continue
         if name not in allowed:
             raise error(E_ARITY, f"unknown keyword argument {prin1_to_string(key)}",
                         expected="one of " + " ".join(":" + a.lower() for a in allowed),

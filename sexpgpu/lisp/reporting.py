@@ -89,9 +89,12 @@ class Reporting:
             names.update(k.name for k in e.vars if type(k) is Symbol)
             e = e.parent
         hint = nearest(sym.name, sorted(names))  # sorted: ties break the same every run
-        return error(E_UNBOUND, f"unbound variable {sym.name.lower()}",
-                     fix=f"did you mean {hint.lower()}?" if hint
-                     else "bind it with let, or define it with defvar/defparameter")
+        exc = error(E_UNBOUND, f"unbound variable {sym.name.lower()}",
+                    fix=f"did you mean {hint.lower()}?" if hint
+                    else "bind it with let, or define it with defvar/defparameter")
+        # cell-error-name answers the variable
+        exc.condition = Condition("UNBOUND-VARIABLE", exc.diagnostic.message, {"NAME": sym})
+        return exc
 
     def _builtin_arity(self, fn: Builtin, n: int) -> SexpError:
 

@@ -151,8 +151,7 @@ def _def_remove(name: str, mode: str):
         opts = keywords(options, _SEARCH_KEYS)
         check = _mode_check(interp, opts, mode, arg)
         items = items_of(seq)
-        count = opts.get("COUNT", NIL)
-        limit = len(items) if count is NIL else count
+        limit = _count_limit(opts, len(items))
         drop = set()
         for i in _indices(items, opts):
             if len(drop) >= limit:
@@ -169,15 +168,39 @@ for _prefix in ("REMOVE", "DELETE"):
         _def_remove(_prefix + _suffix, _mode)
 
 
+def _count_limit(opts: dict, default: int) -> int:
+    """The :count of a remove or substitute: NIL means no limit, a negative one means 0."""
+    count = opts.get("COUNT", NIL)
+    return default if count is NIL else max(0, count)
+
+
 def _def_substitute(name: str, mode: str):
+    destructive = name.startswith("N")
+
     def fn(interp, new, arg, seq, *options):
         opts = keywords(options, _SEARCH_KEYS)
         check = _mode_check(interp, opts, mode, arg)
         items = items_of(seq)
+        left = _count_limit(opts, len(items))
+        changed = []
         for i in _indices(items, opts):
+            if left <= 0:
+                break
             if check(items[i]):
                 items[i] = new
-        return like(seq, items)
+                changed.append(i)
+                left -= 1
+        if not destructive or type(seq) is str:
+            return like(seq, items)
+        if type(seq) is list:
+            seq[:] = items
+            return seq
+        node, index = seq, 0
+        for i in sorted(changed):
+            while index < i:
+                node, index = node.cdr, index + 1
+            node.car = new
+        return seq
 
     builtin(name, interp=True)(fn)
 
@@ -194,6 +217,8 @@ def _first_tail(check, lst: Any) -> Any:
         if check(node.car):
             return node
         node = node.cdr
+    if node is not NIL:  # ran off a dotted list (or was given no list): a type-error
+        raise TypeError("lisp: not a proper list")
     return NIL
 
 
@@ -391,16 +416,28 @@ def merge(interp, spec, a, b, pred, *options):
     return build(_result_kind(spec), out)
 
 
+def _subrange(items: list, opts: dict, start: str, end: str) -> tuple[int, int]:
+    lo = opts.get(start, 0)
+    hi = opts.get(end, NIL)
+    hi = len(items) if hi is NIL else hi
+    if not (0 <= lo <= hi <= len(items)):
+        raise IndexError(f"bad :{start.lower()}/:{end.lower()}")
+    return lo, hi
+
+
+_TWO_SEQ_KEYS = ("TEST", "TEST-NOT", "KEY", "FROM-END", "START1", "END1", "START2", "END2")
+
+
 @builtin("SEARCH", interp=True)
 def search(interp, needle, haystack, *options):
-    opts = keywords(options, ("TEST", "KEY", "FROM-END", "START1", "END1", "START2", "END2"))
+    opts = keywords(options, _TWO_SEQ_KEYS)
     test = test_fn(interp, opts)
     key = key_fn(interp, opts)
     a = items_of(needle)
     b = items_of(haystack)
-    s2 = opts.get("START2", 0)
-    e2 = opts.get("END2", NIL)
-    e2 = len(b) if e2 is NIL else e2
+    s1, e1 = _subrange(a, opts, "START1", "END1")
+    s2, e2 = _subrange(b, opts, "START2", "END2")
+    a = a[s1:e1]
     positions = range(s2, e2 - len(a) + 1)
     if opts.get("FROM-END", NIL) is not NIL:
         positions = reversed(positions)
@@ -413,13 +450,26 @@ def search(interp, needle, haystack, *options):
 
 @builtin("MISMATCH", interp=True)
 def mismatch(interp, a, b, *options):
-    opts = keywords(options, ("TEST", "KEY", "FROM-END"))
+    opts = keywords(options, _TWO_SEQ_KEYS)
     test = test_fn(interp, opts)
+    key = key_fn(interp, opts)
     x, y = items_of(a), items_of(b)
-    for i in range(min(len(x), len(y))):
-        if not test(x[i], y[i]):
-            return i
-    return NIL if len(x) == len(y) else min(len(x), len(y))
+    s1, e1 = _subrange(x, opts, "START1", "END1")
+    s2, e2 = _subrange(y, opts, "START2", "END2")
+    n = min(e1 - s1, e2 - s2)
+
+    def same(u, v):
+        return test(key(u) if key else u, key(v) if key else v)
+
+    if opts.get("FROM-END", NIL) is not NIL:
+        for k in range(1, n + 1):
+            if not same(x[e1 - k], y[e2 - k]):
+                return e1 - k + 1
+        return NIL if e1 - s1 == e2 - s2 else e1 - n
+    for k in range(n):
+        if not same(x[s1 + k], y[s2 + k]):
+            return s1 + k
+    return NIL if e1 - s1 == e2 - s2 else s1 + n
 
 
 @builtin("FILL")
@@ -599,7 +649,15 @@ def subsetp(interp, a, b, *options):
 
 @builtin("ADJOIN", interp=True)
 def adjoin(interp, item, lst, *options):
-    if member_of(interp, item, lst, options) is not NIL:
+    return adjoin_to(interp, item, lst, options)
+
+
+def adjoin_to(interp, item: Any, lst: Any, options: list | tuple) -> Any:
+    """ADJOIN and PUSHNEW: the :key applies to the item as well as to the list's elements."""
+    opts = keywords(tuple(options), ("KEY", "TEST", "TEST-NOT"))
+    key = key_fn(interp, opts)
+    probe = key(item) if key else item
+    if member_of(interp, probe, lst, options) is not NIL:
         return lst
     return Cons(item, lst)
 

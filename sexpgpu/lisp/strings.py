@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sexpgpu.lisp.conditions import Condition, condition_error
 from sexpgpu.lisp.errors import limit_error
 from sexpgpu.lisp.printer import (
     CHAR_PRINT_NAMES,
@@ -185,10 +186,13 @@ def parse_integer(s, *options):
         if not digits or digits in "+-":
             return MV((NIL, stop))
         return MV((int(digits, radix), stop))
-    try:
-        return MV((int(stripped, radix), start + len(text)))
-    except ValueError:
-        raise ValueError(f"lisp: parse-integer: {text!r} is not an integer") from None
+    body = stripped[1:] if stripped[:1] in ("+", "-") else stripped
+    if not body or any(_digit_value(c, radix) is None for c in body):
+        # PARSE-ERROR, as the standard says (Python's int() would also take "1_0")
+        raise condition_error(Condition(
+            "PARSE-ERROR", f"parse-integer: {prin1_to_string(text)} is not an integer"),
+            fix="pass :junk-allowed t, or check the text first")
+    return MV((int(stripped, radix), start + len(text)))
 
 
 def _digit_value(c: str, radix: int):

@@ -47,6 +47,9 @@ _ATOMIC = {
     "RATIONAL": lambda x: type(x) in (int, Fraction),
     "INTEGER": lambda x: type(x) is int,
     "FIXNUM": lambda x: type(x) is int and _FIXNUM_MIN <= x <= _FIXNUM_MAX,
+    "BIT": lambda x: type(x) is int and 0 <= x <= 1,
+    "UNSIGNED-BYTE": lambda x: type(x) is int and x >= 0,
+    "SIGNED-BYTE": lambda x: type(x) is int,
     "BIGNUM": lambda x: type(x) is int and not _FIXNUM_MIN <= x <= _FIXNUM_MAX,
     "RATIO": lambda x: type(x) is Fraction,
     "FLOAT": lambda x: type(x) in (float, Single),
@@ -107,6 +110,8 @@ def _compound_typep(interp: Any, x: Any, spec: Cons) -> bool:
         return eql(x, args[0])
     if head == "SATISFIES":
         return interp.call1(interp.function_of(args[0], None), x) is not NIL
+    if head in ("UNSIGNED-BYTE", "SIGNED-BYTE", "MOD"):
+        return type(x) is int and _in_byte_range(head, x, args[0] if args else intern("*"))
     if head in _RANGE_TYPES:
         if not typep(interp, x, intern(head)):
             return False
@@ -114,6 +119,17 @@ def _compound_typep(interp: Any, x: Any, spec: Cons) -> bool:
         high = args[1] if len(args) > 1 else intern("*")
         return _in_bound(x, low, True) and _in_bound(x, high, False)
     return typep(interp, x, spec.car)
+
+
+def _in_byte_range(head: str, x: int, size: Any) -> bool:
+    """(unsigned-byte s), (signed-byte s), (mod n); a size of * means any integer of the kind."""
+    if head == "MOD":
+        return 0 <= x < size
+    if isinstance(size, Symbol):
+        return x >= 0 or head == "SIGNED-BYTE"
+    if head == "UNSIGNED-BYTE":
+        return 0 <= x < 2 ** size
+    return -(2 ** (size - 1)) <= x < 2 ** (size - 1)
 
 
 def _in_bound(x: Any, bound: Any, lower: bool) -> bool:

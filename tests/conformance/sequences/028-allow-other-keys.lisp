@@ -1,0 +1,12 @@
+;; :allow-other-keys t lets a builtin take keywords it does not know; the first one counts
+(print (find 2 '(1 2 3) :allow-other-keys t :foo 1))
+(print (position 3 '(1 2 3) :bar 2 :allow-other-keys t))
+(print (remove 1 '(1 2 1) :allow-other-keys t :allow-other-keys nil :zzz 0))
+(print (member 2 '(1 2 3) :allow-other-keys nil))
+(defparameter *bad* '(:foo 1))
+(print (handler-case (apply #'find 2 '(1 2 3) *bad*) (program-error () 'program-error) (error () 'error)))
+(print (handler-case (apply #'find 2 '(1 2 3) :allow-other-keys nil *bad*)
+         (program-error () 'program-error) (error () 'error)))
+(print (count 1 '(1 1 2) :allow-other-keys t :key #'identity :key #'1+))
+(print (subst 'x 'a '(a b (a)) :allow-other-keys t :junk 5))
+(print (sort (list 3 1 2) #'< :allow-other-keys t :other 1))

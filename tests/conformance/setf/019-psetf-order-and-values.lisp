@@ -1,0 +1,10 @@
+;; psetf evaluates each place's subforms, then its value, left to right; (values ...) places
+(let ((a (list 1 2 3)) (i 0) (log nil))
+  (psetf (nth (progn (push 'p1 log) i) a) (progn (push 'v1 log) 10)
+         (nth (progn (push 'p2 log) (incf i)) a) (progn (push 'v2 log) 20))
+  (print (list a i (reverse log))))
+(let ((x 1) (y 2) (z 3))
+  (print (psetf (values x y) (values y x) z x))
+  (print (list x y z)))
+(let ((x 1) (y 2)) (psetf x y y x) (print (list x y)))
+(let ((a (vector 1 2)) (j 0)) (psetf (aref a j) (aref a 1) (aref a 1) (aref a j)) (print a))

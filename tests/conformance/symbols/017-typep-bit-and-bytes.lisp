@@ -1,0 +1,12 @@
+;; bit, unsigned-byte, signed-byte and mod as type specifiers, in typep and typecase
+(print (list (typep 0 'bit) (typep 1 'bit) (typep 2 'bit) (typep -1 'bit) (typep 0.0 'bit)))
+(print (mapcar (lambda (x) (typecase x (bit 'bit) (fixnum 'fixnum) (t 'other)))
+               '(0 1 2 -1 a)))
+(print (mapcar (lambda (x) (etypecase x (bit :b) (integer :i) (symbol :s))) '(1 5 x)))
+(print (list (typep 255 '(unsigned-byte 8)) (typep 256 '(unsigned-byte 8))
+             (typep -1 'unsigned-byte) (typep 10 'unsigned-byte)))
+(print (list (typep -128 '(signed-byte 8)) (typep 128 '(signed-byte 8))
+             (typep -129 '(signed-byte 8)) (typep -5 'signed-byte)))
+(print (list (typep 4 '(mod 5)) (typep 5 '(mod 5)) (typep -1 '(mod 5))))
+(print (list (typep 1 '(or bit null)) (typep nil '(or bit null)) (typep 1 '(and bit (not (eql 0))))))
+(print (list (typep 3 '(unsigned-byte *)) (typep -3 '(signed-byte *))))
