@@ -2,12 +2,13 @@
 their hyperparameters, one training step (ops, FLOPs) and memory.
 
 Usage:
-  sexpgpu explain FILE [--set K=V]... [--variant NAME] [--json]
+  sexpgpu explain FILE [--set K=V]... [--variant NAME] [--precision P] [--json]
   sexpgpu explain (-h | --help)
 
 Options:
   --set K=V        bind knob K to V (repeatable)
   --variant NAME   bind the knobs of a declared variant
+  --precision P    f32 or bf16 (default: the file's defrun :precision)
   --json           print the plan as JSON on standard output (what plan.json stores)
 """
 
@@ -80,6 +81,13 @@ def render(plan: dict[str, Any]) -> str:
     out.append(f"\nmemory  params {_size(mem['params_bytes'])}, grads {_size(mem['grads_bytes'])}"
                f", optimizer state {_size(mem['optimizer_state_bytes'])}, peak activations "
                f"{_size(mem['peak_activation_bytes'])}")
+    by = plan.get("memory_by_precision") or {}
+    if by:
+        run = (plan.get("run") or {}).get("precision", "f32")
+        sizes = ", ".join(f"{p} {_size(v['step_buffer_bytes'])}"
+                          + (" (this run)" if p == run else "") for p, v in by.items())
+        out.append(f"  step buffers (activations, gradients): {sizes}; parameters, "
+                   "optimizer state and the gradients it reads stay f32")
     return "\n".join(out) + "\n"
 
 

@@ -1,14 +1,16 @@
 """`sexpgpu ir FILE`: the IR of the training step split into forward, backward and
 update, the evaluate graphs, and the lowering report (fused kernels, where each
-came from).
+came from). The graphs are shown after the precision pass: under bf16 the casts it
+inserted are there, each at the line of the op that needed it.
 
 Usage:
-  sexpgpu ir FILE [--set K=V]... [--variant NAME] [--json] [--no-lower]
+  sexpgpu ir FILE [--set K=V]... [--variant NAME] [--precision P] [--json] [--no-lower]
   sexpgpu ir (-h | --help)
 
 Options:
   --set K=V        bind knob K to V (repeatable)
   --variant NAME   bind the knobs of a declared variant
+  --precision P    f32 or bf16 (default: the file's defrun :precision)
   --no-lower       skip the lowering report
   --json           print graphs and kernels as JSON
 """
@@ -49,9 +51,10 @@ def lowering(g: Graph) -> list[dict[str, Any]]:
 def main(argv: list[str]) -> int:
     args = docopt(__doc__, argv=["ir", *argv])
     compiled = compile_file(args["FILE"], from_docopt(args))
-    bounds = compiled.graphs.sections if compiled.graphs else {}
-    graphs = [*compiled.step_graphs(), *compiled.evaluates.values(),
-              *compiled.unused_evaluates.values()]
+    lowered = compiled.lowered()  # the run's precision (--precision wins over defrun)
+    bounds = lowered.sections
+    graphs = [*lowered.step_graphs(), *lowered.evaluates.values(),
+              *lowered.unused_evaluates.values()]
     report = {g.name: lowering(g) for g in graphs} if not args["--no-lower"] else {}
     if args["--json"]:
         payload = {g.name: {"sections": {name: [format_node_line(n).strip() for n in nodes]
@@ -59,7 +62,7 @@ def main(argv: list[str]) -> int:
                             "kernels": report.get(g.name, [])} for g in graphs}
         sys.stdout.write(orjson.dumps(payload).decode() + "\n")
         return 0
-    out: list[str] = []
+    out: list[str] = [f";; precision {lowered.precision}"]
     for g in graphs:
         out.append(f"graph {g.name}")
         for v in g.inputs:

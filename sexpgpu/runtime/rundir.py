@@ -95,11 +95,14 @@ def _clean(text: str) -> str:
 
 
 def slug_for(plan: RunPlan) -> str:
-    """`<stem>[-<selection>]-<hash>`, e.g. `mnist1d-mlp-lr=0.03-1a2b3c4d`."""
+    """`<stem>[-<selection>][-<precision>]-<hash>`, e.g. `mnist1d-mlp-lr=0.03-1a2b3c4d`,
+    or `mnist1d-mlp-lr=0.03-bf16-1a2b3c4d` for the same run in bf16 (f32 is not named)."""
     parts = [_clean(Path(plan.file).stem) or "run"]
     if plan.selection:
         chosen = ",".join(f"{k}={v}" for k, v in sorted(plan.selection.items()))
         parts.append(_clean(chosen)[:60])
+    if plan.run.precision != "f32":  # it changes results: two precisions, two runs
+        parts.append(plan.run.precision)
     parts.append(source_hash(plan))
     return "-".join(parts)
 
