@@ -108,9 +108,9 @@ def step_buffer_bytes(c: CompiledExperiment, precision: str) -> dict[str, int]:
 
 
 def precision_memory(c: CompiledExperiment) -> dict[str, Any]:
-    """`memory_by_precision` of the plan: each precision's step buffers, and the
-    parameters' bf16 copies (made from the f32 masters each step; the masters, the
-    gradients the optimizer reads and its state stay f32 under both)."""
+    """`memory_by_precision` of the plan: each precision's step buffers, the largest
+    step graph's and each one's (parameters, the gradients the optimizer reads and its
+    state are f32 under both, so `memory` above holds for both)."""
     out: dict[str, Any] = {}
     for precision in PRECISIONS:
         by_graph = step_buffer_bytes(c, precision)

@@ -1,25 +1,25 @@
 """The precision pass: a traced graph (every float value logically f32) rewritten for
-the run's precision before lowering, so every launcher runs the same casts.
+the run's precision before lowering, so every launcher compiles the same casts.
 
-Under `:bf16` (or inside `(with-numerics (:bf16) ...)`) values are stored in bfloat16
-and sums are f32, as autocast does. Each value gets a class: `weak` (graph inputs and
-constants: parameters, data, literals; they take the precision of the op reading
-them), `bf16` or `f32`. In a bf16 region:
+In a bf16 region (the run's `:precision :bf16`, or `(with-numerics (:bf16) ...)`) each
+traced f32 value gets a class: `weak` (graph inputs and constants: parameters, the
+batch, literals, read as they are), `bf16` (an activation, stored as bf16) or `f32` (a
+statistic, kept f32):
 
-- an elementwise op computes in f32 if an operand is an `f32` value, else in bf16
-  (weak operands are rounded to it); its result has that class;
-- a reduction (`sum`, `amax`, `amin`) reads its input widened and is `f32`;
-- a matmul rounds both operands to bf16, widens them exactly and multiplies in f32
-  (BLAS); the product is `bf16`: rounded where a bf16 op reads it, read unrounded by
-  f32 ops (the optimizer reads a weight gradient unrounded);
-- data movement (reshape, slice, take, concat, ...) keeps its input's class.
+- an elementwise op computes in f32; its result is `f32` when its operands are
+  statistics (and constants), else `bf16`;
+- a reduction (`sum`, `amax`, `amin`) accumulates in f32 and is `f32`;
+- a matmul rounds its operands to bf16, widens them (exactly) and multiplies in f32 by
+  BLAS; its product is `bf16`;
+- data movement keeps its input's class.
 
-In an f32 region (an island, the whole of an `:f32` run) every op reads its float
-operands at f32 and computes as traced; the optimizer update and the graph's outputs
-are always f32. The casts the rules need are inserted where a value is read at
-another dtype: a rounding cast once per value, a widening cast once per section
-(forward, backward, update: a value saved for the backward stays bf16 until then).
-Lowering fuses an elementwise cast into the loop it feeds or follows."""
+A `bf16` value that some reader takes from memory (a matmul, a movement kernel, an op
+of another shape, a later section) is rounded where it is made and every reader sees
+the rounded value; one read only inside the loop that makes it is never rounded. The
+optimizer update (always f32) and the graph's outputs read f32. In an f32 region every
+op computes as traced. A rounding cast is made once per value, a widening cast once
+per section (forward, backward, update), so an activation the backward reads stays
+bf16 until then; lowering fuses them into the loops around them (docs/numerics.md)."""
 
 from __future__ import annotations
 
@@ -249,7 +249,7 @@ class _Pass:
         shape = reader.outputs[0].shape
         if (not _float(v) or v.shape == shape or self.cls.get(v.id) != "bf16"
                 or self.stored(v).dtype != "bf16"
-                or ("f32", self.section) in {(k[1], k[2]) for k in self.casts if k[0] == v.id}):
+                or (v.id, "f32", self.section) in self.casts):  # widened once already
             return self.read(v, reader, "f32") if _float(v) else self.new[v.id]
         wide = self.g.apply("broadcast_to", self.stored(v), shape=shape)
         return self.g.apply("cast", wide, dtype="f32")
