@@ -233,7 +233,7 @@ def test_f16_is_refused_at_check(tmp_path: Path) -> None:
                              env=env, capture_output=True, text=True, timeout=120)
     assert checked.returncode == 1
     (diag,) = orjson.loads(checked.stdout)["diagnostics"]
-    assert diag["code"] == "E-PRECISION"
+    assert diag["code"] == "E-PRECISION" and "numba cannot hold float16" in diag["message"]
     assert diag["fix"].startswith("use :bf16")
     assert (diag["span"]["line"], diag["span"]["col"]) == (text.count("\n", 0, text.index(
         "(defrun")) + 1, 1)

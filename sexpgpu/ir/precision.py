@@ -60,7 +60,8 @@ def check_precision(name: object, where: str, span: Span | None = None,
     if text in PRECISIONS:
         return text
     if text == "f16":
-        raise error(E_PRECISION, f"{where}: f16 is not available", span,
+        raise error(E_PRECISION, f"{where}: f16 is not available: numba cannot hold "
+                    "float16 arrays on the CPU", span,
                     expected=":f32 or :bf16", actual=":f16",
                     fix="use :bf16 (same 16-bit storage, f32 range, no loss scaling)")
     raise error(code or E_PRECISION, f"{where}: unknown precision :{text}", span,
