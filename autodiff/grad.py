@@ -74,7 +74,8 @@ def _vjp(g: Graph, node: Node, out_cts: list[Value | None]) -> list[Value | None
                     node.span, actual=f"{node.op} applied to {shapes}",
                     fix="wrap its input in stop_gradient, or use a differentiable op",
                     notes=list(node.notes))
-    with g.at(node.span, node.notes):  # backward nodes point at the forward line
+    # backward nodes point at the forward line and keep its numerics region
+    with g.at(node.span, node.notes), g.numerics(node.numerics):
         return opdef.vjp(g, node, out_cts)
 
 
@@ -115,7 +116,8 @@ def backward(graph: Graph, loss: Value, wrt: list[Value]) -> Backward:
     for node in reversed(list(graph.nodes)):
         if node.id not in relevant:
             continue
-        out_cts = [_total(graph, cts, o) for o in node.outputs]
+        with graph.numerics(node.numerics):  # a fan-out sum is in its value's region
+            out_cts = [_total(graph, cts, o) for o in node.outputs]
         if all(c is None for c in out_cts):
             continue
         in_cts = _vjp(graph, node, out_cts)

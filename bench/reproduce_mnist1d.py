@@ -4,7 +4,8 @@ generator, for several seeds, with `sexpgpu run`; then a table against the publi
 accuracy (32/68/94/91%) and one plot per model and dataset (`sexpgpu plot`).
 
   python bench/reproduce_mnist1d.py [--models mlp cnn] [--data frozen generator]
-      [--seeds 42 43 44] [--set steps=20] [--out runs/reproduce-mnist1d] [--img-dir DIR]
+      [--seeds 42 43 44] [--set steps=20] [--precision bf16] [--out runs/reproduce-mnist1d]
+      [--img-dir DIR]
 
 Runs already done are reused (`--resume latest`), so an interrupted reproduction continues.
 The helpers in the first part are shared with reproduce_shakespeare.py.
@@ -107,14 +108,16 @@ def median_step_ms(run_dir: Path) -> float | None:
     return statistics.median(times) if times else None
 
 
-def run_sexpgpu(label: str, file: Path, sets: list[str], runs_dir: Path) -> RunResult:
-    """`sexpgpu run FILE --set ... --runs DIR --json`; a run done before (E-RUN-EXISTS) is
-    continued with `--resume latest`, which for a finished run just reports it again."""
-    args = ["run", str(file), "--runs", str(runs_dir), "--json"]
+def run_sexpgpu(label: str, file: Path, sets: list[str], runs_dir: Path,
+                flags: tuple[str, ...] = ()) -> RunResult:
+    """`sexpgpu run FILE --set ... [FLAGS] --runs DIR --json` (FLAGS: `--precision bf16`);
+    a run done before (E-RUN-EXISTS) is continued with `--resume latest`, which for a
+    finished run just reports it again."""
+    args = ["run", str(file), "--runs", str(runs_dir), "--json", *flags]
     for item in sets:
         args += ["--set", item]
     result = RunResult(label, ["sexpgpu", "run", _shown(file),
-                               *(f"--set {_shown_setting(item)}" for item in sets)])
+                               *(f"--set {_shown_setting(item)}" for item in sets), *flags])
     started = time.time()
     done = sexpgpu(*args)
     out = _last_json(done.stdout)
@@ -223,11 +226,13 @@ def file_and_sets(model: str, data: str, npz: Path, out_dir: Path) -> tuple[Path
     return frozen_file(model, npz, out_dir / "files"), []
 
 
-def table_rows(results: dict[tuple[str, str], list[RunResult]]) -> list[dict[str, Any]]:
+def table_rows(results: dict[tuple[str, str], list[RunResult]],
+               precision: str = "f32") -> list[dict[str, Any]]:
     rows = []
     for (model, data), runs in results.items():
         accs = [a for a in (r.last_eval("test/accuracy") for r in runs) if a is not None]
-        row: dict[str, Any] = {"model": model, "data": data, "published": PUBLISHED[model],
+        row: dict[str, Any] = {"model": model, "data": data, "precision": precision,
+                               "published": PUBLISHED[model],
                                "seeds": [r.label for r in runs], "accuracies": accs,
                                "errors": [r.error for r in runs if r.error],
                                "commands": [" ".join(r.command) for r in runs]}
@@ -257,13 +262,14 @@ def run_cells(row: dict[str, Any], step_format: str) -> tuple[str, str, str, str
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
-    out = ["| model | data | published | ours mean | ours min–max | seeds | within 3/5 pts "
-           "| step | wall/run | command (first seed) |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
+    out = ["| model | data | precision | published | ours mean | ours min–max | seeds "
+           "| within 3/5 pts | step | wall/run | command (first seed) |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         got = (pct(r["mean"]), f"{pct(r['min'])}–{pct(r['max'])}") if "mean" in r else ("-", "-")
         met, step, wall, cmd = run_cells(r, ".2f")
-        out.append(f"| {r['model']} | {r['data']} | {pct(r['published'])} | {got[0]} | {got[1]} "
+        out.append(f"| {r['model']} | {r['data']} | {r.get('precision', 'f32')} "
+                   f"| {pct(r['published'])} | {got[0]} | {got[1]} "
                    f"| {len(r['accuracies'])}/{len(r['seeds'])} | {met} | {step} | {wall} "
                    f"| {cmd} |")
     for r in rows:
@@ -281,6 +287,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", nargs="+", type=int, default=[42, 43, 44])
     parser.add_argument("--set", dest="sets", action="append", default=[],
                         help="passed to every run, e.g. --set steps=20 for a smoke test")
+    parser.add_argument("--precision", choices=["f32", "bf16"], default="f32",
+                        help="train in f32 (default) or bf16 with f32 masters (--precision)")
     parser.add_argument("--npz", type=Path, default=FROZEN, help="the frozen MNIST-1D file")
     parser.add_argument("--out", type=Path, default=ROOT / "runs" / "reproduce-mnist1d")
     parser.add_argument("--img-dir", type=Path, default=None,
@@ -289,6 +297,8 @@ def main(argv: list[str] | None = None) -> int:
     img_dir = args.img_dir or args.out / "img"
     img_dir.mkdir(parents=True, exist_ok=True)
 
+    flags = ("--precision", args.precision) if args.precision != "f32" else ()
+    suffix = f"-{args.precision}" if flags else ""
     results: dict[tuple[str, str], list[RunResult]] = {}
     for model in args.models:
         for data in args.data:
@@ -298,17 +308,17 @@ def main(argv: list[str] | None = None) -> int:
                 label = f"seed={seed}"
                 print(f"{model} {data} {label} ...", flush=True)
                 result = run_sexpgpu(label, file, [*sets, f"seed={seed}", *args.sets],
-                                     args.out / "runs")
+                                     args.out / "runs", flags)
                 runs.append(result)
                 acc = result.last_eval("test/accuracy")
                 print(f"  test accuracy {acc if acc is None else f'{100 * acc:.1f}%'}, "
                       f"{result.wall_s:.1f} s" + (f"\n  {result.error}" if result.error else ""),
                       flush=True)
-            problem = plot(runs, img_dir / f"mnist1d-{model}-{data}.png")
+            problem = plot(runs, img_dir / f"mnist1d-{model}-{data}{suffix}.png")
             if problem:
                 print(f"  plot: {problem}", flush=True)
-    rows = table_rows(results)
-    write_outputs(args.out, markdown(rows), rows)
+    rows = table_rows(results, args.precision)
+    write_outputs(args.out / args.precision if flags else args.out, markdown(rows), rows)
     return 0 if all(not r["errors"] for r in rows) else 1
 
 

@@ -4,7 +4,10 @@
 against nanoGPT's 1.88, a table and a plot (`sexpgpu plot`).
 
   python bench/reproduce_shakespeare.py [--seeds 1337 1338 1339] [--text PATH] [--batches 200]
-      [--set steps=20] [--out runs/reproduce-shakespeare] [--img-dir DIR]
+      [--set steps=20] [--precision bf16] [--out runs/reproduce-shakespeare] [--img-dir DIR]
+
+With `--precision bf16` the runs (and the final evaluation) are in bf16 with f32 master
+weights; their table goes to OUT/bf16, beside the f32 one.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ WITHIN = 0.05  # issue 6, "Done means"
 
 
 def final_val_loss(result: RunResult, selection: dict[str, Any],
-                   batches: int) -> tuple[float | None, str]:
+                   batches: int, precision: str = "f32") -> tuple[float | None, str]:
     """The val loss of the run's final checkpoint over `batches` batches (nanoGPT's
     eval_iters = 200; the example's own periodic eval reads fewer). Falls back to the run's
     last val/loss, saying so, when the in-process evaluation cannot be done."""
@@ -49,7 +52,8 @@ def final_val_loss(result: RunResult, selection: dict[str, Any],
         from sexpgpu.runtime.spec import EvalSpec
 
         api = importlib.import_module("sexpgpu.api")  # the lead's compile-and-load entry
-        plan, program = api.load_program(str(EXAMPLE), selection=selection)
+        plan, program = api.load_program(str(EXAMPLE), selection=selection,
+                                         precision=precision)
         found = ckpt.latest_valid(result.run_dir)
         if found is None:
             return fallback, f"{fallback_note}; no valid checkpoint"
@@ -68,14 +72,16 @@ def final_val_loss(result: RunResult, selection: dict[str, Any],
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
-    out = ["| model | published val loss | ours mean | ours min–max | seeds | mean within 0.05 "
-           "| seeds within 0.05 | step | wall/run | measured over | command (first seed) |",
-           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    out = ["| model | precision | published val loss | ours mean | ours min–max | seeds "
+           "| mean within 0.05 | seeds within 0.05 | step | wall/run | measured over "
+           "| command (first seed) |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         got = ((f"{r['mean']:.3f}", f"{r['min']:.3f}–{r['max']:.3f}") if "mean" in r
                else ("-", "-"))
         met, step, wall, cmd = run_cells(r, ".1f")
-        out.append(f"| char-GPT | {PUBLISHED_VAL_LOSS} | {got[0]} | {got[1]} "
+        out.append(f"| char-GPT | {r.get('precision', 'f32')} | {PUBLISHED_VAL_LOSS} "
+                   f"| {got[0]} | {got[1]} "
                    f"| {len(r['losses'])}/{len(r['seeds'])} | {met} "
                    f"| {r.get('seeds_within', 0)}/{len(r['losses'])} | {step} | {wall} "
                    f"| {'; '.join(sorted(set(r['measured'])))} | {cmd} |")
@@ -92,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="validation batches for the final loss (nanoGPT: 200)")
     parser.add_argument("--set", dest="sets", action="append", default=[],
                         help="passed to every run, e.g. --set steps=20 for a smoke test")
+    parser.add_argument("--precision", choices=["f32", "bf16"], default="f32",
+                        help="train in f32 (default) or bf16 with f32 masters (--precision)")
     parser.add_argument("--out", type=Path, default=ROOT / "runs" / "reproduce-shakespeare")
     parser.add_argument("--img-dir", type=Path, default=None,
                         help="where the plot goes (default OUT/img; docs use docs/img)")
@@ -100,26 +108,29 @@ def main(argv: list[str] | None = None) -> int:
     img_dir.mkdir(parents=True, exist_ok=True)
 
     text = args.text.resolve()
+    flags = ("--precision", args.precision) if args.precision != "f32" else ()
     runs, losses, measured = [], [], []
     for seed in args.seeds:
         print(f"shakespeare-char seed={seed} ...", flush=True)
         result = run_sexpgpu(f"seed={seed}", EXAMPLE, [f"data={text}", f"seed={seed}",
-                                                       *args.sets], args.out / "runs")
+                                                       *args.sets], args.out / "runs", flags)
         runs.append(result)
         if result.error:
             print(f"  {result.error}", flush=True)
             continue
         selection = {"data": str(text), "seed": seed,
                      **dict(item.split("=", 1) for item in args.sets)}
-        loss, how = final_val_loss(result, selection, args.batches)
+        loss, how = final_val_loss(result, selection, args.batches, args.precision)
         print(f"  final val loss {loss} ({how}), {result.wall_s:.0f} s", flush=True)
         if loss is not None:
             losses.append(loss)
             measured.append(how)
-    problem = plot(runs, img_dir / "shakespeare-char.png")
+    suffix = f"-{args.precision}" if flags else ""
+    problem = plot(runs, img_dir / f"shakespeare-char{suffix}.png")
     if problem:
         print(f"plot: {problem}", flush=True)
-    row: dict[str, Any] = {"published": PUBLISHED_VAL_LOSS, "seeds": [r.label for r in runs],
+    row: dict[str, Any] = {"precision": args.precision, "published": PUBLISHED_VAL_LOSS,
+                           "seeds": [r.label for r in runs],
                            "losses": losses, "measured": measured,
                            "errors": [r.error for r in runs if r.error],
                            "commands": [" ".join(r.command) for r in runs]}
@@ -132,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     times = [r.step_ms for r in runs if r.step_ms is not None]
     row["step_ms"] = statistics.median(times) if times else None
     row["wall_s"] = statistics.mean(r.wall_s for r in runs) if runs else None
-    write_outputs(args.out, markdown([row]), [row])
+    write_outputs(args.out / args.precision if flags else args.out, markdown([row]), [row])
     return 0 if not row["errors"] else 1
 
 

@@ -1,6 +1,8 @@
 """bf16 storage: a bf16 is the top 16 bits of an f32, kept in uint16 arrays.
 The scalar conversions are pure arithmetic (no bit casts, no intrinsics), so
-one body runs in numpy-free jit code on the CPU and in CUDA device code."""
+one body runs in numpy-free jit code on the CPU and in CUDA device code (numba's
+CUDA target cannot view a float's bits). CPU kernels use `CPU_BODIES` instead:
+the same results through the bit pattern, ~10x faster and vectorisable."""
 
 from __future__ import annotations
 
@@ -10,8 +12,11 @@ import numpy as np
 
 
 def f32_to_bf16(x):
-    """The bf16 pattern nearest to float32 `x` (ties to even); NaN stays NaN."""
-    x = float(x)  # f64 holds every f32 exactly and cannot overflow below
+    """The bf16 pattern nearest to float32 `x` (ties to even); NaN stays NaN. `x` may
+    also be a bool or an integer (a cast to bf16)."""
+    # an f64 result is rounded to f32 first (as numpy stores it), then to bf16: the
+    # CPU body below and the reference interpreter round the same way
+    x = float(np.float32(1.0 * x))  # f64 holds every f32 exactly: no overflow below
     if x != x:
         return np.uint16(0x7FC0)
     sign = 0x8000 if math.copysign(1.0, x) < 0 else 0
@@ -45,6 +50,18 @@ def bf16_to_f32(h):
 
 
 SCALAR_FUNCTIONS = (f32_to_bf16, bf16_to_f32)
+
+# CPU kernels: the two conversions through the f32 bit pattern (numba views scalars on
+# the CPU). Round to nearest, ties to even, NaN as 0x7FC0: the arithmetic bodies above,
+# bit for bit (tests/test_kernels_rng.py), so CPU and CUDA store the same bf16 values.
+_CPU_TO_BF16 = """\
+b = np.float32(x).view(np.uint32)
+if x != x:
+    return np.uint16(0x7FC0)
+return np.uint16((b + np.uint32(0x7FFF) + ((b >> np.uint32(16)) & np.uint32(1)))
+                 >> np.uint32(16))"""
+_CPU_TO_F32 = "return np.uint32(np.uint32(x) << np.uint32(16)).view(np.float32)"
+CPU_BODIES = {"f32_to_bf16": _CPU_TO_BF16, "bf16_to_f32": _CPU_TO_F32}
 
 
 # numpy (vectorised, through bit views): the oracle the scalar bodies are tested against

@@ -107,7 +107,10 @@ def _helpers(decorator: str, device: str = "cpu") -> list[str]:
     if device == "cuda":
         for name, body in mathfn.CUDA_BODIES.items():
             lines += ["", "", decorator, f"def {name}(x):", f"    return {body}"]
-    for module in (rng, bf16, mathfn) if device == "cpu" else (rng, bf16):
+    else:  # bf16 through the bit pattern (kernels/bf16.py)
+        for name, body in bf16.CPU_BODIES.items():
+            lines += ["", "", decorator, f"def {name}(x):"] + _indent(body.splitlines(), 1)
+    for module in (rng, mathfn) if device == "cpu" else (rng, bf16):
         consts = sorted({n for fn in module.SCALAR_FUNCTIONS for n in fn.__code__.co_names
                          if n.startswith("_") and isinstance(getattr(module, n, None),
                                                                (np.generic, float))})

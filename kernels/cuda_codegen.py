@@ -390,8 +390,6 @@ def generate_cuda(program: KernelPlan, plan: MemoryPlan, names: Names, codes: li
 
 def _buffer_size(buf: str, program: KernelPlan, plan: MemoryPlan, names: Names) -> int:
     for v in list(program.graph.inputs) + list(plan.slot_of):
-        if names.buf(v) == buf:
-            if v in plan.slot_of:
-                return plan.slots[plan.slot_of[v]][1]
+        if names.buf(v) == buf:  # a stored value's view in the arena is its own size
             return max(1, prod(v.shape))
     raise KeyError(buf)

@@ -60,9 +60,8 @@ class DeviceGraph:
         updated = set(program.graph.updates)
         self._inputs = [_Input(v, np.dtype(storage(v)), v in updated)
                         for v in program.graph.inputs]
-        self._slots = [be.device_array(n, dt) for dt, n in plan.slots]
-        self._stored = {self.names.buf(v): self._slots[plan.slot_of[v]][:max(1, prod(v.shape))]
-                        for v in plan.slot_of}
+        self._arena = be.device_array(plan.size, np.uint8)  # every slot, as bytes
+        self._stored = {self.names.buf(v): plan.view(self._arena, v) for v in plan.slot_of}
         self._bound: dict[str, Any] = {}          # input name -> a resident device array
         self._staged: list[_Staged] | None = None
         self._step: be.Step | None = None

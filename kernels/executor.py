@@ -49,9 +49,9 @@ class CompiledGraph:
         updated = set(program.graph.updates)
         self._inputs = [_Input(v, np.dtype(storage(v)), v in updated)
                         for v in program.graph.inputs]
-        slots = plan.allocate()
-        # each stored value is a view of its slot, made once
-        self._fixed = [slots[plan.slot_of[v]][:max(1, prod(v.shape))] for v in plan.slot_of]
+        arena = plan.allocate()
+        # each stored value is a view of its bytes in the arena, made once
+        self._fixed = [plan.view(arena, v) for v in plan.slot_of]
         stored = {v: k for k, v in enumerate(plan.slot_of)}
         self._outputs: list[tuple[str, Value, int | None, int | None]] = []
         input_pos = {v: k for k, v in enumerate(program.graph.inputs)}

@@ -1,10 +1,14 @@
-"""The memory plan: every value a kernel stores gets a slot (one flat buffer);
-slots are reused once the values in them are dead, and the peak is reported."""
+"""The memory plan: every value a kernel stores gets a place in one arena (a flat byte
+buffer, viewed as the value's storage dtype) for the kernels from the one that stores
+it to the last that reads it; values whose lifetimes do not overlap share bytes,
+whatever their dtypes (a bf16 step mixes uint16 and float32 buffers). The arena's
+size is the peak reported."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from math import prod
+from typing import Any
 
 import numpy as np
 from sexpgpu.kernels.lower import KernelPlan
@@ -13,58 +17,69 @@ from sexpgpu.kernels.source import storage
 from sexpgpu.ir.graph import Value
 
 _FOREVER = 1 << 60
+_ALIGN = 64  # every value starts on a cache line (and any dtype's view stays aligned)
 
 
 @dataclass
 class MemoryPlan:
-    slots: list[tuple[str, int]]      # (numpy storage dtype, elements) per slot
-    slot_of: dict[Value, int]         # stored value -> its slot
+    slot_of: dict[Value, int]         # stored value -> its byte offset in the arena
+    size: int                         # the arena's bytes: the peak
     naive_bytes: int                  # one buffer per value, no reuse
 
     @property
     def peak_bytes(self) -> int:
-        return sum(n * np.dtype(dt).itemsize for dt, n in self.slots)
+        return self.size
 
-    def allocate(self) -> list[np.ndarray]:
-        return [np.empty(n, dtype=dt) for dt, n in self.slots]
+    def allocate(self) -> np.ndarray:
+        return np.empty(max(1, self.size), dtype=np.uint8)
+
+    def view(self, arena: Any, value: Value) -> Any:
+        """`value`'s elements in the arena (a host or device byte array), flat."""
+        dtype = np.dtype(storage(value))
+        start = self.slot_of[value]
+        return arena[start:start + max(1, prod(value.shape)) * dtype.itemsize].view(dtype)
 
 
 def plan_memory(program: KernelPlan) -> MemoryPlan:
-    """Greedy interval allocation in run order: a value lives from the kernel that
-    stores it to the last kernel that reads it (outputs and updates: forever)."""
+    """Offsets by "greedy by size": the largest values first, each at the lowest offset
+    where it overlaps no value already placed that is alive at the same time (a value
+    lives from the kernel that stores it to the last kernel that reads it; outputs and
+    updates to the end). With mixed sizes this packs close to the most bytes alive at
+    once, where reusing whole slots best-fit left half of each bf16 slot empty."""
     kept = {program.base(v) for v in program.outputs.values()}
     kept |= {program.base(v) for v in program.graph.updates.values()}
     last_read = program.last_reads()
     in_place = program.in_place
-    slots: list[tuple[str, int]] = []
-    free_after: list[int] = []
-    slot_of: dict[Value, int] = {}
+    values: list[tuple[int, int, int, Value]] = []  # (bytes, first kernel, last kernel, v)
     naive = 0
     for kernel in program.kernels:
         for v in kernel.outputs:
             if v in in_place:
                 continue  # stored into the input it updates
-            dtype, size = storage(v), max(1, prod(v.shape))
-            naive += size * np.dtype(dtype).itemsize
+            size = max(1, prod(v.shape)) * np.dtype(storage(v)).itemsize
+            naive += size
             end = _FOREVER if v in kept else max(kernel.index, last_read.get(v, kernel.index))
-            slot = _pick(slots, free_after, dtype, size, kernel.index)
-            if slot is None:
-                slots.append((dtype, size))
-                free_after.append(end)
-                slot = len(slots) - 1
-            else:
-                slots[slot] = (dtype, max(size, slots[slot][1]))
-                free_after[slot] = end
-            slot_of[v] = slot
-    return MemoryPlan(slots, slot_of, naive)
+            values.append((-(-size // _ALIGN) * _ALIGN, kernel.index, end, v))
+    order = sorted(range(len(values)), key=lambda i: (-values[i][0], values[i][1], i))
+    placed: list[tuple[int, int, int, int]] = []  # (offset, bytes, first, last)
+    slot_of: dict[Value, int] = {}
+    top = 0
+    for i in order:
+        size, first, last, v = values[i]
+        offset = _lowest_gap(size, sorted((o, n) for o, n, a, b in placed
+                                          if a <= last and first <= b))
+        placed.append((offset, size, first, last))
+        slot_of[v] = offset
+        top = max(top, offset + size)
+    # in the order kernels store them: codegen numbers the buffers by this order
+    return MemoryPlan({v: slot_of[v] for _, _, _, v in values}, top, naive)
 
 
-def _pick(slots, free_after, dtype, size, now) -> int | None:
-    """The free slot of `dtype` that fits best: the smallest big enough, else the largest."""
-    free = [i for i, (dt, _) in enumerate(slots) if dt == dtype and free_after[i] < now]
-    if not free:
-        return None
-    fitting = [i for i in free if slots[i][1] >= size]
-    if fitting:
-        return min(fitting, key=lambda i: slots[i][1])
-    return max(free, key=lambda i: slots[i][1])
+def _lowest_gap(size: int, busy: list[tuple[int, int]]) -> int:
+    """The lowest offset where `size` bytes fit between the (offset, bytes) ranges."""
+    offset = 0
+    for start, n in busy:
+        if start >= offset + size:
+            break
+        offset = max(offset, start + n)
+    return offset

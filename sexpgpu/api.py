@@ -19,12 +19,14 @@ def _selection(selection: Selection | dict[str, Any] | None) -> Selection:
 
 
 def load_program(path: str, selection: Selection | dict[str, Any] | None = None,
-                 device: str | None = None) -> tuple[Any, Any]:
+                 device: str | None = None, precision: str | None = None
+                 ) -> tuple[Any, Any]:
     """Compile `path` under `selection` ({knob: value}); returns (RunPlan, TrainingProgram).
-    `device` overrides `defrun :device` as `--device` does."""
+    `device` and `precision` override `defrun` as `--device` and `--precision` do."""
     selection = _selection(selection)
-    if device is not None:
-        selection = replace(selection, run={**selection.run, "device": device})
+    flags = {k: v for k, v in (("device", device), ("precision", precision)) if v is not None}
+    if flags:
+        selection = replace(selection, run={**selection.run, **flags})
     compiled = compile_file(path, selection)
     plan = run_plan(compiled)
     return plan, make_program(compiled, plan.run.seed, device=plan.run.device)

@@ -31,7 +31,9 @@ E_VARIANT_UNKNOWN = define_code(
 E_RUN_FLAG = define_code(
     "E-RUN-FLAG", "a run setting flag without a valid value",
     "`--checkpoint-every N` and `--log-every N` take a number of steps (0 turns the "
-    "cadence off); like `--device`, they override `defrun` and never change results.",
+    "cadence off); like `--device`, they override `defrun` and never change results. "
+    "`--precision` takes f32 or bf16; it overrides `defrun :precision` and does change "
+    "results, so it is part of the run's plan hash.",
 )
 E_SWEEP = define_code(
     "E-SWEEP", "malformed or unknown sweep",
@@ -135,7 +137,8 @@ class Selection:
     sweep: str | None = None
     point: int | None = None
     # run settings the command line overrides (`--device cuda` -> {"device": "cuda"});
-    # they win over defrun's and never change results, so they stay out of to_json
+    # they win over defrun's and stay out of to_json: the resolved RunSpec carries them,
+    # and the one that changes results (`--precision`) reaches the plan hash through it
     run: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -154,11 +157,16 @@ class Selection:
 
     def run_overrides(self) -> dict[str, Any]:
         """The command line's run settings as RunSpec fields, checked: a device name,
-        non-negative cadences."""
+        a precision, non-negative cadences."""
+        from sexpgpu.ir.precision import check_precision  # the IR's op set, only when asked
+
         out: dict[str, Any] = {}
         for flag, raw in self.run.items():
             if flag == "device":
                 out["device"] = check_device(raw, "--device")
+                continue
+            if flag == "precision":
+                out["precision"] = check_precision(raw, "--precision", code=E_RUN_FLAG)
                 continue
             if not raw.isdigit():
                 raise error(E_RUN_FLAG, f"--{flag} {raw}: not a number of steps",
@@ -329,11 +337,12 @@ class Binder:
         return value
 
 
-RUN_FLAGS = ("device", "checkpoint-every", "log-every")
+RUN_FLAGS = ("device", "checkpoint-every", "log-every", "precision")
 
 
 def from_docopt(args: dict[str, Any]) -> Selection:
     """The selection flags every verb shares: --set K=V (repeatable), --variant NAME, and
-    the run settings a verb accepts (--device, --checkpoint-every, --log-every)."""
+    the run settings a verb accepts (--device, --checkpoint-every, --log-every,
+    --precision)."""
     run = {flag: args[f"--{flag}"] for flag in RUN_FLAGS if args.get(f"--{flag}") is not None}
     return Selection.from_args(args.get("--set") or [], args.get("--variant"), run=run)

@@ -1,6 +1,7 @@
 """The CUDA launcher in numba's CUDA simulator: the same generated bodies agree
 with the CPU launcher to 1e-6, every op's special-value cases agree with the
-reference, bad indices are E-INDEX, and the RNG gives the same bits. numba reads
+reference, bad indices are E-INDEX, the RNG gives the same bits, and a tiny model's
+bf16 training step (after the precision pass) equals the CPU's bit for bit. numba reads
 NUMBA_ENABLE_CUDASIM at import, so the main run re-runs this file in a
 subprocess with the variable set (the simulator is ~500,000x slower than njit:
 sizes stay at a few thousand elements)."""
@@ -152,3 +153,52 @@ else:
         arrays = {"p": p0.copy(), "g": np.ones(300, np.float32)}
         kernels.compile(g, device="cuda").run(arrays)
         np.testing.assert_allclose(arrays["p"], p0 - 0.5, rtol=1e-6)
+
+    def _tiny_bf16_step() -> Graph:
+        """A two-layer regression step (MSE, SGD) lowered for bf16. The learning rate
+        is a power of two so that the CPU's fused multiply-add in `p - g * lr` (which
+        the GPU makes too, and the simulator, running Python, does not) rounds as the
+        two operations do; every product a bf16 matmul sums is exact in f32 anyway."""
+        from sexpgpu.autodiff.grad import backward
+
+        from sexpgpu.ir import build
+        from sexpgpu.ir.precision import lower_precision
+
+        g = Graph("tiny-bf16")
+        x, t = g.input("x", (4, 6), role="data"), g.input("t", (4, 3), role="data")
+        w1, b1 = g.input("w1", (8, 6), role="param"), g.input("b1", (8,), role="param")
+        w2 = g.input("w2", (3, 8), role="param")
+        h = g.apply("relu", g.apply("add", g.apply("matmul", x, g.apply(
+            "permute", w1, perm=(1, 0))), b1))                              # (4, 8)
+        y = g.apply("matmul", h, g.apply("permute", w2, perm=(1, 0)))       # (4, 3)
+        loss = build.mean(g, g.apply("square", g.apply("sub", y, t)), None, False)
+        forward = len(g.nodes)
+        grads = backward(g, loss, [w1, b1, w2]).grads
+        update = len(g.nodes)
+        lr = g.apply("full", shape=(), dtype="f32", value=0.0625)
+        for p in (w1, b1, w2):
+            g.update(p, g.apply("sub", p, g.apply("mul", grads[p], lr)))
+        g.output("loss", loss)
+        g.output("h", g.apply("reshape", h, shape=(32,)))  # stored: a bf16 activation
+        return lower_precision(g, "bf16", forward, update).graph
+
+    def test_bf16_training_step_is_bit_identical_to_the_cpu() -> None:
+        g = _tiny_bf16_step()
+        assert any(v.dtype == "bf16" for n in g.nodes for v in n.outputs)
+        r = np.random.default_rng(0)
+        start = {"x": r.standard_normal((4, 6)), "t": r.standard_normal((4, 3)),
+                 "w1": r.standard_normal((8, 6)), "b1": r.standard_normal(8),
+                 "w2": r.standard_normal((3, 8))}
+        runs = {}
+        for device in ("cpu", "cuda"):
+            step = kernels.compile(g, device=device)
+            arrays = {k: v.astype(np.float32) for k, v in start.items()}
+            runs[device] = [step.run(arrays) for _ in range(3)], arrays
+        (cpu_out, cpu_params), (gpu_out, gpu_params) = runs["cpu"], runs["cuda"]
+        for a, b in zip(cpu_out, gpu_out):
+            for name in a:
+                np.testing.assert_array_equal(a[name].view(np.uint32), b[name].view(np.uint32))
+        for name in ("w1", "b1", "w2"):  # the f32 masters after three updates
+            np.testing.assert_array_equal(cpu_params[name].view(np.uint32),
+                                          gpu_params[name].view(np.uint32))
+        assert cpu_out[-1]["loss"] < cpu_out[0]["loss"]

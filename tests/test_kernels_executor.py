@@ -77,6 +77,27 @@ def test_memory_plan_reuses_buffers() -> None:
     assert plan.peak_bytes == 2 * 64 * 64 * 4  # two slots, alternating (the last is the output)
 
 
+def test_memory_plan_shares_bytes_between_dtypes() -> None:
+    """A bf16 step mixes uint16 and float32 buffers: a dead value's bytes take values of
+    the other dtype, so the arena is the most bytes alive at once."""
+    g = Graph("mixed")
+    x = g.input("x", (64, 64))
+    h = x
+    for k in range(6):
+        # alternate f32 products with bf16 copies of them, each read by the next product
+        h = g.apply("matmul", h, x)
+        if k % 2:
+            h = g.apply("cast", g.apply("cast", h, dtype="bf16"), dtype="f32")
+    g.output("y", h)
+    plan = plan_memory(lower(g))
+    alive = 2 * 64 * 64 * 4 + 64 * 64 * 2  # a product, its bf16 copy and its f32 widening
+    assert plan.peak_bytes <= alive
+    compiled = kernels.compile(g)
+    xs = np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32) / 8
+    want = run_reference(g, {"x": xs})["y"]
+    np.testing.assert_allclose(compiled.run({"x": xs})["y"], want, rtol=1e-5, atol=1e-6)
+
+
 def test_updates_in_place_and_outputs_are_fresh() -> None:
     g = Graph("sgd")
     p = g.input("p", (5, 3), role="param")

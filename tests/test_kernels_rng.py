@@ -72,3 +72,54 @@ def test_bf16_scalar_bodies_match_numpy_bit_views() -> None:
     np.testing.assert_array_equal(back, bf16.from_bf16(want))
     # ties go to even: 1 + 2**-8 lies halfway between two bf16 values
     assert bf16.to_bf16(np.array([1.00390625], np.float32))[0] == 0x3F80
+
+
+def _cpu_bodies():
+    """kernels.bf16.CPU_BODIES as njit functions, as codegen writes them."""
+    import math
+
+    import numba
+
+    space = {"np": np, "math": math}
+    for name, body in bf16.CPU_BODIES.items():
+        exec(f"def {name}(x):\n" + "\n".join("    " + line for line in body.splitlines()),
+             space)
+    return numba.njit(space["f32_to_bf16"]), numba.njit(space["bf16_to_f32"])
+
+
+def test_bf16_cpu_bodies_equal_the_portable_ones_bit_for_bit() -> None:
+    """CPU kernels convert through the bit pattern, CUDA ones by arithmetic: both round
+    to nearest even (ties are common: a sum of two bf16 values often is one), NaN to
+    0x7FC0, an f64 result first to f32, a bool or an integer as its value."""
+    import numba
+
+    cpu16, cpu32 = _cpu_bodies()
+    arith16, arith32 = numba.njit(bf16.f32_to_bf16), numba.njit(bf16.bf16_to_f32)
+
+    @numba.njit
+    def each(f, xs, out):
+        for i in range(xs.size):
+            out[i] = f(xs[i])
+
+    r = np.random.default_rng(1)
+    patterns = r.integers(0, 2 ** 32, 50_000, dtype=np.uint64).astype(np.uint32)
+    ties = (r.integers(0, 2 ** 16, 5_000).astype(np.uint32) << 16) | 0x8000
+    x = np.concatenate([patterns, ties]).view(np.float32)
+    for xs in (x, r.standard_normal(5_000) * 1e3):  # f32, then f64 inputs
+        a, b = np.empty(xs.size, np.uint16), np.empty(xs.size, np.uint16)
+        each(cpu16, xs, a)
+        each(arith16, xs, b)
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(a, bf16.to_bf16(xs.astype(np.float32)))
+
+    @numba.njit
+    def flags(f):
+        return f(True), f(False), f(3)
+
+    assert flags(cpu16) == flags(arith16) == (0x3F80, 0, 0x4040)
+    every = np.arange(2 ** 16, dtype=np.uint16)
+    a, b = np.empty(every.size, np.float32), np.empty(every.size, np.float32)
+    each(cpu32, every, a)
+    each(arith32, every, b)
+    np.testing.assert_array_equal(a, b)  # NaN == NaN here; every other value bit for bit
+    np.testing.assert_array_equal(a, bf16.from_bf16(every))

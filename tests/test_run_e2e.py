@@ -1,6 +1,7 @@
 """`sexpgpu run` end to end on a compiled run file: microbatches equal one big
-batch, a killed or preempted run resumes bit for bit, the finite guard stops a
-run that goes non-finite and its last good checkpoint resumes."""
+batch, a killed or preempted run resumes bit for bit (in f32 and in bf16, whose
+checkpoint an f32 run may continue), the finite guard stops a run that goes
+non-finite and its last good checkpoint resumes."""
 
 from __future__ import annotations
 
@@ -106,14 +107,16 @@ def _wait_for_step(runs: Path, step: int, proc: subprocess.Popen) -> None:
     raise AssertionError(f"the run never reached step {step}")
 
 
-def _interrupted_then_resumed(cache: str, runs: Path, sig: int) -> tuple[int, Path]:
+def _interrupted_then_resumed(cache: str, runs: Path, sig: int,
+                              extra: tuple[str, ...] = ()) -> tuple[int, Path]:
     env = {**os.environ, "SEXPGPU_CACHE_DIR": cache, "PYTHONPATH": str(ROOT)}
-    args = [sys.executable, "-m", "sexpgpu", "run", str(TINY), *RESUME_ARGS, "--runs", str(runs)]
+    args = [sys.executable, "-m", "sexpgpu", "run", str(TINY), *RESUME_ARGS, *extra,
+            "--runs", str(runs)]
     proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     _wait_for_step(runs, 250, proc)
     proc.send_signal(sig)
     proc.communicate(timeout=120)
-    resumed = _run([*RESUME_ARGS, "--runs", str(runs), "--resume", "latest"], cache)
+    resumed = _run([*RESUME_ARGS, *extra, "--runs", str(runs), "--resume", "latest"], cache)
     assert resumed.returncode == 0, resumed.stderr
     # the human summary on stderr names the run's final state and step
     assert re.search(rf"done: step {STEPS} of {STEPS} in [\dhms.]+ -> ", resumed.stderr), \
@@ -169,22 +172,70 @@ def test_nonfinite_stops_and_last_good_checkpoint_resumes(cache_dir: str,
 # -- precision ------------------------------------------------------------------
 
 
-def test_bf16_training_is_refused_not_mislabelled(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def uninterrupted_bf16(cache_dir: str, tmp_path_factory) -> Path:
+    runs = tmp_path_factory.mktemp("clean-bf16")
+    done = _run([*RESUME_ARGS, "--precision", "bf16", "--runs", str(runs)], cache_dir)
+    assert done.returncode == 0, done.stderr
+    return _only_run(runs)
+
+
+def test_bf16_resume_after_sigkill_is_bit_identical(uninterrupted_bf16: Path, uninterrupted: Path,
+                                                    cache_dir: str, tmp_path: Path) -> None:
+    """Checkpoints hold the f32 masters and the f32 optimizer state; the bf16 copies are
+    made from them each step, so a killed bf16 run resumes bit for bit."""
+    code, run_dir = _interrupted_then_resumed(cache_dir, tmp_path / "runs", signal.SIGKILL,
+                                              ("--precision", "bf16"))
+    assert code == -signal.SIGKILL
+    assert "-bf16-" in run_dir.name and "-bf16-" not in uninterrupted.name
+    clean, resumed = _steps(uninterrupted_bf16), _steps(run_dir)
+    opens = [e for e in _events(run_dir) if e["event"] == "open"]
+    assert len(opens) == 2 and 0 < opens[1]["resumed_from"] < STEPS
+    assert opens[1]["plan"]["precision"] == "bf16"
+    for step, loss in resumed.items():
+        assert loss == clean[step], f"step {step}: {loss} != {clean[step]}"
+    ours, theirs = _final_params(run_dir), _final_params(uninterrupted_bf16)
+    for name in ours:
+        assert ours[name].dtype != np.uint16, name  # masters, not bf16 copies
+        assert np.array_equal(ours[name], theirs[name]), name
+    # bf16 changes results (so it is in the plan hash and the run's name), a little
+    f32 = _steps(uninterrupted)
+    assert clean[STEPS] != f32[STEPS] and abs(clean[STEPS] - f32[STEPS]) < 0.05
+
+
+def test_bf16_checkpoint_continues_in_f32(uninterrupted_bf16: Path, cache_dir: str,
+                                          tmp_path: Path) -> None:
+    start = uninterrupted_bf16 / "checkpoints" / f"step-{STEPS - 100:06d}"
+    runs = tmp_path / "runs"
+    done = _run([*RESUME_ARGS, "--runs", str(runs), "--resume", str(start), "--json"],
+                cache_dir)
+    assert done.returncode == 0, done.stderr
+    summary = orjson.loads(done.stdout)
+    assert summary["resumed_from"] == STEPS - 100 and summary["step"] == STEPS
+    run_dir = _only_run(runs)
+    assert "-bf16-" not in run_dir.name  # the f32 run's own directory
+    warns = [e["message"] for e in _events(run_dir) if e["event"] == "warn"]
+    assert any("written in :bf16, in :f32" in w for w in warns), warns
+    assert abs(summary["last_loss"] - _steps(uninterrupted_bf16)[STEPS]) < 0.05
+    # another plan (a knob changed) is still refused, precision or not
+    other = _run([*RESUME_ARGS, "--set", "lr=0.02", "--runs", str(tmp_path / "other"),
+                  "--resume", str(start), "--json"], cache_dir)
+    assert other.returncode == 1
+    assert orjson.loads(other.stdout)["diagnostics"][0]["code"] == "E-RESUME-MISMATCH"
+
+
+def test_f16_is_refused_at_check(tmp_path: Path) -> None:
     text = TINY.read_text().replace("(defrun :steps steps :seed 7 :microbatches micro)",
                                     "(defrun :steps steps :seed 7 :microbatches micro\n"
-                                    "  :precision :bf16)")
-    bf16 = tmp_path / "tiny-bf16.sx"
-    bf16.write_text(text)
+                                    "  :precision :f16)")
+    f16 = tmp_path / "tiny-f16.sx"
+    f16.write_text(text)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    checked = subprocess.run([sys.executable, "-m", "sexpgpu", "check", str(bf16)], env=env,
-                             capture_output=True, text=True, timeout=120)
-    assert checked.returncode == 0, checked.stderr
-    ran = subprocess.run([sys.executable, "-m", "sexpgpu", "run", str(bf16), "--runs",
-                          str(tmp_path / "runs"), "--json"], env=env, capture_output=True,
-                         text=True, timeout=120)
-    assert ran.returncode == 1
-    (diag,) = orjson.loads(ran.stdout)["diagnostics"]
-    assert diag["code"] == "E-PRECISION"
+    checked = subprocess.run([sys.executable, "-m", "sexpgpu", "check", str(f16), "--json"],
+                             env=env, capture_output=True, text=True, timeout=120)
+    assert checked.returncode == 1
+    (diag,) = orjson.loads(checked.stdout)["diagnostics"]
+    assert diag["code"] == "E-PRECISION" and "numba cannot hold float16" in diag["message"]
+    assert diag["fix"].startswith("use :bf16")
     assert (diag["span"]["line"], diag["span"]["col"]) == (text.count("\n", 0, text.index(
         "(defrun")) + 1, 1)
-    assert not (tmp_path / "runs").exists()  # refused before anything was written

@@ -88,3 +88,46 @@ def test_result_free_settings_leave_the_plan_hash_alone() -> None:
     flagged = run_plan(compile_file(str(LOGREG), Selection(run=flags)))
     assert flagged.run.device == "cuda" and flagged.plan_json["run"]["log_every"] == 1
     assert plain.plan_hash == flagged.plan_hash
+
+
+# -- precision --------------------------------------------------------------------
+
+
+def test_precision_changes_the_plan_hash_and_the_run_name() -> None:
+    """Unlike the device, precision changes results: `--precision bf16` wins over defrun,
+    reaches the plan (and its hash) and names the run; the f32 masters a checkpoint holds
+    are the same plan's (`masters_hash`)."""
+    from sexpgpu.commands.diff import plan_changes
+    from sexpgpu.runtime.rundir import slug_for
+
+    plain = run_plan(compile_file(str(LOGREG), Selection()))
+    bf16 = run_plan(compile_file(str(LOGREG), Selection(run={"precision": "bf16"})))
+    assert (plain.run.precision, bf16.run.precision) == ("f32", "bf16")
+    assert plain.plan_hash != bf16.plan_hash and plain.masters_hash == bf16.masters_hash
+    assert "-bf16-" in slug_for(bf16) and "bf16" not in slug_for(plain)
+    changes = plan_changes(plain.plan_json, bf16.plan_json)["run"]
+    assert changes == [{"path": "run.precision", "a": "f32", "b": "bf16"}]
+    memory = bf16.plan_json["memory_by_precision"]
+    assert set(memory) == {"f32", "bf16"} and memory == plain.plan_json["memory_by_precision"]
+
+
+def test_precision_flag_is_checked_before_anything_compiles(capsys) -> None:
+    code, _, err = sexpgpu(capsys, "run", LOGREG, "--precision", "bf61", "--runs", "unused")
+    assert code == 1 and "error[E-RUN-FLAG]: --precision: unknown precision :bf61" in err
+    assert "did you mean `:bf16`?" in err
+    code, _, err = sexpgpu(capsys, "run", LOGREG, "--precision", "f16", "--runs", "unused")
+    assert code == 1 and "error[E-PRECISION]: --precision: f16 is not available" in err
+
+
+def test_explain_shows_memory_in_both_precisions_and_ir_the_casts(capsys) -> None:
+    mlp = ROOT / "examples" / "mnist1d-mlp.sx"
+    code, out, _ = sexpgpu(capsys, "explain", mlp, "--precision", "bf16")
+    assert code == 0
+    line = next(x for x in out.splitlines() if "step buffers" in x)
+    assert "f32 " in line and "bf16 " in line and "(this run)" in line.split("bf16")[1]
+    code, out, _ = sexpgpu(capsys, "ir", mlp, "--precision", "bf16", "--no-lower")
+    assert code == 0 and out.startswith(";; precision bf16")
+    assert ":dtype bf16 : bf16[100 40]" in out  # the batch rounded for the first matmul
+    code, out, _ = sexpgpu(capsys, "ir", mlp, "--no-lower")
+    assert code == 0 and out.startswith(";; precision f32")
+    assert "bf16[" not in out and ":dtype bf16" not in out  # f32: the traced graphs

@@ -18,7 +18,8 @@ hyperparameters (each schedule with its parameters and its value at a few steps)
 training step's ops and FLOPs, memory, data, evals and targets.
 
 Usage:
-  sexpgpu explain FILE [--set K=V]... [--variant NAME] [--device DEV] [--json]
+  sexpgpu explain FILE [--set K=V]... [--variant NAME] [--device DEV] [--precision P]
+                  [--json]
   sexpgpu explain (-h | --help)
 
 Options:
@@ -26,6 +27,7 @@ Options:
   --variant NAME   bind the knobs of a variant the file declares
   --device DEV     cpu or cuda (default: the file's defrun :device); for cuda, also
                    the device memory the run holds (`device_memory`)
+  --precision P    f32 or bf16 (default: the file's defrun :precision)
   --json           print the plan as JSON (what a run stores as plan.json)
 
 KEY=VALUE after FILE is the same as --set KEY=VALUE.
@@ -109,6 +111,13 @@ def render(plan: dict[str, Any]) -> str:
                f"{_size(mem['peak_activation_bytes'])}")
     if "device_memory" in plan:
         out.append(device_memory_line(plan["device_memory"]))
+    by = plan.get("memory_by_precision") or {}
+    if by:
+        run = (plan.get("run") or {}).get("precision", "f32")
+        sizes = ", ".join(f"{p} {_size(v['step_buffer_bytes'])}"
+                          + (" (this run)" if p == run else "") for p, v in by.items())
+        out.append(f"  step buffers (activations, gradients): {sizes}; parameters, "
+                   "optimizer state and the gradients it reads stay f32")
     return "\n".join(out) + "\n"
 
 

@@ -19,13 +19,15 @@ and of its evaluate graphs, then the lowering report: the fused kernels in run o
 and the source lines each came from.
 
 Usage:
-  sexpgpu ir FILE [--set K=V]... [--variant NAME] [--json] [--no-lower]
+  sexpgpu ir FILE [--set K=V]... [--variant NAME] [--precision P] [--json] [--no-lower]
   sexpgpu ir FILE --kernels [--set K=V]... [--variant NAME] [--device DEV] [--json]
   sexpgpu ir (-h | --help)
 
 Options:
   --set K=V        bind knob K to V (repeatable)
   --variant NAME   bind the knobs of a variant the file declares
+  --precision P    f32 or bf16 (default: the file's defrun :precision); the graphs are
+                   shown after the precision pass, casts included
   --no-lower       skip the lowering report
   --kernels        the launches of each graph's step instead of the IR: per launch its
                    family and configuration and, for cuda where ptxas is installed,
@@ -121,19 +123,20 @@ def _launch_lines(name: str, report: dict[str, Any]) -> list[str]:
 def main(argv: list[str]) -> int:
     args = usage.parse(HELP, "ir", argv)
     compiled = compile_file(args["FILE"], from_docopt(args))
+    lowered = compiled.lowered()  # the run's precision (--precision wins over defrun)
     if args["--kernels"]:
         run = compiled.experiment.run
         device = args["--device"] or (run.device if run is not None else "cpu")
-        reports = {g.name: launch_report(g, device) for g in compiled.step_graphs()}
+        reports = {g.name: launch_report(g, device) for g in lowered.step_graphs()}
         if args["--json"]:
             sys.stdout.write(orjson.dumps(reports).decode() + "\n")
         else:
             lines = [line for name, rep in reports.items() for line in _launch_lines(name, rep)]
             sys.stdout.write("\n".join(lines) + "\n")
         return 0
-    bounds = compiled.graphs.sections if compiled.graphs else {}
-    graphs = [*compiled.step_graphs(), *compiled.evaluates.values(),
-              *compiled.unused_evaluates.values()]
+    bounds = lowered.sections
+    graphs = [*lowered.step_graphs(), *lowered.evaluates.values(),
+              *lowered.unused_evaluates.values()]
     report = {g.name: lowering(g) for g in graphs} if not args["--no-lower"] else {}
     if args["--json"]:
         payload = {g.name: {"sections": {name: [format_node_line(n).strip() for n in nodes]
@@ -141,7 +144,7 @@ def main(argv: list[str]) -> int:
                             "kernels": report.get(g.name, [])} for g in graphs}
         sys.stdout.write(orjson.dumps(payload).decode() + "\n")
         return 0
-    out: list[str] = []
+    out: list[str] = [f";; precision {lowered.precision}"]
     for g in graphs:
         out.append(f"graph {g.name}")
         for v in g.inputs:

@@ -30,7 +30,7 @@ checkpoints; a run is never overwritten.
 
 Usage:
   sexpgpu run FILE [--set K=V]... [--variant NAME] [--runs DIR] [--resume WHICH]
-                   [--device DEV] [--checkpoint-every N] [--log-every N]
+                   [--device DEV] [--precision P] [--checkpoint-every N] [--log-every N]
                    [--diag PATTERN]... [--diag-every N] [--progress-every S] [--json]
   sexpgpu run (-h | --help)
 
@@ -40,6 +40,8 @@ Options:
   --runs DIR            where run directories go [default: runs]
   --resume WHICH        continue a stopped run: `latest`, or a checkpoint path
   --device DEV          cpu or cuda (default: the file's defrun :device)
+  --precision P         f32 or bf16 (default: the file's defrun :precision); changes
+                        results, so it is part of the plan hash and the run's name
   --checkpoint-every N  checkpoint every N steps (never changes results)
   --log-every N         write a step event every N steps (never changes results)
   --diag PATTERN        sample the diagnostics whose names match this glob, e.g.
@@ -77,7 +79,7 @@ def main(argv: list[str]) -> int:
 def _run(args: dict, stop: StopRequests) -> int:
     patterns = args["--diag"]
     compiled = compile_file(args["FILE"], from_docopt(args), diagnostics=patterns)
-    plan = run_plan(compiled)  # --device and the cadences are resolved into plan.run
+    plan = run_plan(compiled)  # --device, --precision, the cadences: in plan.run
     require_usable(plan.run.device)  # E-DEVICE-UNAVAILABLE before any kernel is generated
     every = cadence(args["--diag-every"], patterns, plan.run.diag_every, plan.run.log_every)
     if patterns:  # set after the plan hash was taken: the cadence does not change results

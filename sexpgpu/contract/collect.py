@@ -15,6 +15,7 @@ from sexpgpu.data.spec import SOURCE_OPTIONS, LoaderSpec, Option, StageSpec, opt
 from sexpgpu.devices import check_device
 from sexpgpu.diagnostics import define_code, error
 from sexpgpu.ir import build
+from sexpgpu.ir.precision import check_precision
 from sexpgpu.lisp.types import NIL, Cons, Symbol, T, to_py
 from sexpgpu.runtime.spec import EvalSpec, RunSpec, TargetSpec
 from sexpgpu.selection import Binder
@@ -41,14 +42,13 @@ E_LOADER = define_code(
 E_RUN = define_code(
     "E-RUN", "bad defrun, defeval or deftarget",
     "`defrun` needs a positive :steps; :microbatches must divide the training batch; "
-    ":precision is :f32 or :bf16; its other settings are integers >= 0. `defeval` names "
-    "a declared loader and evaluate function; `deftarget` names a metric an eval "
-    "reports, with :>= or :<= and a number.",
+    ":precision is :f32 or :bf16 (:f16 is E-PRECISION); its other settings are integers "
+    ">= 0. `defeval` names a declared loader and evaluate function; `deftarget` names a "
+    "metric an eval reports, with :>= or :<= and a number.",
 )
 
 SOURCES = ("mnist1d", "npz", "npy", "tokens", "text", "synthetic")
 ORDERS = ("sequential", "shuffle", "random-windows")
-PRECISIONS = ("f32", "bf16")
 
 
 class Collector:
@@ -351,11 +351,8 @@ class Collector:
             raise error(E_RUN, "defrun needs a positive :steps", span,
                         expected=":steps N with N >= 1", actual=A.show(steps),
                         fix="(defrun :steps steps) with a steps knob")
-        precision = to_python(kw.get("precision", NIL)) or "f32"
-        if precision not in PRECISIONS:
-            raise error(E_RUN, f"defrun: unknown precision :{precision}", span,
-                        expected=":f32 or :bf16", actual=f":{precision}",
-                        fix=did_you_mean(str(precision), list(PRECISIONS)))
+        precision = check_precision(to_python(kw.get("precision", NIL)) or "f32",
+                                    "defrun :precision", span, code=E_RUN)
         train = _name("defrun", ":train", kw, span) or "train"
         loader = self.exp.loader(train)
         if loader is None:
@@ -377,9 +374,10 @@ class Collector:
                  for key, high in _INTEGER_SETTINGS.items() if key in kw}
         if "device" in kw:
             given["device"] = check_device(to_python(kw["device"]), "defrun :device", span)
+        given["precision"] = precision
         given.update(self.binder.selection.run_overrides())  # the command line wins
-        self.exp.run = RunSpec(steps=steps, microbatches=micro, precision=str(precision),
-                               train_loader=str(train), **given)
+        self.exp.run = RunSpec(steps=steps, microbatches=micro, train_loader=str(train),
+                               **given)
         return NIL
 
 

@@ -25,6 +25,7 @@ from sexpgpu.trace.builtins import BUILTINS, generic
 from sexpgpu.trace.expect import EXPECT_BUILTINS
 from sexpgpu.trace.health import DIAGNOSTIC_BUILTINS, trace_diagnostics
 from sexpgpu.trace.model import ModelBuilder
+from sexpgpu.trace.numerics import NUMERICS_BUILTINS
 from sexpgpu.trace.optimizer import check_lr, ctx_ref, expect_rank
 from sexpgpu.trace.site import site_provider
 from sexpgpu.trace.step import Tracer
@@ -37,7 +38,8 @@ FORMS_FILE = PACKAGE / "contract" / "forms.sx"
 def make_interpreter(stdout: Any = None) -> Interpreter:
     """An interpreter with the tensor builtins, the generic-op hook and the contract forms."""
     interp = Interpreter(stdout=stdout if stdout is not None else sys.stderr)
-    for name, fn in {**BUILTINS, **DIAGNOSTIC_BUILTINS, **EXPECT_BUILTINS}.items():
+    for name, fn in {**BUILTINS, **DIAGNOSTIC_BUILTINS, **EXPECT_BUILTINS,
+                     **NUMERICS_BUILTINS}.items():
         interp.builtin(name)(fn)
     interp.builtin("ctx-ref")(ctx_ref)
     interp.builtin("expect-rank")(expect_rank)

@@ -1,5 +1,7 @@
 """CompiledExperiment: what compiling a run file yields (the Experiment, the selection,
-parameters and traced graphs); `compile` builds it, `plan` and the commands read it."""
+parameters and traced graphs); `compile` builds it, `plan` and the commands read it.
+`lowered(precision)` gives the graphs after the precision pass, which `ir`, `explain`
+and the runtime all compile from."""
 
 from __future__ import annotations
 
@@ -9,10 +11,28 @@ from sexpgpu.contract.experiment import Experiment
 from sexpgpu.diagnostics import Diagnostic
 from sexpgpu.ir.bounds import IndexBound
 from sexpgpu.ir.graph import Graph
+from sexpgpu.ir.precision import lower_precision
 from sexpgpu.selection import Selection
 from sexpgpu.trace.health import DiagGraph
 from sexpgpu.trace.model import ParamSpec
-from sexpgpu.trace.step import StepGraphs
+from sexpgpu.trace.step import Sections, StepGraphs
+
+
+@dataclass
+class LoweredGraphs:
+    """The graphs of one precision (the traced ones where the pass changed nothing)."""
+
+    precision: str
+    step: Graph | None = None
+    accumulate: Graph | None = None
+    apply: Graph | None = None
+    sections: dict[str, Sections] = field(default_factory=dict)
+    evaluates: dict[str, Graph] = field(default_factory=dict)
+    unused_evaluates: dict[str, Graph] = field(default_factory=dict)
+    diagnostics: Graph | None = None
+
+    def step_graphs(self) -> list[Graph]:
+        return [x for x in (self.step, self.accumulate, self.apply) if x is not None]
 
 
 @dataclass
@@ -32,9 +52,43 @@ class CompiledExperiment:
     warnings: list[Diagnostic] = field(default_factory=list)  # W- codes: reported, not fatal
     # loader -> batch field -> the values the model can index with it (see contract.indices)
     bounds: dict[str, dict[str, IndexBound]] = field(default_factory=dict)
+    _lowered: dict[str, LoweredGraphs] = field(default_factory=dict, repr=False)
 
     def step_graphs(self) -> list[Graph]:
         g = self.graphs
         if g is None:
             return []
         return [x for x in (g.step, g.accumulate, g.apply) if x is not None]
+
+    @property
+    def precision(self) -> str:
+        run = self.experiment.run
+        return run.precision if run is not None else "f32"
+
+    def lowered(self, precision: str | None = None) -> LoweredGraphs:
+        """Every graph after the precision pass (`ir/precision.py`) for `precision`
+        (default: the run's): the step's forward and backward in that precision, its
+        optimizer update in f32."""
+        precision = precision or self.precision
+        if precision in self._lowered:
+            return self._lowered[precision]
+        out = LoweredGraphs(precision)
+        graphs = self.graphs
+        if graphs is not None:
+            for name in ("step", "accumulate"):
+                g = getattr(graphs, name)
+                if g is None:
+                    continue
+                bounds = graphs.sections.get(g.name, Sections(len(g.nodes), len(g.nodes)))
+                low = lower_precision(g, precision, bounds.forward, bounds.backward)
+                setattr(out, name, low.graph)
+                out.sections[g.name] = Sections(low.forward_end, low.update_from)
+            if graphs.apply is not None:  # the optimizer alone: f32
+                out.apply = lower_precision(graphs.apply, precision, 0, 0).graph
+        out.evaluates = {k: lower_precision(g, precision).graph for k, g in self.evaluates.items()}
+        out.unused_evaluates = {k: lower_precision(g, precision).graph
+                                for k, g in self.unused_evaluates.items()}
+        if self.diagnostics is not None and self.diagnostics.graph is not None:
+            out.diagnostics = lower_precision(self.diagnostics.graph, precision).graph
+        self._lowered[precision] = out
+        return out

@@ -1,6 +1,7 @@
 """What `explain` prints and `plan.json` stores: parameters (path, shape, count, tied),
 optimizer groups with hyperparameters, one training step (ops, FLOPs) and memory
-(params, grads, optimizer state, peak activations); and the RunPlan for the runtime."""
+(params, grads, optimizer state, peak activations, and the step's buffers in f32 and in
+bf16); and the RunPlan for the runtime."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from sexpgpu.contract.compiled import CompiledExperiment
 from sexpgpu.contract.indices import runtime_bounds
 from sexpgpu.contract.values import knob_json, to_python
 from sexpgpu.ir.graph import Graph, Node, Value, live_nodes
+from sexpgpu.ir.precision import PRECISIONS
 from sexpgpu.lisp.types import Symbol
 from sexpgpu.runtime.spec import RESULT_FREE, RunPlan
 from sexpgpu.trace.args import is_number
@@ -94,6 +96,29 @@ def peak_activations(g: Graph, live: list[Node]) -> int:
             if v.id in sizes and last_use.get(v.id) == i and v.id not in keep:
                 current -= sizes.pop(v.id)
     return peak
+
+
+def step_buffer_bytes(c: CompiledExperiment, precision: str) -> dict[str, int]:
+    """The bytes of the buffers a compiled step allocates beside the parameters,
+    optimizer state and batch (activations, gradients, temporaries: the kernels' memory
+    plan, `docs/kernels.md`), per step graph, after the precision pass for `precision`."""
+    from sexpgpu.kernels.lower import lower  # no numba: lowering and the plan only
+    from sexpgpu.kernels.memplan import plan_memory
+
+    return {g.name: plan_memory(lower(g)).peak_bytes
+            for g in c.lowered(precision).step_graphs()}
+
+
+def precision_memory(c: CompiledExperiment) -> dict[str, Any]:
+    """`memory_by_precision` of the plan: each precision's step buffers, the largest
+    step graph's and each one's (parameters, the gradients the optimizer reads and its
+    state are f32 under both, so `memory` above holds for both)."""
+    out: dict[str, Any] = {}
+    for precision in PRECISIONS:
+        by_graph = step_buffer_bytes(c, precision)
+        out[precision] = {"step_buffer_bytes": max(by_graph.values(), default=0),
+                          "by_graph": by_graph}
+    return out
 
 
 def _hyper(value: Any) -> Any:
@@ -202,6 +227,7 @@ def plan_json(c: CompiledExperiment) -> dict[str, Any]:
         "evaluate": evals,
         "memory": {"params_bytes": total * 4, "grads_bytes": grad_bytes,
                    "optimizer_state_bytes": state_bytes, "peak_activation_bytes": peak},
+        "memory_by_precision": precision_memory(c) if c.graphs else {},
         "loaders": [asdict(s) for s in exp.loaders],
         "fields": {name: {k: {"shape": list(s), "dtype": d} for k, (s, d) in f.items()}
                    for name, f in c.fields.items()},
@@ -219,11 +245,21 @@ def run_plan(c: CompiledExperiment) -> RunPlan:
     """The RunPlan the runtime trains from (the graphs travel beside it in CompiledExperiment)."""
     exp = c.experiment
     plan = plan_json(c)
-    hashed = {**plan, "run": {k: v for k, v in plan["run"].items() if k not in RESULT_FREE}}
-    digest = hashlib.sha256(orjson.dumps(hashed, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
     assert exp.run is not None
     return RunPlan(file=exp.file, selection={k: knob_json(v) for k, v in exp.knobs.items()},
                    source_files=dict(c.sources), loaders=list(exp.loaders),
                    evals=list(exp.evals), targets=list(exp.targets), run=exp.run,
-                   plan_json=plan, plan_hash=digest, bounds=runtime_bounds(c.bounds),
+                   plan_json=plan, plan_hash=_digest(plan),
+                   masters_hash=_digest(plan, drop=("precision",)),
+                   bounds=runtime_bounds(c.bounds),
                    defaults={k: knob_json(d.default) for k, d in exp.decls.knobs.items()})
+
+
+def _digest(plan: dict[str, Any], drop: tuple[str, ...] = ()) -> str:
+    """The hash of what changes results: the plan without the run settings that do not
+    (RESULT_FREE) and without the buffer sizes (they follow from the graphs, and change
+    when lowering improves). `drop` leaves out more run settings: without `precision` it
+    names the f32 masters a checkpoint holds, which an f32 run may continue."""
+    run = {k: v for k, v in plan["run"].items() if k not in RESULT_FREE + drop}
+    hashed = {**{k: v for k, v in plan.items() if k != "memory_by_precision"}, "run": run}
+    return hashlib.sha256(orjson.dumps(hashed, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]

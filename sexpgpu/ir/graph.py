@@ -69,6 +69,9 @@ class Node:
     outputs: tuple[Value, ...] = ()
     span: Span | None = None
     notes: tuple[Note, ...] = ()  # the chain from library code back to the user's line
+    # the precision the user asked for at this node (`with-numerics`: "f32" or "bf16"),
+    # None outside any region; the precision pass (ir/precision.py) reads it
+    numerics: str | None = None
     id: int = field(default_factory=lambda: next(_ids))
 
 
@@ -85,6 +88,7 @@ class Graph:
         self.updates: dict[Value, Value] = {}
         self._span: Span | None = None
         self._notes: tuple[Note, ...] = ()
+        self._numerics: str | None = None
 
     # -- construction -----------------------------------------------------
 
@@ -104,10 +108,26 @@ class Graph:
         finally:
             self._span, self._notes = saved
 
+    def set_numerics(self, precision: str | None) -> str | None:
+        """Tag the nodes built from now on (None: the run's precision); returns the
+        tag it replaces, for the caller to restore (`with-numerics` nests)."""
+        saved, self._numerics = self._numerics, precision
+        return saved
+
+    @contextmanager
+    def numerics(self, precision: str | None) -> Iterator[None]:
+        """Nodes built inside carry this numerics tag (None: the run's precision)."""
+        saved = self.set_numerics(precision)
+        try:
+            yield
+        finally:
+            self.set_numerics(saved)
+
     def apply(self, op: str, *inputs: Value, **attrs: Any) -> Value | tuple[Value, ...]:
         """Add a node: check it with its op's rule and return its output(s)."""
         opdef = get_op(op)
-        node = Node(op, tuple(inputs), attrs, span=self._span, notes=self._notes)
+        node = Node(op, tuple(inputs), attrs, span=self._span, notes=self._notes,
+                    numerics=self._numerics)
         types = opdef.check(node)
         node.outputs = tuple(Value(t, node, i) for i, t in enumerate(types))
         self.nodes.append(node)

@@ -1,5 +1,6 @@
 """The graph printer behind `str(graph)` and `sexpgpu ir`: one node a line,
-`%12 = matmul %3 %7 : f32[100 256]  ; gpt.sx:42`."""
+`%12 = matmul %3 %7 : f32[100 256]  ; gpt.sx:42` (`[:f32]` after the type marks a node
+inside a `with-numerics` region)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,8 @@ def format_node_line(node: Any) -> str:
     types = ", ".join(str(o.type) for o in node.outputs)
     line = f"  {outs} = {node.op}" + (f" {args}" if args else "") + (f" {attrs}" if attrs else "")
     line = f"{line} : {types}"
+    if getattr(node, "numerics", None):  # inside (with-numerics (:f32) ...)
+        line += f" [:{node.numerics}]"
     if node.span is not None:
         line += f"  ; {node.span.file}:{node.span.line}"
     return line

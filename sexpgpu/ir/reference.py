@@ -23,7 +23,8 @@ STORAGE = {"f32": np.float32, "bf16": np.float32, "f16": np.float16,
 
 def round_bf16(x: np.ndarray) -> np.ndarray:
     """float32 values rounded to bfloat16 precision (nearest, ties to even)."""
-    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    # (ascontiguousarray makes a rank-0 array rank 1: keep the shape)
+    bits = np.ascontiguousarray(x, dtype=np.float32).reshape(np.shape(x)).view(np.uint32)
     # NaN stays NaN (keep a quiet bit); finite values round on the low 16 bits
     rounded = (bits + np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1)))
     rounded &= np.uint32(0xFFFF0000)

@@ -112,6 +112,8 @@ META_SCHEMA: dict[str, Any] = {
         "step": {"type": "integer", "minimum": 0},
         "format": {"const": FORMAT},
         "plan_hash": {"type": "string"},
+        "masters_hash": {"type": "string"},
+        "precision": {"type": "string"},
         "ctx": {"type": "object", "required": ["step"],
                 "properties": {"step": {"type": "integer", "minimum": 0}},
                 "additionalProperties": {"type": "number"}},

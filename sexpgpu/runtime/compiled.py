@@ -10,19 +10,10 @@ from typing import Any
 import numpy as np
 
 from sexpgpu import kernels
-from sexpgpu.diagnostics import define_code, error
 from sexpgpu.ir import rng
 from sexpgpu.ir.graph import Graph
 from sexpgpu.runtime.health import DiagSampler
 from sexpgpu.runtime.program import Batch
-
-E_PRECISION = define_code(
-    "E-PRECISION", "precision not available for training",
-    "`(defrun :precision :bf16)` is accepted by `check` and shown by `explain`, but the "
-    "lowering does not yet compute activations in bfloat16, so `run` refuses it rather "
-    "than train in f32 under a bf16 label. bf16 storage and conversion exist in the "
-    "kernels (`kernels/bf16.py`); the mixed-precision lowering is the missing piece.",
-)
 
 NP_DTYPES = {"f32": np.float32, "i32": np.int32, "i64": np.int64, "bool": np.bool_,
              "bf16": np.uint16, "f16": np.float16}
@@ -62,13 +53,14 @@ class KernelProgram:
     def __init__(self, compiled: Any, seed: int, device: str = "cpu", diag_every: int = 0,
                  progress: Any = None):
         """`progress`: told as each graph is lowered (`lowering(name)`) and each kernel
-        is compiled ahead of the first step (`kernel(done, total, cached)`)."""
-        _check_precision(compiled)
+        is compiled ahead of the first step (`kernel(done, total, cached)`). The graphs
+        are those after the precision pass: under :bf16 the parameters stay f32 masters
+        (the inputs below) and the forward and backward run on bf16 copies."""
         self._progress = progress
-        graphs = compiled.graphs
+        graphs = compiled.lowered()
         self._params = {spec.path: init_param(spec, seed) for spec in compiled.params}
         self._state: dict[str, np.ndarray] = {}
-        for g in compiled.step_graphs():
+        for g in graphs.step_graphs():
             self._state.update(_zeros_for(g, "state"))
         self._seed = np.int64(seed)
         self._microbatches = 1 if graphs.step is not None else None
@@ -81,13 +73,13 @@ class KernelProgram:
             self._acc_ctx = _ctx_names(graphs.accumulate)
             self._apply_ctx = _ctx_names(graphs.apply)
         self._evals = {name: (self._compile(g, device), _ctx_names(g))
-                       for name, g in compiled.evaluates.items() if not name.startswith("(")}
+                       for name, g in graphs.evaluates.items() if not name.startswith("(")}
         self._diag = None  # the `--diag` graph, sampled before the update (diagnostics.md)
-        diag = getattr(compiled, "diagnostics", None)
-        if diag is not None and diag.graph is not None and diag_every > 0:
+        if graphs.diagnostics is not None and diag_every > 0:
             if progress is not None:
-                progress.lowering(diag.graph.name)
-            self._diag = DiagSampler(diag.graph, _ctx_names(diag.graph), diag_every, device)
+                progress.lowering(graphs.diagnostics.name)
+            self._diag = DiagSampler(graphs.diagnostics, _ctx_names(graphs.diagnostics),
+                                     diag_every, device)
         self._warm()
 
     def _compile(self, graph: Graph, device: str) -> Any:
@@ -166,15 +158,6 @@ class KernelProgram:
             inputs[f"ctx/{name}"] = np.float32(ctx[name])
         inputs["rng/seed"] = self._seed
         return inputs
-
-
-def _check_precision(compiled: Any) -> None:
-    run = compiled.experiment.run
-    if run is not None and run.precision != "f32":
-        raise error(E_PRECISION, f"training in :{run.precision} is not implemented yet",
-                    compiled.experiment.span("defrun"), expected=":precision :f32",
-                    actual=f":precision :{run.precision}",
-                    fix="train with :precision :f32 (the default)")
 
 
 def _ctx_names(graph: Graph) -> list[str]:

@@ -21,7 +21,6 @@ from sexpgpu.kernels.memplan import plan_memory
 from sexpgpu.kernels.source import storage
 from sexpgpu.runtime import checkpoint as ckpt
 from sexpgpu.runtime.compiled import (
-    _check_precision,
     _ctx_names,
     _floats,
     _zeros_for,
@@ -128,16 +127,15 @@ class DeviceProgram:
     arrays; `transfers()` gives the bytes the last step moved each way."""
 
     def __init__(self, compiled: Any, seed: int, device: str = "cuda", diag_every: int = 0):
-        _check_precision(compiled)
         require_usable(device)
         from sexpgpu.kernels import cuda_backend as be  # numba-cuda: only once a GPU program runs
 
         self._be = be
         self.need = check_fits(compiled, be.probe().free_bytes)  # before anything is allocated
-        graphs = compiled.graphs
+        graphs = compiled.lowered()  # after the precision pass, as on the CPU
         params = {spec.path: init_param(spec, seed) for spec in compiled.params}
         state: dict[str, np.ndarray] = {}
-        for g in compiled.step_graphs():
+        for g in graphs.step_graphs():
             state.update(_zeros_for(g, "state"))
         self._shapes = {name: (a.shape, a.dtype) for name, a in {**params, **state}.items()}
         self._param_names, self._state_names = list(params), list(state)
@@ -157,11 +155,11 @@ class DeviceProgram:
             self._acc_ctx = _ctx_names(graphs.accumulate)
             self._apply_ctx = _ctx_names(graphs.apply)
         self._evals = {name: (self._compile(g), _ctx_names(g))
-                       for name, g in compiled.evaluates.items() if not name.startswith("(")}
+                       for name, g in graphs.evaluates.items() if not name.startswith("(")}
         self._diag = None
-        diag = getattr(compiled, "diagnostics", None)
-        if diag is not None and diag.graph is not None and diag_every > 0:
-            self._diag = DiagSampler(diag.graph, _ctx_names(diag.graph), diag_every, device)
+        if graphs.diagnostics is not None and diag_every > 0:
+            self._diag = DiagSampler(graphs.diagnostics, _ctx_names(graphs.diagnostics),
+                                     diag_every, device)
         self.first_step = 0
         self._started = False
         self._mark = (0, 0)

@@ -156,7 +156,8 @@ def run_training(
 
     def save_checkpoint() -> None:
         meta = {
-            "plan_hash": the_hash, "ctx": make_ctx(step * settings.microbatches),
+            "plan_hash": the_hash, "masters_hash": plan.masters_hash,
+            "precision": settings.precision, "ctx": make_ctx(step * settings.microbatches),
             "rng": {"seed": seed}, "rng_state": rng_state_of(program),
             "loaders": {name: loader.position() for name, loader in loaders.items()},
             "selection": plan.selection, "last_loss": summary["last_loss"],
@@ -408,8 +409,19 @@ def _find_resume(runs_dir: Path, run_dir: Path, plan: RunPlan, resume: str,
         ckpt.load_checkpoint(found)  # E-CHECKPOINT when it does not verify
     meta = ckpt.read_meta(found)
     if meta.get("plan_hash") != rundir.plan_hash(plan):
-        raise rundir.refuse_mismatch(found.parent.parent, plan, found)
+        if not _other_precision(meta, plan):
+            raise rundir.refuse_mismatch(found.parent.parent, plan, found)
+        # the same plan in another precision: the checkpoint's f32 masters and optimizer
+        # state are what this run holds too (the bf16 copies are made from them)
+        warnings.append({"message": f"continuing {found.name}, written in "
+                                    f":{meta['precision']}, in :{plan.run.precision}"})
     return found
+
+
+def _other_precision(meta: dict[str, Any], plan: RunPlan) -> bool:
+    """The checkpoint was written by this plan under another precision."""
+    return (bool(plan.masters_hash) and meta.get("masters_hash") == plan.masters_hash
+            and meta.get("precision") not in (None, plan.run.precision))
 
 
 def _relative(path: Path | None, run_dir: Path) -> str | None:

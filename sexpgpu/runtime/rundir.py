@@ -98,14 +98,17 @@ SELECTION_BUDGET = 48  # characters of knobs in a run name, before abbreviating
 
 
 def slug_for(plan: RunPlan) -> str:
-    """`<stem>[-<knobs>]-<hash>`, e.g. `mnist1d-mlp-hidden=64,lr=0.03-1a2b3c4d`: the knobs
-    whose value differs from the file's default, within SELECTION_BUDGET characters
-    (see `selection_words`); the hash is over the sources and the whole selection, so
-    the name is unique and the same in every process. plan.json has the full selection."""
+    """`<stem>[-<knobs>][-<precision>]-<hash>`, e.g. `mnist1d-mlp-hidden=64,lr=0.03-1a2b3c4d`:
+    the knobs whose value differs from the file's default, within SELECTION_BUDGET
+    characters (see `selection_words`), then the precision unless f32 (it changes
+    results); the hash is over the sources and the whole selection, so the name is unique
+    and the same in every process. plan.json has the full selection."""
     parts = [_clean(Path(plan.file).stem) or "run"]
     chosen = selection_words(plan.selection, plan.defaults)
     if chosen:
         parts.append(chosen)
+    if plan.run.precision != "f32":  # two precisions, two runs
+        parts.append(plan.run.precision)
     parts.append(source_hash(plan))
     return "-".join(parts)
 

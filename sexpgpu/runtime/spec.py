@@ -65,7 +65,8 @@ class RunPlan:
     defaults: each knob's declared default.
     source_files: every file the compilation read, path -> text (copied to `source/`).
     plan_json: what `explain` prints (stored as plan.json); plan_hash: its hash, which a
-    checkpoint must match to be resumed.
+    checkpoint must match to be resumed (masters_hash: the same without the precision,
+    which a checkpoint continued in another precision must match).
     """
 
     file: str
@@ -77,6 +78,10 @@ class RunPlan:
     run: RunSpec
     plan_json: dict[str, Any] = field(default_factory=dict)
     plan_hash: str = ""
+    # the plan hash without the precision: a checkpoint holds f32 masters and f32
+    # optimizer state whatever the precision, so a run of the same plan in another
+    # precision may continue it (`--resume PATH --precision f32`)
+    masters_hash: str = ""
     # loader -> batch field -> the values the model indexes with it (class ids, token ids)
     bounds: dict[str, dict[str, FieldBound]] = field(default_factory=dict)
     # each knob's default as the file declares it: a run's name shows the knobs that differ
