@@ -97,9 +97,9 @@ def test_plan_json_has_the_full_selection(tmp_path) -> None:
 
 def test_the_names_docs_run_md_quotes_are_the_real_ones() -> None:
     text = (ROOT / "docs" / "run.md").read_text(encoding="utf-8")
-    for quoted, sets in (("mnist1d-mlp-ed5e12f6", {}), ("mnist1d-mlp-steps=300-6036988d",
+    for quoted, sets in (("mnist1d-mlp-cb822e3d", {}), ("mnist1d-mlp-steps=300-106933fc",
                                                          {"steps": "300"}),
-                         ("mnist1d-mlp-lr=0.03,hidden=64-ebb903a6",
+                         ("mnist1d-mlp-lr=0.03,hidden=64-0c565e64",
                           {"lr": "3e-2", "hidden": "64"})):
         assert f"\n{quoted} " in text
         assert _name(MLP, **sets) == quoted
