@@ -13,7 +13,7 @@ import numpy as np
 from sexpgpu.kernels import cuda_backend as be
 from sexpgpu.kernels.bf16 import from_bf16
 from sexpgpu.kernels.codegen import Generated
-from sexpgpu.kernels.inputs import E_RUN_INPUT, _flat, _Input
+from sexpgpu.kernels.inputs import E_RUN_INPUT, _flat, _Input, given
 from sexpgpu.kernels.lower import KernelPlan
 from sexpgpu.kernels.memplan import MemoryPlan
 from sexpgpu.kernels.render import Names
@@ -158,16 +158,7 @@ class DeviceGraph:
 
     def _pack(self, s: _Staged, inputs: dict[str, Any]) -> None:
         v = s.spec.value
-        try:
-            x = inputs[v.name]
-        except KeyError:
-            raise error(E_RUN_INPUT, f"no array for input {v.name!r}",
-                        expected=f"{v.name}: {v.type}", actual="missing",
-                        fix=f"pass inputs[{v.name!r}]") from None
-        if tuple(np.shape(x)) != v.shape:
-            raise error(E_RUN_INPUT, f"input {v.name!r} has the wrong shape",
-                        expected=str(v.shape), actual=str(tuple(np.shape(x))))
-        flat = _flat(x, v.dtype, s.spec.dtype)
+        flat = _flat(given(inputs, v), v.dtype, s.spec.dtype)
         s.host[:flat.size] = flat  # an empty input keeps its one-element buffer
 
     def read(self, names: list[str] | None = None) -> dict[str, np.ndarray]:

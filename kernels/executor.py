@@ -17,7 +17,7 @@ from sexpgpu.kernels.blas import set_threads as set_blas_threads
 from sexpgpu.kernels.cache import load_module
 from sexpgpu.kernels.codegen import Generated
 from sexpgpu.kernels.generate import generate
-from sexpgpu.kernels.inputs import E_RUN_INPUT, _flat, _Input
+from sexpgpu.kernels.inputs import E_RUN_INPUT, _flat, _Input, given
 from sexpgpu.kernels.lower import KernelPlan, lower
 from sexpgpu.kernels.memplan import MemoryPlan, plan_memory
 from sexpgpu.kernels.render import Names
@@ -71,15 +71,7 @@ class CompiledGraph:
         arrays = []
         for spec in self._inputs:
             v = spec.value
-            try:
-                x = inputs[v.name]
-            except KeyError:
-                raise error(E_RUN_INPUT, f"no array for input {v.name!r}",
-                            expected=f"{v.name}: {v.type}", actual="missing",
-                            fix=f"pass inputs[{v.name!r}]") from None
-            if tuple(np.shape(x)) != v.shape:
-                raise error(E_RUN_INPUT, f"input {v.name!r} has the wrong shape",
-                            expected=str(v.shape), actual=str(tuple(np.shape(x))))
+            x = given(inputs, v)
             if spec.updated:
                 if not (isinstance(x, np.ndarray) and x.dtype == spec.dtype
                         and x.flags.c_contiguous):

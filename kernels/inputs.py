@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from sexpgpu.kernels.bf16 import to_bf16
 
-from sexpgpu.diagnostics import define_code
+from sexpgpu.diagnostics import define_code, error
 from sexpgpu.ir.graph import Value
 
 E_RUN_INPUT = define_code(
@@ -40,3 +40,17 @@ def _flat(x: Any, dtype: str, store: np.dtype) -> np.ndarray:
     # a read-only array (a memory-mapped token file) would be another numba signature,
     # compiled again at the first step after `warm` compiled the writable one
     return flat if flat.flags.writeable else flat.copy()
+
+
+def given(inputs: dict[str, Any], v: Value) -> Any:
+    """The array passed for input `v`, checked to be there and of its shape."""
+    try:
+        x = inputs[v.name]
+    except KeyError:
+        raise error(E_RUN_INPUT, f"no array for input {v.name!r}",
+                    expected=f"{v.name}: {v.type}", actual="missing",
+                    fix=f"pass inputs[{v.name!r}]") from None
+    if tuple(np.shape(x)) != v.shape:
+        raise error(E_RUN_INPUT, f"input {v.name!r} has the wrong shape",
+                    expected=str(v.shape), actual=str(tuple(np.shape(x))))
+    return x
