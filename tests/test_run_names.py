@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import orjson
 import pytest
@@ -97,9 +98,20 @@ def test_plan_json_has_the_full_selection(tmp_path) -> None:
 
 def test_the_names_docs_run_md_quotes_are_the_real_ones() -> None:
     text = (ROOT / "docs" / "run.md").read_text(encoding="utf-8")
-    for quoted, sets in (("mnist1d-mlp-cb822e3d", {}), ("mnist1d-mlp-steps=300-106933fc",
+    for quoted, sets in (("mnist1d-mlp-7cb998af", {}), ("mnist1d-mlp-steps=300-db17ab8e",
                                                          {"steps": "300"}),
-                         ("mnist1d-mlp-lr=0.03,hidden=64-0c565e64",
+                         ("mnist1d-mlp-lr=0.03,hidden=64-08cee199",
                           {"lr": "3e-2", "hidden": "64"})):
         assert f"\n{quoted} " in text
         assert _name(MLP, **sets) == quoted
+
+
+def test_the_name_does_not_depend_on_where_the_files_lie(tmp_path: Path) -> None:
+    names = []
+    for where in ("a", "b/deeper"):
+        folder = tmp_path / where
+        folder.mkdir(parents=True)
+        copy = folder / "mnist1d-mlp.sx"
+        copy.write_text(Path(MLP).read_text(encoding="utf-8"), encoding="utf-8")
+        names.append(_name(str(copy), steps="300"))
+    assert names[0] == names[1] == _name(MLP, steps="300")

@@ -76,8 +76,22 @@ def _short(data: bytes, n: int = 8) -> str:
 
 
 def source_hash(plan: RunPlan) -> str:
-    payload = {"sources": sorted(plan.source_files.items()), "selection": plan.selection}
-    return _short(dumps(payload))
+    """A hash of the sources and the selection that is the same wherever the checkout or
+    the package lies: each file is named relative to the run file's directory (or, for
+    the standard modules, to the installed package), never by its absolute path."""
+    base = Path(plan.file).resolve().parent
+    package = Path(__file__).resolve().parent.parent
+    sources = sorted((_portable(Path(name), base, package), text)
+                     for name, text in plan.source_files.items())
+    return _short(dumps({"sources": sources, "selection": plan.selection}))
+
+
+def _portable(path: Path, base: Path, package: Path) -> str:
+    resolved = path.resolve()
+    for root, prefix in ((base, ""), (package, "sexpgpu/")):
+        if resolved.is_relative_to(root):
+            return prefix + resolved.relative_to(root).as_posix()
+    return path.name
 
 
 def plan_hash(plan: RunPlan) -> str:
