@@ -195,7 +195,7 @@ def _is_identity(node: Node) -> bool:
     """stop_gradient, a cast to the same dtype: the value is its input."""
     op = get_op(node.op)
     x, out = node.inputs[0] if node.inputs else None, node.outputs[0]
-    return (op.kind == "elementwise" and op.scalar == "x0" and x is not None
+    return (op.kind == "elementwise" and op.body(node.attrs) == "x0" and x is not None
             and x.type == out.type)
 
 

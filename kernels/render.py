@@ -66,7 +66,7 @@ class Names:
 
 
 def _template(node: Node) -> str:
-    template = get_op(node.op).scalar
+    template = get_op(node.op).body(node.attrs)
     if template is None:
         raise NotImplementedError(f"elementwise op {node.op} has no scalar body")
     if "{" not in template:
@@ -114,7 +114,7 @@ _F32_ONLY = re.compile(r"^[\sx0-9+\-*/()]*$")
 def _stays_f32(node: Node, out: Value) -> bool:
     """f32 arithmetic (+ - * / on f32 operands, no literals or calls) is f32 in
     numba already: no conversion call to type."""
-    template = get_op(node.op).scalar or ""
+    template = get_op(node.op).body(node.attrs) or ""
     return (out.dtype == "f32" and all(v.dtype == "f32" for v in node.inputs)
             and bool(_F32_ONLY.match(template)) and not re.search(r"(?<!x)\d", template))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from sexpgpu.ir import build
 from sexpgpu.ir.build import transpose, unbroadcast
 from sexpgpu.ir.ops._sampling import values
 from sexpgpu.ir.ops.opdef import OpDef
@@ -50,4 +51,7 @@ def _matmul_samples(rng: np.random.Generator) -> list:
 
 OPS.append(OpDef("matmul", _matmul_infer, np.matmul, _matmul_vjp, kind="opaque",
                  samples=_matmul_samples, extra={"reorders_sums": True},
-                 doc="(..., m, k) @ (..., k, n) -> (..., m, n), batch axes broadcast"))
+                 doc="(..., m, k) @ (..., k, n) -> (..., m, n), batch axes broadcast; "
+                     "the front ends take numpy's 1-D sides too",
+                 inputs=("a", "b"), lisp=("@", "matmul"), method="__matmul__",
+                 function="matmul", integers="reject", build=build.matmul))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from sexpgpu.ir.ops._sampling import values
-from sexpgpu.ir.ops.opdef import OpDef
+from sexpgpu.ir.ops.opdef import Arg, OpDef
 from sexpgpu.ir.rng import uniform_array
 from sexpgpu.ir.shapes import ShapeRuleError, fmt, require_dtype, require_float
 from sexpgpu.ir.types import INT_DTYPES, TensorType
@@ -42,6 +42,11 @@ def _dropout_vjp(g, node, cts):
     return [g.apply("dropout", cts[0], node.inputs[1], **node.attrs), None]
 
 
+def _dropout_build(g, x, seed, p: float, stream: int = 0):
+    """p = 0 keeps everything: no kernel."""
+    return x if p == 0 else g.apply("dropout", x, seed, p=p, stream=stream)
+
+
 def _dropout_samples(rng: np.random.Generator) -> list:
     return [([values(rng, (4, 5)), np.array(7)], {"p": 0.3, "stream": 1}),
             ([values(rng, (0, 3)), np.array(1)], {"p": 0.5, "stream": 0})]
@@ -49,5 +54,9 @@ def _dropout_samples(rng: np.random.Generator) -> list:
 
 OPS.append(OpDef("dropout", _dropout_infer, _dropout_reference, _dropout_vjp, kind="opaque",
                  samples=_dropout_samples, extra={"rng": "uniform"},
-                 doc="inputs x and an integer scalar seed; attrs p, stream; "
-                     "scales kept by 1/(1-p)"))
+                 doc="zero each element with probability p, scale the rest by 1/(1-p); "
+                     "Lisp: while training only, the identity in evaluate graphs",
+                 inputs=("x", "seed:rng"),
+                 args=(Arg("p", "number", positional=True), Arg("stream", "stream", 0)),
+                 lisp=("dropout",), function="dropout", integers="reject",
+                 build=_dropout_build, train_only=True))
