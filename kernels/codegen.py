@@ -51,9 +51,14 @@ class Generated:
 # NaN as numpy does, so in the simulator the kernels' `math` is numpy's
 _SIMULATED_MATH = [
     "# simulator only: IEEE results (inf, NaN) where Python's math raises",
-    "math = type('math', (), {n: staticmethod(getattr(np, n)) for n in",
-    "            ('exp', 'log', 'sqrt', 'sin', 'cos', 'tanh', 'frexp', 'ldexp', 'copysign')})",
-    "math.inf, math.nan = np.inf, np.nan",
+    "import math as _math",
+    "math = type('math', (), {**{n: getattr(_math, n) for n in dir(_math) if n[0] != '_'},",
+    "                         **{n: staticmethod(getattr(np, t)) for n, t in (",
+    "    ('exp', 'exp'), ('log', 'log'), ('sqrt', 'sqrt'), ('sin', 'sin'), ('cos', 'cos'),",
+    "    ('tan', 'tan'), ('tanh', 'tanh'), ('atan', 'arctan'), ('atan2', 'arctan2'),",
+    "    ('log1p', 'log1p'), ('expm1', 'expm1'), ('log2', 'log2'), ('log10', 'log10'),",
+    "    ('floor', 'floor'), ('ceil', 'ceil'), ('trunc', 'trunc'),",
+    "    ('frexp', 'frexp'), ('ldexp', 'ldexp'), ('copysign', 'copysign'))}})",
     "",
 ]
 
@@ -189,7 +194,7 @@ def _parametrized(lines: list[str], sizes: bool = False) -> tuple[list[str], lis
     return [_INT.sub(sub, line) for line in lines], values
 
 
-_HELPER_NAMES = re.compile(r"\b(?:rng_\w+|f32_to_bf16|bf16_to_f32|fast_(?:exp|tanh)(?:32)?)\(")
+_HELPER_NAMES = re.compile(r"\b(?:rng_\w+|f32_to_bf16|bf16_to_f32|fast_(?:exp|tanh|erf)(?:32)?)\(")
 # IEEE semantics (x/0 is inf or nan, as in numpy and on the GPU): numba's default
 # "python" error model tests every division for zero to raise ZeroDivisionError,
 # and that branch alone stops LLVM vectorising a loop (Adam's update ran 5x slower).

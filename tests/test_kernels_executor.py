@@ -637,3 +637,17 @@ def test_fast_exp_and_tanh_equal_libm_after_f32_rounding(compiled: bool) -> None
         got = np.array([fast_exp(float(x)) for x in xs]).astype(np.float32)
     np.testing.assert_array_equal(got, want)
     assert math.isnan(fast_exp(float("nan")))
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["python", "njit"])
+def test_fast_erf_equals_libm_after_f32_rounding(compiled: bool) -> None:
+    import math
+
+    fast_exp, fast_erf = _mathfn(["fast_exp", "fast_erf"], compiled)
+    r = np.random.default_rng(8)
+    xs = np.concatenate([r.standard_normal(5000) * s for s in (1e-30, 1e-9, 1e-3, 0.5, 1.0, 3.0)]
+                        + [np.linspace(-7.0, 7.0, 14001),
+                           [0.0, -0.0, 1.0, -1.0, 6.0, -6.0, np.inf, -np.inf, 1e-310]])
+    got = np.array([fast_erf(float(x)) for x in xs], np.float32)
+    np.testing.assert_array_equal(got, np.array([math.erf(x) for x in xs], np.float32))
+    assert math.isnan(fast_erf(float("nan"))) and np.signbit(fast_erf(-0.0))

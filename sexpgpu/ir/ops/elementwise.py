@@ -5,7 +5,10 @@ reference, scalar kernel body (valid in numba.njit and numba.cuda device code, o
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+import scipy.special
 
 from sexpgpu.ir.ops._define import BOOL, NUMERIC, const, unary, zero_vjp
 from sexpgpu.ir.ops.opdef import OpDef
@@ -114,6 +117,17 @@ def _cos_vjp(g, node, cts):
 
 
 unary(OPS, "cos", np.cos, "math.cos(x0)", _cos_vjp, doc="cosine")
+
+
+def _erf_vjp(g, node, cts):
+    # d/dx erf(x) = 2/sqrt(pi) e^(-x^2)
+    x = node.inputs[0]
+    slope = g.apply("mul", const(g, 2.0 / math.sqrt(math.pi), x),
+                    g.apply("exp", g.apply("neg", g.apply("square", x))))
+    return [g.apply("mul", cts[0], slope)]
+
+
+unary(OPS, "erf", scipy.special.erf, "math.erf(x0)", _erf_vjp, doc="the error function")
 
 
 # -- logic and gradient control --------------------------------------------------------
