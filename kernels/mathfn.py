@@ -23,8 +23,8 @@ _LN2_LO = 1.9082149292705877e-10
 
 def fast_exp(x):
     """e^x: x = n ln2 + r with |r| <= ln2/2, e^r by its Taylor series to r^13 (error
-    below 1e-17), times 2^n built from its bits. NaN in, NaN out; outside the f64
-    range the clamp gives 0 or a value that rounds to inf in f32."""
+    below 1e-17), times 2^n built from its bits. NaN in, NaN out; below -708 it
+    gives 0, above 709 a value that rounds to inf in f32."""
     y = min(max(x, -708.0), 709.0)
     y = y if y == y else 0.0
     n = math.floor(y * _LOG2E + 0.5)
@@ -44,6 +44,8 @@ def fast_exp(x):
     p = p * r + 1.0
     p = p * r + 1.0
     v = p * np.int64((np.int64(n) + 1023) << 52).view(np.float64)
+    # below the clamp e^x is an f64 subnormal or 0: 0 (-inf gives 0, as libm)
+    v = v if x > -708.0 else 0.0
     return v if x == x else x
 
 

@@ -30,13 +30,18 @@ def unary(ops: list[OpDef], name: str, reference: Callable, body: str | Callable
           vjp: Callable | None, dtypes: frozenset[str] = FLOAT, *, domain: str = "real",
           doc: str, lisp: tuple[str, ...] | None = None, method: str | None = "",
           args: tuple[Arg, ...] = (), cases: tuple[dict[str, Any], ...] = ({},),
-          out_dtype: str | None = None, extra: dict | None = None) -> OpDef:
+          out_dtype: str | None = None, build: Callable | None = None,
+          check: Callable[[dict[str, Any]], None] | None = None,
+          extra: dict | None = None) -> OpDef:
     """Define a unary elementwise op: the input's shape, its dtype (or `out_dtype`).
     `lisp` defaults to the name with - for _, `method` to the name; `cases` are the
-    attrs the samples cycle through."""
+    attrs the samples cycle through; `build` a front-end wrapper (filling a default
+    that depends on the dtype, say); `check(attrs)` raises ShapeRuleError for bad attrs."""
 
     def infer(types: list[TensorType], attrs: dict) -> TensorType:
         require_dtype(types[0], dtypes, f"{name}'s argument")
+        if check is not None:
+            check(attrs)
         return TensorType(types[0].shape, out_dtype or types[0].dtype)
 
     def samples(rng: np.random.Generator) -> list:
@@ -50,7 +55,7 @@ def unary(ops: list[OpDef], name: str, reference: Callable, body: str | Callable
                   samples=samples, doc=doc, extra={"domain": domain, **(extra or {})},
                   inputs=("x",), args=args, integers=_integers(dtypes),
                   lisp=(name.replace("_", "-"),) if lisp is None else lisp,
-                  method=name if method == "" else method)
+                  method=name if method == "" else method, build=build)
     ops.append(opdef)
     return opdef
 

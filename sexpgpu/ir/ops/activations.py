@@ -106,3 +106,64 @@ unary(OPS, "gelu", _gelu, _gelu_body, _gelu_vjp,
       cases=({"approximate": "none"}, {"approximate": "tanh"}),
       doc="x Phi(x), Phi the normal CDF (PyTorch's default); approximate :tanh is "
           "GPT-2's 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))")
+
+
+def _softplus(x: np.ndarray, beta: float = 1.0, threshold: float = 20.0) -> np.ndarray:
+    return np.where(x * beta > threshold, x, np.log1p(np.exp(x * beta)) / beta)
+
+
+def _softplus_vjp(g, node, cts):
+    # d/dx log(1 + e^(bx))/b = sigmoid(bx); the linear part above the threshold: 1
+    x = node.inputs[0]
+    bx = g.apply("mul", x, const(g, node.attrs.get("beta", 1.0), x))
+    linear = g.apply("gt", bx, const(g, node.attrs.get("threshold", 20.0), x))
+    return [g.apply("where", linear, cts[0], g.apply("mul", cts[0], g.apply("sigmoid", bx)))]
+
+
+unary(OPS, "softplus", _softplus,
+      "(x0 if x0 * {beta} > {threshold} else math.log1p(math.exp(x0 * {beta})) / {beta})",
+      _softplus_vjp, args=(Arg("beta", "number", 1.0), Arg("threshold", "number", 20.0)),
+      cases=({"beta": 1.0, "threshold": 20.0}, {"beta": 2.0, "threshold": 3.0}),
+      doc="log(1 + e^(beta x)) / beta, x itself above the threshold (PyTorch's)")
+
+
+def _leaky_relu_vjp(g, node, cts):
+    x = node.inputs[0]
+    slope = const(g, node.attrs.get("negative_slope", 0.01), cts[0])
+    return [g.apply("where", g.apply("gt", x, const(g, 0, x)), cts[0],
+                    g.apply("mul", cts[0], slope))]
+
+
+unary(OPS, "leaky_relu", lambda x, negative_slope=0.01: np.where(x > 0, x, x * negative_slope),
+      "(x0 if x0 > 0 else x0 * {negative_slope})", _leaky_relu_vjp, domain="away",
+      args=(Arg("negative_slope", "number", 0.01),),
+      cases=({"negative_slope": 0.01}, {"negative_slope": 0.2}),
+      doc="x above 0, negative_slope x below")
+
+
+def _elu_vjp(g, node, cts):
+    x, y = node.inputs[0], node.outputs[0]
+    below = g.apply("add", y, const(g, node.attrs.get("alpha", 1.0), y))  # alpha e^x
+    return [g.apply("where", g.apply("gt", x, const(g, 0, x)), cts[0],
+                    g.apply("mul", cts[0], below))]
+
+
+unary(OPS, "elu", lambda x, alpha=1.0: np.where(x > 0, x, alpha * np.expm1(x)),
+      "(x0 if x0 > 0 else {alpha} * math.expm1(x0))", _elu_vjp, domain="away",
+      args=(Arg("alpha", "number", 1.0),), cases=({"alpha": 1.0}, {"alpha": 0.5}),
+      doc="x above 0, alpha (e^x - 1) below")
+
+
+def _mish_vjp(g, node, cts):
+    # mish = x t, t = tanh(softplus(x)); d/dx = t + x sigmoid(x) (1 - t^2)
+    x = node.inputs[0]
+    t = g.apply("tanh", g.apply("softplus", x, beta=1.0, threshold=20.0))
+    rest = g.apply("mul", g.apply("mul", x, g.apply("sigmoid", x)),
+                   g.apply("sub", const(g, 1.0, x), g.apply("square", t)))
+    return [g.apply("mul", cts[0], g.apply("add", t, rest))]
+
+
+# softplus as max(x, 0) + log1p(e^-|x|), which never overflows
+unary(OPS, "mish", lambda x: x * np.tanh(np.logaddexp(0.0, x)),
+      "x0 * math.tanh(max(x0, 0.0) + math.log1p(math.exp(-abs(x0))))", _mish_vjp,
+      doc="x tanh(softplus(x))")

@@ -100,6 +100,18 @@ for _name, _ref, _sym, _lisp, _method in (
     binary(OPS, _name, _ref, f"x0 {_sym} x1", None, NUMERIC | BOOL, out_dtype="bool",
            lisp=_lisp, method=_method, doc=f"a {_sym} b -> bool")
 
+def _atan2_vjp(g, node, cts):
+    # d atan2(a, b) = (b da - a db) / (a^2 + b^2)
+    a, b = node.inputs
+    r2 = g.apply("add", g.apply("square", a), g.apply("square", b))
+    ct = g.apply("div", cts[0], r2)
+    return both(g, node, g.apply("mul", ct, b), g.apply("neg", g.apply("mul", ct, a)))
+
+
+binary(OPS, "atan2", np.arctan2, "math.atan2(x0, x1)", _atan2_vjp, FLOAT_DTYPES,
+       domains=("away", "away"), lisp=("atan2", "atan"), method="atan2", function="atan2",
+       doc="the angle of (b, a): atan(a / b) in the right quadrant")
+
 binary(OPS, "logical_and", np.logical_and, "x0 and x1", None, BOOL, function="logical_and",
        doc="a and b")
 binary(OPS, "logical_or", np.logical_or, "x0 or x1", None, BOOL, function="logical_or",
@@ -197,3 +209,26 @@ composite(OPS, "masked_fill", build.masked_fill,
           inputs=("x", "mask:bool"), args=(Arg("value", "number", positional=True),),
           method=None, function="masked_fill", samples=_masked_fill_samples,
           doc="value where mask is true, else x")
+
+
+def _clamp(g, x, min=None, max=None):  # noqa: A002 - PyTorch's names
+    """max(x, min), then min(., max): NaN stays NaN; min > max gives max (PyTorch's)."""
+    y = x if min is None else g.apply("maximum", x, min)
+    return y if max is None else g.apply("minimum", y, max)
+
+
+def _clamp_reference(x, lo=None, hi=None):
+    y = x if lo is None else np.maximum(x, lo)
+    return y if hi is None else np.minimum(y, hi)
+
+
+def _clamp_samples(rng: np.random.Generator) -> list:
+    lo = values(rng, (3, 1)) - 0.5
+    return [([values(rng, (3, 4)), lo, lo + 1.0], {}),
+            ([values(rng, (5,)), values(rng, ())], {}),
+            ([values(rng, (2, 3)), values(rng, (3,)), values(rng, (3,)) - 2.0], {})]
+
+
+composite(OPS, "clamp", _clamp, _clamp_reference, inputs=("x", "min?", "max?"),
+          lisp=("clamp", "clip"), method="clamp", function="clip", samples=_clamp_samples,
+          doc="x limited to [min, max] (either may be nil/None; tensors or numbers)")
