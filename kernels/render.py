@@ -29,13 +29,14 @@ from sexpgpu.ir.shapes import axes as norm_axes
 
 _OPERAND = re.compile(r"\bx(\d+)\b")
 # the accumulator update of each reduction combine
-_COMBINE = {"add": "{acc} + {x}", "max": "max({acc}, {x})", "min": "min({acc}, {x})"}
+_COMBINE = {"add": "{acc} + {x}", "mul": "{acc} * {x}", "max": "max({acc}, {x})",
+            "min": "min({acc}, {x})"}
 # float max/min propagate NaN, as numpy's: max(acc, x) keeps acc when x is NaN
 # (numba's max is `x if x > acc else acc`), so the update takes a NaN x itself
 # and a NaN acc then stays (no x compares greater than it)
 _NAN_COMBINE = {"max": "(max({acc}, {x}) if {x} == {x} else {x})",
                 "min": "(min({acc}, {x}) if {x} == {x} else {x})"}
-_INT_INIT = {"add": 0, "max": -(2 ** 63), "min": 2 ** 63 - 1}
+_INT_INIT = {"add": 0, "mul": 1, "max": -(2 ** 63), "min": 2 ** 63 - 1}
 
 
 class Names:

@@ -249,7 +249,7 @@ def _const(node, names, name, params):
 
 # -- reductions that are not a plain combine -------------------------------------
 
-@renderer("argmax")
+@renderer("argmax", "argmin")
 def _argmax(node, names, name, params):
     x, out = node.inputs[0], node.outputs[0]
     ax = norm_axis(node.attrs.get("axis", -1), len(x.shape))
@@ -260,15 +260,16 @@ def _argmax(node, names, name, params):
     names_x = {d: f"i{k}" for k, d in enumerate(outer_dims)} if not keep else \
         {d: f"i{d}" for d in outer_dims}
     base = affine([(names_x[d], xs[d]) for d in outer_dims])
-    # the first maximum, or the first NaN (numpy's argmax): a NaN is taken as the
-    # best and the search stops there
+    # the first maximum (minimum), or the first NaN (numpy's argmax and argmin): a
+    # NaN is taken as the best and the search stops there
+    better = ">" if node.op == "argmax" else "<"
     lines = [f"best = {load(names.buf(x), x.dtype, base)}",
              "arg = 0",
              f"for j in range(1, {x.shape[ax]}):",
              "    if best != best:",
              "        break",
              f"    v = {load(names.buf(x), x.dtype, base + f' + j * {xs[ax]}')}",
-             "    if v > best or v != v:",
+             f"    if v {better} best or v != v:",
              "        best = v",
              "        arg = j",
              store(names.buf(out), out.dtype, "lin", "arg")]

@@ -211,6 +211,13 @@ def normalise(arg: Arg, x: Any, inputs: list[Any]) -> Any:
         return None if x is None else _int(arg, x)
     if kind == "flag":
         return bool(x)
+    if kind == "order":
+        if x in ("inf", "-inf"):
+            return float(x)
+        if isinstance(x, bool) or not isinstance(x, Number):
+            raise ArgError(f"{arg.py_key} must be a number", expected="a number, inf or -inf",
+                           actual=repr(x))
+        return float(x)
     if kind in ("number", "number?"):
         if x is None and kind == "number?":
             return None

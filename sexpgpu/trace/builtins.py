@@ -145,6 +145,10 @@ def _read_arg(fn: str, arg: Arg, x: Any) -> Any:
         return A.flag(x)
     if kind == "number":
         return A.number(fn, x, what)
+    if kind == "order":  # a norm's p: a number, :inf or :-inf
+        if A.is_keyword(x) and A.kw_name(x) in ("inf", "-inf"):
+            return float(A.kw_name(x))
+        return A.number(fn, x, what)
     if kind == "numbers":
         return [A.number(fn, v, what) for v in _lisp_items(fn, x, what)]
     if kind == "dtype":

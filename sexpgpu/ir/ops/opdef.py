@@ -68,6 +68,7 @@ ARG_KINDS = {
     "number": "a number",
     "number?": "a number, or nil for none",
     "numbers": "a list of numbers",
+    "order": "a number, or inf / -inf (Lisp :inf, :-inf)",
     "dtype": "a dtype keyword (:f32 :bf16 :f16 :i32 :i64 :bool)",
     "choice": "one of the listed keywords",
     "string": "a string",
