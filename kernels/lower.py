@@ -534,7 +534,10 @@ def _link(program: KernelPlan, roots: list[Value]) -> None:
         kernel.inputs = _buffers_read(program, kernel)
         needed_outside.update(kernel.inputs)
     for kernel in program.kernels:
-        kernel.outputs = [v for n in kernel.nodes for v in n.outputs if v in needed_outside]
+        # a structured op with several results stores them all: its renderer writes
+        # each (sort moves values and indices together)
+        kernel.outputs = [v for n in kernel.nodes for v in n.outputs
+                          if v in needed_outside or (kernel.kind == "op" and len(n.outputs) > 1)]
     _check_order(program)
 
 

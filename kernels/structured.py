@@ -276,6 +276,63 @@ def _argmax(node, names, name, params):
     return _elementwise(node, name, params, lines, work=x.shape[ax])
 
 
+# -- along one axis: scans and sorts ---------------------------------------------
+
+def _rows(node: Node, x: Value) -> tuple[list[tuple[str, int]], str, int, int]:
+    """One thread per row along attrs axis: the loop variables over the other axes,
+    the row's first element, the row's stride and its length."""
+    ax = norm_axis(node.attrs.get("axis", -1), len(x.shape))
+    st = strides(x.shape)
+    others = [d for d in range(len(x.shape)) if d != ax]
+    outer = [(f"i{d}", x.shape[d]) for d in others] or [("i_", 1)]
+    return outer, affine([(f"i{d}", st[d]) for d in others]), st[ax], x.shape[ax]
+
+
+@renderer("cumsum", "cumprod")
+def _scan(node, names, name, params):
+    x, out = node.inputs[0], node.outputs[0]
+    outer, base, step, n = _rows(node, x)
+    j = f"({n - 1} - j)" if node.attrs.get("reverse") else "j"
+    at = f"{base} + {j} * {step}"
+    op, init = ("+", 0) if node.op == "cumsum" else ("*", 1)
+    lines = [f"acc = {literal(init, out.dtype)}",
+             f"for j in range({n}):",
+             f"    acc = acc {op} {load(names.buf(x), x.dtype, at)}",
+             "    " + store(names.buf(out), out.dtype, at, "acc")]
+    return KernelCode(name, params, outer, lines, work=prod(x.shape))
+
+
+@renderer("sort")
+def _sort(node, names, name, params):
+    """An insertion sort per row, stable, NaN the largest: each element moves left
+    past the ones it sorts before (values and indices move together)."""
+    x = node.inputs[0]
+    vals, idx = node.outputs
+    outer, base, step, n = _rows(node, x)
+    X, V, I = names.buf(x), names.buf(vals), names.buf(idx)
+
+    def at(k: str) -> str:
+        return f"{base} + {k} * {step}"
+
+    if node.attrs.get("descending"):
+        before = "(v > w or (v != v and w == w))"
+    else:
+        before = "(v < w or (w != w and v == v))"
+    lines = [f"for j in range({n}):",
+             f"    v = {load(X, x.dtype, at('j'))}",
+             "    k = j",
+             "    while k > 0:",
+             f"        w = {load(V, vals.dtype, at('(k - 1)'))}",
+             f"        if not {before}:",
+             "            break",
+             "        " + store(V, vals.dtype, at("k"), "w"),
+             "        " + store(I, idx.dtype, at("k"), f"{I}[{at('(k - 1)')}]"),
+             "        k -= 1",
+             "    " + store(V, vals.dtype, at("k"), "v"),
+             "    " + store(I, idx.dtype, at("k"), "j")]
+    return KernelCode(name, params, outer, lines, work=prod(x.shape) * max(n, 1))
+
+
 # -- windows ---------------------------------------------------------------------
 
 def _window_attrs(node: Node, shape: tuple[int, ...]):

@@ -17,12 +17,14 @@ from sexpgpu.ir.ops import (
     linalg,
     random,
     reduce,
+    scan,
     shape,
 )
 from sexpgpu.ir.ops.opdef import OpDef
 
 FAMILIES: tuple[ModuleType, ...] = (
-    elementwise, activations, binary, reduce, shape, indexing, creation, random, linalg, conv,
+    elementwise, activations, binary, reduce, scan, shape, indexing, creation, random, linalg,
+    conv,
 )
 
 
