@@ -95,7 +95,7 @@ REFLECTED = {"__add__": "__radd__", "__sub__": "__rsub__", "__mul__": "__rmul__"
              "__truediv__": "__rtruediv__", "__pow__": "__rpow__",
              "__matmul__": "__rmatmul__"}
 # other names for the same methods (numpy's and Python's)
-ALIASES = {"astype": "cast", "__abs__": "abs"}
+ALIASES = {"astype": "cast", "__abs__": "abs", "repeat": "tile"}
 
 
 def signature(opdef: OpDef, as_method: bool) -> inspect.Signature:

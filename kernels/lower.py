@@ -320,9 +320,10 @@ class _Grouper:
             self.close(held)
         if self._undo_transpose(node) or self._add_view(node):
             return
-        for v in node.inputs:
-            if self._needs_elements(v, node.op):
-                self.materialize(v)
+        if not _is_identity(node):  # an identity is its input, wherever that lies
+            for v in node.inputs:
+                if self._needs_elements(v, node.op):
+                    self.materialize(v)
         self.RULES[_rule(node)](self, node)
 
     def _needs_elements(self, value: Value, op: str) -> bool:

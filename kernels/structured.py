@@ -276,6 +276,16 @@ def _argmax(node, names, name, params):
     return _elementwise(node, name, params, lines, work=x.shape[ax])
 
 
+@renderer("flip")
+def _flip(node, names, name, params):
+    x, out = node.inputs[0], node.outputs[0]
+    flipped = set(node.attrs["axes"])
+    terms = [(f"({n - 1} - i{d})" if d in flipped else f"i{d}", s)
+             for d, (n, s) in enumerate(zip(x.shape, strides(x.shape)))]
+    return _elementwise(node, name, params, [
+        store(names.buf(out), out.dtype, "lin", load(names.buf(x), x.dtype, affine(terms)))])
+
+
 # -- along one axis: scans and sorts ---------------------------------------------
 
 def _rows(node: Node, x: Value) -> tuple[list[tuple[str, int]], str, int, int]:

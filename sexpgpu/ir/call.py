@@ -201,6 +201,8 @@ def normalise(arg: Arg, x: Any, inputs: list[Any]) -> Any:
         return _int(arg, x)
     if kind in ("ints", "shape"):
         return _ints(arg, x)
+    if kind == "sizes":
+        return _int(arg, x) if isinstance(x, int) else _ints(arg, x)
     if kind == "ints?":
         return None if x is None else _ints(arg, x)
     if kind == "newshape":

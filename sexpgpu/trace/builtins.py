@@ -139,6 +139,8 @@ def _read_arg(fn: str, arg: Arg, x: Any) -> Any:
         return A.integer(fn, x, what)
     if kind in ("ints", "shape", "newshape"):
         return A.int_list(fn, x, what)
+    if kind == "sizes":
+        return x if isinstance(x, int) and not isinstance(x, bool) else A.int_list(fn, x, what)
     if kind == "axes":
         return A.axes(fn, x)
     if kind == "flag":

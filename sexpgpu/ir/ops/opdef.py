@@ -59,6 +59,7 @@ ARG_KINDS = {
     "int?": "an integer, or nil for none",
     "ints": "an integer or a list of integers",
     "ints?": "an integer, a list of integers, or nil for none",
+    "sizes": "an integer (one size for every piece) or a list of sizes",
     "shape": "a list of sizes",
     "newshape": "a list of sizes, one of which may be -1 (inferred)",
     "axis": "an axis (negative counts from the end)",

@@ -14,6 +14,7 @@ from sexpgpu.ir.ops import (
     creation,
     elementwise,
     indexing,
+    layout,
     linalg,
     random,
     reduce,
@@ -23,8 +24,8 @@ from sexpgpu.ir.ops import (
 from sexpgpu.ir.ops.opdef import OpDef
 
 FAMILIES: tuple[ModuleType, ...] = (
-    elementwise, activations, binary, reduce, scan, shape, indexing, creation, random, linalg,
-    conv,
+    elementwise, activations, binary, reduce, scan, shape, layout, indexing, creation, random,
+    linalg, conv,
 )
 
 
