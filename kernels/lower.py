@@ -528,17 +528,24 @@ def _count_uses(nodes: list[Node], roots: list[Value]) -> dict[Value, int]:
 
 
 def _link(program: KernelPlan, roots: list[Value]) -> None:
-    """Number the kernels and find what each reads from and stores to buffers."""
-    needed_outside: set[Value] = {program.base(v) for v in roots}
-    for index, kernel in enumerate(program.kernels):
-        kernel.index = index
-        kernel.inputs = _buffers_read(program, kernel)
-        needed_outside.update(kernel.inputs)
-    for kernel in program.kernels:
-        # a structured op with several results stores them all: its renderer writes
-        # each (sort moves values and indices together)
-        kernel.outputs = [v for n in kernel.nodes for v in n.outputs
-                          if v in needed_outside or (kernel.kind == "op" and len(n.outputs) > 1)]
+    """Number the kernels and find what each reads from and stores to buffers. A
+    kernel that stores nothing anyone reads is dropped: a view's copy made for a
+    reader that then read the view in place (or read an identity of it)."""
+    while True:
+        needed_outside: set[Value] = {program.base(v) for v in roots}
+        for index, kernel in enumerate(program.kernels):
+            kernel.index = index
+            kernel.inputs = _buffers_read(program, kernel)
+            needed_outside.update(kernel.inputs)
+        for kernel in program.kernels:
+            # a structured op with several results stores them all: its renderer writes
+            # each (sort moves values and indices together)
+            kernel.outputs = [v for n in kernel.nodes for v in n.outputs if v in needed_outside
+                              or (kernel.kind == "op" and len(n.outputs) > 1)]
+        live = [k for k in program.kernels if k.outputs]
+        if len(live) == len(program.kernels):
+            break
+        program.kernels = live
     _check_order(program)
 
 

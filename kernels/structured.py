@@ -418,6 +418,22 @@ def _dropout(node, names, name, params):
     ])
 
 
+@renderer("rand", "randn", "randint")
+def _draw(node, names, name, params):
+    seed, out = node.inputs[0], node.outputs[0]
+    stream = int(node.attrs.get("stream", 0))
+    s = f"{names.buf(seed)}[0]"
+    if node.op == "randint":
+        low, high = int(node.attrs["low"]), int(node.attrs["high"])
+        # uint64 arithmetic stays uint64; np.int64 before meeting a signed number
+        value = (f"np.int64(rng_bits({s}, {stream}, lin) % np.uint64({high - low})) "
+                 f"+ np.int64({low})")
+    else:
+        fn = "rng_uniform" if node.op == "rand" else "rng_normal"
+        value = f"{fn}({s}, {stream}, lin)"
+    return _elementwise(node, name, params, [store(names.buf(out), out.dtype, "lin", value)])
+
+
 # -- matmul ----------------------------------------------------------------------
 
 def _batch_offsets(node: Node) -> tuple[list[str], str, str, str]:

@@ -176,8 +176,9 @@ def _python_call(opdef: OpDef, fn, tensors: list, attrs: dict):
                 args.append(attrs[arg.name])
             else:
                 kwargs[arg.py_key] = attrs[arg.name]
-    if any(t.role == "rest" for t in opdef.tensor_inputs):
-        return fn(*args, *tensors, **kwargs)
+    if any(t.role == "rest" for t in opdef.tensor_inputs):  # einsum("ij,jk", a, b)
+        lead = [kwargs.pop(a.py_key) for a in opdef.args if a.positional and a.py_key in kwargs]
+        return fn(*lead, *args, *tensors, **kwargs)
     if any(t.role == "list" for t in opdef.tensor_inputs):
         return fn(tensors, *args, **kwargs)
     return fn(*tensors, *args, **kwargs)
