@@ -8,10 +8,16 @@ from sexpgpu.autodiff.functional import (
     FUNCTIONS,
     avg_pool1d,
     avg_pool2d,
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
     cross_entropy,
+    huber,
+    kl_div,
     max_pool1d,
     max_pool2d,
     mse,
+    nll,
+    smooth_l1,
 )
 from sexpgpu.autodiff.grad import grad
 from sexpgpu.autodiff.tensor import Tensor
@@ -22,7 +28,9 @@ from sexpgpu.ir.reference import run_reference
 globals().update(FUNCTIONS)
 
 __all__ = [
-    "BACKENDS", "Function", "CompiledFunction", "Tensor", "avg_pool1d", "avg_pool2d",
-    "cross_entropy", "grad", "init", "max_pool1d", "max_pool2d", "mse", "optim",
-    "run_reference", *sorted(FUNCTIONS),
+    "BACKENDS", "Function", "CompiledFunction", "Tensor", "avg_pool1d", "avg_pool2d", "grad",
+    "init", "max_pool1d", "max_pool2d", "optim", "run_reference",
+    # the losses (autodiff/functional.py, as sexpgpu/stdlib/nn.sx has them)
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy", "huber",
+    "kl_div", "mse", "nll", "smooth_l1", *sorted(FUNCTIONS),
 ]
