@@ -265,3 +265,26 @@ def test_every_name_is_documented() -> None:
             assert f"`x.{opdef.method}(" in python, opdef.method
         if opdef.function:
             assert f"`ad.{opdef.function}(" in python, opdef.function
+
+
+# a CL function that is also a tensor op's Lisp name: CL's call on numbers and its
+# result (the tensor path is the reachability test above)
+CL_CALLS = {"atan": ("(atan 1 1)", "0.7853982"), "ceiling": ("(ceiling 1.2)", "2"),
+            "floor": ("(floor 7 2)", "3"), "round": ("(round 2.5)", "2"),
+            "signum": ("(signum -3)", "-1"), "sort": ("(sort (list 3 1 2) #'<)", "(1 2 3)"),
+            "truncate": ("(truncate -1.5)", "-1")}
+
+
+def test_cl_functions_keep_their_meaning_on_numbers() -> None:
+    """A tensor op named as a CL function (floor, round, sort, ...) leaves CL's
+    function alone when no argument is a tensor; every such name has a case here."""
+    from sexpgpu.lisp import registry
+    from sexpgpu.lisp.printer import prin1_to_string
+    from sexpgpu.lisp.types import primary
+
+    interp = make_interpreter()
+    shadowed = sorted(n for n in LISP_NAMES if n not in CL_GENERIC
+                      and _symbol(n) in registry.BUILTINS)
+    assert shadowed == sorted(CL_CALLS), "add the new name's CL call to CL_CALLS"
+    for name, (form, want) in CL_CALLS.items():
+        assert prin1_to_string(primary(interp.load(form, "cl.sx"))) == want, name
