@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from matmul_cases import matmul_graph
 from sexpgpu.kernels.gemm import blas_call, emulate
 from sexpgpu.kernels.generate import generate
 from sexpgpu.kernels.lower import lower
@@ -17,43 +18,13 @@ from sexpgpu.kernels.memplan import plan_memory
 from sexpgpu.kernels.render import Names, render
 
 from sexpgpu.diagnostics import SexpError
-from sexpgpu.ir.graph import Graph
 from sexpgpu.ir.reference import run_reference
 
 TINY = Path(__file__).parent / "e2e" / "tiny.sx"
 
 
-def _graph() -> tuple[Graph, dict[str, np.ndarray]]:
-    g = Graph("blas")
-    a, b = g.input("a", (20, 18)), g.input("b", (18, 17))
-    g.output("ab", g.apply("matmul", a, b))
-    g.output("btat", g.apply("matmul", g.apply("permute", b, perm=(1, 0)),
-                             g.apply("permute", a, perm=(1, 0))))
-    xb, w = g.input("xb", (2, 3, 4, 5)), g.input("w", (5, 6))
-    g.output("shared", g.apply("matmul", xb, w))
-    g.output("shared_t", g.apply("matmul", xb, g.apply("permute", g.input("wt", (6, 5)),
-                                                        perm=(1, 0))))
-    yb = g.input("yb", (3, 6, 10))
-    g.output("batched", g.apply("matmul", xb, g.apply("permute", g.apply(
-        "slice", yb, starts=(None, None, 2), stops=(None, None, 7),
-        steps=(None, None, None)), perm=(0, 2, 1))))
-    gb = g.input("gb", (2, 3, 4, 6))
-    g.output("wgrad", g.apply("sum", g.apply("matmul", g.apply(
-        "permute", xb, perm=(0, 1, 3, 2)), gb), axes=(0, 1)))
-    qkv = g.input("qkv", (2, 5, 12))
-    q, k = (g.apply("permute", g.apply("reshape", g.apply(
-        "slice", qkv, starts=(None, None, lo), stops=(None, None, lo + 4),
-        steps=(None, None, None)), shape=(2, 5, 2, 2)), perm=(0, 2, 1, 3)) for lo in (0, 4))
-    g.output("scores", g.apply("matmul", q, g.apply("permute", k, perm=(0, 1, 3, 2))))
-    g.output("vec", g.apply("matmul", g.input("row", (1, 18)), b))
-    r = np.random.default_rng(0)
-    shapes = {"a": (20, 18), "b": (18, 17), "xb": (2, 3, 4, 5), "w": (5, 6), "wt": (6, 5),
-              "yb": (3, 6, 10), "gb": (2, 3, 4, 6), "qkv": (2, 5, 12), "row": (1, 18)}
-    return g, {k: r.standard_normal(s).astype(np.float32) for k, s in shapes.items()}
-
-
 def test_every_blas_call_computes_the_reference() -> None:
-    g, inputs = _graph()
+    g, inputs = matmul_graph()
     program = lower(g)
     names = Names(program)
     buffers = {names.buf(v): inputs[v.name].reshape(-1).copy() for v in g.inputs}
@@ -76,7 +47,7 @@ def test_every_blas_call_computes_the_reference() -> None:
 
 
 def test_batched_views_use_pointer_arrays_when_no_single_stride_exists() -> None:
-    g, _ = _graph()
+    g, _ = matmul_graph()
     program = lower(g)
     names = Names(program)
     kinds = {}
@@ -93,7 +64,7 @@ def test_batched_views_use_pointer_arrays_when_no_single_stride_exists() -> None
 
 
 def test_the_step_lists_its_blas_calls() -> None:
-    g, _ = _graph()
+    g, _ = matmul_graph()
     program = lower(g)
     generated = generate(program, plan_memory(program), "cuda")
     assert {launch.family for launch in generated.launches} <= {"gemm", "elementwise"}

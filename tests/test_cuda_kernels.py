@@ -8,13 +8,11 @@ NUMBA_ENABLE_CUDASIM=1 (numba reads it at import); shapes stay small."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from cudasim import rerun_in_simulator
 
 from sexpgpu import env
 
@@ -24,15 +22,10 @@ ROOT = Path(__file__).resolve().parent.parent
 if not env.cuda_simulator():
 
     def test_cuda_kernel_families_in_simulator() -> None:
-        run = subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "cudasim",
-             "-W", "ignore::RuntimeWarning", __file__],
-            cwd=ROOT, env={**os.environ, "NUMBA_ENABLE_CUDASIM": "1"},
-            capture_output=True, text=True, timeout=900)
-        assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
-        assert " passed" in run.stdout
+        rerun_in_simulator(__file__, timeout=900)
 
 else:
+    from matmul_cases import matmul_graph
     from sexpgpu.kernels import cuda_codegen
 
     from sexpgpu import kernels
@@ -100,35 +93,8 @@ else:
         assert "rows" in families
 
     def test_tiled_matmuls() -> None:
-        g = Graph("gemm")
-        a, b = g.input("a", (20, 18)), g.input("b", (18, 17))
-        g.output("ab", g.apply("matmul", a, b))                    # 2 x 2 tiles, 2 k tiles
-        g.output("btat", g.apply("matmul", g.apply("permute", b, perm=(1, 0)),
-                                 g.apply("permute", a, perm=(1, 0))))  # both transposed
-        xb, w = g.input("xb", (2, 3, 4, 5)), g.input("w", (5, 6))
-        g.output("shared", g.apply("matmul", xb, w))                # a weight shared by batch
-        yb = g.input("yb", (3, 6, 10))
-        # batch broadcast over the first axis; the right operand a transposed slice
-        g.output("batched", g.apply("matmul", xb, g.apply("permute", g.apply(
-            "slice", yb, starts=(None, None, 2), stops=(None, None, 7),
-            steps=(None, None, None)), perm=(0, 2, 1))))
-        # a weight gradient: sum over the batch of xb^T g, one product over stacked rows
-        gb = g.input("gb", (2, 3, 4, 6))
-        g.output("wgrad", g.apply("sum", g.apply("matmul", g.apply(
-            "permute", xb, perm=(0, 1, 3, 2)), gb), axes=(0, 1)))
-        # attention heads: slices of one projection split and permuted, read in place
-        qkv = g.input("qkv", (2, 5, 12))
-        q, k = (g.apply("permute", g.apply("reshape", g.apply(
-            "slice", qkv, starts=(None, None, lo), stops=(None, None, lo + 4),
-            steps=(None, None, None)), shape=(2, 5, 2, 2)), perm=(0, 2, 1, 3))
-            for lo in (0, 4))
-        g.output("scores", g.apply("matmul", q, g.apply("permute", k, perm=(0, 1, 3, 2))))
-        r = np.random.default_rng(2)
-        families = _agree(g, {"a": _f32(r, 20, 18), "b": _f32(r, 18, 17),
-                              "xb": _f32(r, 2, 3, 4, 5), "w": _f32(r, 5, 6),
-                              "yb": _f32(r, 3, 6, 10), "gb": _f32(r, 2, 3, 4, 6),
-                              "qkv": _f32(r, 2, 5, 12)})
-        assert "gemm" in families
+        g, inputs = matmul_graph(seed=2)
+        assert "gemm" in _agree(g, inputs)
 
     def test_take_scatter_add_dropout_update() -> None:
         g = Graph("misc")

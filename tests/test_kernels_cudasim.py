@@ -8,13 +8,11 @@ sizes stay at a few thousand elements)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from cudasim import rerun_in_simulator
 
 from sexpgpu import env
 
@@ -24,13 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if not env.cuda_simulator():
 
     def test_cuda_launcher_in_simulator() -> None:
-        run = subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "cudasim",
-             "-W", "ignore::RuntimeWarning", __file__],
-            cwd=ROOT, env={**os.environ, "NUMBA_ENABLE_CUDASIM": "1"},
-            capture_output=True, text=True, timeout=600)
-        assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
-        assert " passed" in run.stdout
+        rerun_in_simulator(__file__, timeout=600)
 
 else:
     from numba import cuda  # module level: the simulator patches the kernel's globals

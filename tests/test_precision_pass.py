@@ -81,23 +81,34 @@ def _rounded(inputs: dict) -> dict:
     return {k: round_bf16(v) if v.dtype == np.float32 else v for k, v in inputs.items()}
 
 
+def _bf16_against_f32(name: str, arrays: list, attrs: dict) -> tuple[Graph, int, list]:
+    """The op's stored graph, and (key, bf16 result, f32 result on the activations as
+    stored, where both are finite) for each float output; the other outputs (integers,
+    booleans) and the finite pattern must agree exactly."""
+    g, inputs, start = _stored_op_graph(name, arrays, attrs)
+    low = lower_precision(g, "bf16", forward_end=start).graph
+    got = run_reference(low, dict(inputs))
+    want = run_reference(g, _rounded(inputs))
+    floats = []
+    for key, y in want.items():
+        b = got[key]
+        assert b.shape == y.shape and b.dtype == y.dtype, (name, key)
+        if y.dtype.kind != "f":
+            np.testing.assert_array_equal(b, y, err_msg=f"{name} {attrs}")
+            continue
+        finite = np.isfinite(y)
+        np.testing.assert_array_equal(np.isfinite(b), finite, err_msg=name)
+        floats.append((key, b[finite], y[finite]))
+    return g, start, floats
+
+
 @pytest.mark.parametrize("name", PRIMITIVE)
 def test_bf16_op_agrees_with_f32_to_one_rounding(name: str) -> None:
     for arrays, attrs in _touched(name):
-        g, inputs, start = _stored_op_graph(name, arrays, attrs)
-        low = lower_precision(g, "bf16", forward_end=start).graph
-        got = run_reference(low, dict(inputs))
-        want = run_reference(g, _rounded(inputs))  # f32, on the activations as stored
-        for key, y in want.items():
-            b = got[key]
-            assert b.shape == y.shape and b.dtype == y.dtype, (name, key)
-            if y.dtype.kind != "f":
-                np.testing.assert_array_equal(b, y, err_msg=f"{name} {attrs}")
-                continue
-            finite = np.isfinite(y)
-            np.testing.assert_array_equal(np.isfinite(b), finite, err_msg=name)
-            bound = ROUNDING * np.abs(y[finite]) + 1e-30
-            assert np.all(np.abs(b[finite] - y[finite]) <= bound), (name, attrs, key)
+        _, _, floats = _bf16_against_f32(name, arrays, attrs)
+        for key, b, y in floats:
+            bound = ROUNDING * np.abs(y) + 1e-30
+            assert np.all(np.abs(b - y) <= bound), (name, attrs, key)
             if name not in STATISTICS and any(_dtype(a) == "f32" for a in arrays):
                 # stored as bf16: every value is one (a statistic stays f32)
                 np.testing.assert_array_equal(round_bf16(b), b, err_msg=name)
@@ -109,21 +120,11 @@ def test_bf16_composition_agrees_with_f32_per_rounding(name: str) -> None:
     of the values in flight, so against the output's scale the error stays within k
     of them (a matmul chain's small outputs are sums of larger terms)."""
     for arrays, attrs in _touched(name):
-        g, inputs, start = _stored_op_graph(name, arrays, attrs)
+        g, start, floats = _bf16_against_f32(name, arrays, attrs)
         roundings = len(g.nodes) - start - len(g.outputs)  # its nodes, not the reshapes
-        low = lower_precision(g, "bf16", forward_end=start).graph
-        got = run_reference(low, dict(inputs))
-        want = run_reference(g, _rounded(inputs))
-        for key, y in want.items():
-            b = got[key]
-            assert b.shape == y.shape and b.dtype == y.dtype, (name, key)
-            if y.dtype.kind != "f":
-                np.testing.assert_array_equal(b, y, err_msg=f"{name} {attrs}")
-                continue
-            finite = np.isfinite(y)
-            np.testing.assert_array_equal(np.isfinite(b), finite, err_msg=name)
-            scale = np.abs(y[finite]).max(initial=0.0) + 1e-30
-            error = np.abs(b[finite] - y[finite]).max(initial=0.0)
+        for key, b, y in floats:
+            scale = np.abs(y).max(initial=0.0) + 1e-30
+            error = np.abs(b - y).max(initial=0.0)
             assert error <= roundings * ROUNDING * scale, (name, attrs, key, roundings)
 
 

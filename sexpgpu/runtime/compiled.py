@@ -47,7 +47,32 @@ def _zeros_for(graph: Graph, role: str) -> dict[str, np.ndarray]:
     return {v.name: np.zeros(v.shape, NP_DTYPES[v.dtype]) for v in graph.inputs if v.role == role}
 
 
-class KernelProgram:
+class GraphProgram:
+    """What a TrainingProgram over compiled graphs does alike on every device:
+    evaluation graphs run synchronously, diagnostics come from the sampler, and no
+    RNG state needs saving. Subclasses set `_evals`, `_diag` and `_inputs`."""
+
+    _evals: dict[str, tuple[Any, list[str]]]
+    _diag: DiagSampler | None
+
+    def evaluate(self, batch: Batch, ctx: dict[str, Any], name: str | None = None
+                 ) -> dict[str, float]:
+        compiled, ctx_names = self._evals[name] if name else next(iter(self._evals.values()))
+        return _floats(compiled.run(self._inputs(batch, ctx, ctx_names)))
+
+    def diagnostics(self, ctx: dict[str, Any]) -> dict[str, float]:
+        """The values sampled before this step's update (empty on other steps)."""
+        return self._diag.take() if self._diag is not None else {}
+
+    def rng_state(self) -> None:
+        return None  # all randomness is counters of (seed, step, microstep)
+
+    def _inputs(self, batch: Batch, ctx: dict[str, Any], ctx_names: list[str]
+                ) -> dict[str, Any]:
+        raise NotImplementedError
+
+
+class KernelProgram(GraphProgram):
     """Implements the runtime's TrainingProgram protocol over kernels compiled from the graphs."""
 
     def __init__(self, compiled: Any, seed: int, device: str = "cpu", diag_every: int = 0,
@@ -134,18 +159,6 @@ class KernelProgram:
                 losses[name] = losses.get(name, 0.0) + value / len(microbatches)
         out = _floats(self._apply.run(self._inputs({}, ctx, self._apply_ctx)))
         return {**losses, **out}
-
-    def evaluate(self, batch: Batch, ctx: dict[str, Any], name: str | None = None
-                 ) -> dict[str, float]:
-        compiled, ctx_names = self._evals[name] if name else next(iter(self._evals.values()))
-        return _floats(compiled.run(self._inputs(batch, ctx, ctx_names)))
-
-    def diagnostics(self, ctx: dict[str, Any]) -> dict[str, float]:
-        """The values sampled before this step's update (empty on other steps)."""
-        return self._diag.take() if self._diag is not None else {}
-
-    def rng_state(self) -> None:
-        return None  # all randomness is counters of (seed, step, microstep)
 
     # -- inputs -------------------------------------------------------------------
 

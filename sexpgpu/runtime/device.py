@@ -21,8 +21,8 @@ from sexpgpu.kernels.memplan import plan_memory
 from sexpgpu.kernels.source import storage
 from sexpgpu.runtime import checkpoint as ckpt
 from sexpgpu.runtime.compiled import (
+    GraphProgram,
     _ctx_names,
-    _floats,
     _zeros_for,
     init_param,
 )
@@ -122,7 +122,7 @@ class Pending:
         return numbers, bad
 
 
-class DeviceProgram:
+class DeviceProgram(GraphProgram):
     """The TrainingProgram protocol over DeviceGraphs sharing one set of resident
     arrays; `transfers()` gives the bytes the last step moved each way."""
 
@@ -219,17 +219,6 @@ class DeviceProgram:
             self._accumulate.launch(self._inputs(batch, {**ctx, "microstep": i}, self._acc_ctx))
         self._apply.launch(self._inputs({}, ctx, self._apply_ctx))
         return Pending(self, [(self._accumulate, len(microbatches)), (self._apply, 1)])
-
-    def evaluate(self, batch: Batch, ctx: dict[str, Any], name: str | None = None
-                 ) -> dict[str, float]:
-        compiled, ctx_names = self._evals[name] if name else next(iter(self._evals.values()))
-        return _floats(compiled.run(self._inputs(batch, ctx, ctx_names)))
-
-    def diagnostics(self, ctx: dict[str, Any]) -> dict[str, float]:
-        return self._diag.take() if self._diag is not None else {}
-
-    def rng_state(self) -> None:
-        return None
 
     # -- what the loop reports ----------------------------------------------------
 
