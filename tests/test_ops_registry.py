@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from op_cases import ir_dtype
 from sexpgpu.autodiff.grad import grad
 from sexpgpu.autodiff.gradcheck import directional
 
@@ -18,14 +19,6 @@ from sexpgpu.ir.types import FLOAT_DTYPES
 
 get_op("add")  # registers every family
 ALL_OPS = sorted(OPS)
-
-
-def ir_dtype(array: np.ndarray) -> str:
-    if array.dtype == np.bool_:
-        return "bool"
-    if np.issubdtype(array.dtype, np.integer):
-        return "i64"
-    return "f32"
 
 
 def build(name: str, arrays: list, attrs: dict) -> tuple[Graph, list, object]:
