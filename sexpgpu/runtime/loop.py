@@ -25,13 +25,14 @@ from sexpgpu.data.errors import data_error
 from sexpgpu.data.loader import Loader, split_microbatches
 from sexpgpu.diagnostics import Diagnostic, Note, SexpError, define_code
 from sexpgpu.exitcodes import EXIT_ERRORS, EXIT_OK, EXIT_PREEMPTED, EXIT_RUNTIME
+from sexpgpu.parallel.collective import Collective, RankEnded, Single
 from sexpgpu.runtime import checkpoint as ckpt
 from sexpgpu.runtime import rundir
 from sexpgpu.runtime.evals import check_targets, due, run_eval
 from sexpgpu.runtime.events import EventLog
 from sexpgpu.runtime.program import diagnostics_of, first_nonfinite, rng_state_of
 from sexpgpu.runtime.progress import Progress
-from sexpgpu.runtime.record import RunRecord
+from sexpgpu.runtime.record import NoFiles, RunRecord
 from sexpgpu.runtime.resume import open_run_dir, relative, restore
 from sexpgpu.runtime.signals import StopRequests
 from sexpgpu.runtime.spec import RunPlan
@@ -70,6 +71,7 @@ def run_training(
     status_interval_s: float = 0.25,
     stop: StopRequests | None = None,
     progress: Progress | None = None,
+    world: Collective | None = None,
 ) -> tuple[int, dict[str, Any]]:
     """Train `program` as `plan` says; resume = None, "latest" or a checkpoint/run path.
 
@@ -81,10 +83,12 @@ def run_training(
     `status_interval_s` seconds for routine step updates (always for state changes).
     `stop`: the handlers `sexpgpu run` installed before compiling (else installed here).
     `progress`: the line a person reads on `stderr` (else one with the default cadence).
+    `world`: the processes of a data-parallel run (rank 0 writes the run's files; every
+    rank trains on its shard of each batch); None for one process.
     """
     if stop is not None:
         stop.defer()  # from here on the run has files: a signal lets the step finish
-    run = Run(plan, program, stderr or sys.stderr, progress)
+    run = Run(plan, program, stderr or sys.stderr, progress, world or Single())
     run.open(Path(runs_dir), resume, status_interval_s)
     try:
         failed = run.restore()
@@ -102,6 +106,8 @@ def run_training(
     except OSError as exc:  # the run's own files: a full disk, a read-only directory
         return run.close("failed", EXIT_RUNTIME,
                          rundir.io_error(exc, "writing the run").diagnostic)
+    except RankEnded as exc:  # another rank than 0: rank 0 ended the run and said why
+        return run.close("failed", exc.code)
     except BaseException as exc:
         run.summary["error"] = {"code": "E-INTERNAL", "message": f"{type(exc).__name__}: {exc}"}
         run.close("failed", EXIT_ERRORS)
@@ -114,13 +120,14 @@ class Run:
     RunRecord, so the summary, status.json and events.jsonl never disagree."""
 
     def __init__(self, plan: RunPlan, program: Any, stderr: TextIO,
-                 progress: Progress | None = None):
+                 progress: Progress | None = None, world: Collective | None = None):
         self.plan = plan
         self.program = program
         self.settings = plan.run  # resolved once by the contract: defrun, then the command line
         self.plan_hash = rundir.plan_hash(plan)
         self.stderr = stderr
         self.progress = progress
+        self.world = world or Single()
         self.step = 0
         self.last_eval: dict[str, Any] | None = None
         self.last_step: dict[str, float] = {}  # the last step's outputs: for targets
@@ -133,11 +140,27 @@ class Run:
 
     def open(self, runs_dir: Path, resume: str | None, status_interval_s: float) -> None:
         """Create or reopen the run directory and its logs. Raises SexpError before
-        anything of the run is written (the refusals of resume.open_run_dir)."""
+        anything of the run is written (the refusals of resume.open_run_dir). Rank 0
+        alone opens the directory; the other ranks learn from it where to resume."""
         self.run_dir = runs_dir / rundir.slug_for(self.plan)
+        if self.world.rank != 0:
+            opened = self.world.broadcast(None)
+            if opened is None:  # rank 0 refused it (and says why)
+                raise RankEnded(EXIT_ERRORS)
+            self.resume_from = opened["resume_from"]
+            self.record = RunRecord(self._summary(), NoFiles(), NoFiles(), None, self.stderr)
+            return
+        try:
+            self._open_files(runs_dir, resume, status_interval_s)
+        except BaseException:
+            self.world.broadcast(None)
+            raise
+        self.world.broadcast({"resume_from": self.resume_from})
+
+    def _open_files(self, runs_dir: Path, resume: str | None, status_interval_s: float) -> None:
         warnings: list[dict[str, str]] = []
         held, self.resume_from = open_run_dir(runs_dir, self.run_dir, self.plan, resume,
-                                              warnings)
+                                              warnings, self.world.size)
         try:
             events = EventLog(self.run_dir / "events.jsonl")
             status = StatusFile(self.run_dir / "status.json", self.run_dir.name,
@@ -147,14 +170,16 @@ class Run:
         except OSError as exc:
             os.close(held)
             raise rundir.io_error(exc, "opening the run's logs") from None
-        summary: dict[str, Any] = {
+        self.record = RunRecord(self._summary(), events, status, held, self.stderr)
+
+    def _summary(self) -> dict[str, Any]:
+        return {
             "run": self.run_dir.name, "run_dir": str(self.run_dir),
             "plan_hash": self.plan_hash, "steps": self.settings.steps, "step": 0,
             "state": "running", "last_loss": None, "last_eval": None, "targets": [],
             "targets_met": None, "latest_checkpoint": None, "resumed_from": None,
             "error": None,
         }
-        self.record = RunRecord(summary, events, status, held, self.stderr)
 
     @property
     def summary(self) -> dict[str, Any]:
@@ -167,6 +192,7 @@ class Run:
 
     def _open_fields(self, resumed_from: int | None) -> dict[str, Any]:
         fields = _open_fields(self.plan, self.settings, self.plan_hash, resumed_from)
+        fields["world_size"] = self.world.size
         if callable(getattr(self.program, "device_info", None)):
             fields["gpu"] = self.program.device_info()  # name, versions, how steps launch
         return fields
@@ -190,7 +216,7 @@ class Run:
             return None
         try:
             saved = ckpt.load_checkpoint(self.resume_from)
-            restore(self.program, self.loaders, saved)
+            restore(self.program, self.loaders, saved, self.world.rank)
         except SexpError as exc:
             return exc.diagnostic
         self.step = self.last_saved = saved.step
@@ -230,6 +256,8 @@ class Run:
         settings, plan = self.settings, self.plan
         ctx = self.ctx()
         batch = self.train.next_batch(self.step)
+        if self.world.size > 1:  # every rank reads the global batch and takes its rows
+            batch = split_microbatches(batch, self.world.size)[self.world.rank]
         microbatches = split_microbatches(batch, settings.microbatches)
         t0 = time.perf_counter()
         out = self.program.train_step(microbatches, ctx)
@@ -257,7 +285,7 @@ class Run:
                 bad_step or step, loss, grad_norm, self.program, self.summary))
         self.last_step = _numbers(out)
 
-        rows = sum(len(next(iter(mb.values()))) for mb in microbatches)
+        rows = sum(len(next(iter(mb.values()))) for mb in microbatches) * self.world.size
         tokens = self.train.counters(step)["tokens"] - ctx["tokens"]
         self.progress.step(step, float(loss), step_ms, rows, tokens)
         if logged:
@@ -279,14 +307,23 @@ class Run:
             self.evaluate(due_evals)
         if due(settings.checkpoint_every, step):
             self.checkpoint()
-        if stops.requested:
+        requested = self._stop_requested(stops)
+        if requested:
             if self.last_saved != step:
                 self.checkpoint()
             self.progress.done()
-            self.record.transition("warn", {"message": f"stopped by {stops.requested} "
+            self.record.transition("warn", {"message": f"stopped by {requested} "
                                                        f"after step {step}"})
             return self.close("preempted", EXIT_PREEMPTED)
         return None
+
+    def _stop_requested(self, stops: StopRequests) -> str | None:
+        """The stop signal, agreed by every rank: one rank signalled stops them all
+        after the same step (rank 0 checkpoints it; all exit 75)."""
+        if self.world.size == 1:
+            return stops.requested
+        anyone = self.world.mean({"stop": 1.0 if stops.requested else 0.0})["stop"] > 0
+        return (stops.requested or "a signal to another rank") if anyone else None
 
     # -- evaluate, checkpoint ------------------------------------------------------------
 
@@ -310,6 +347,23 @@ class Run:
     def checkpoint(self) -> None:
         """Write this step's checkpoint (params, optimizer state, loader positions,
         counters), prune the old ones, and record it; E-RUN-IO when it cannot be written."""
+        # each rank's data position and RNG streams (a rank's entry in `ranks`)
+        ranks = self.world.gather({
+            "loaders": {name: loader.position() for name, loader in self.loaders.items()},
+            "rng_state": rng_state_of(self.program)})
+        if self.world.rank != 0:  # rank 0 writes it; the others learn whether it could
+            if not self.world.broadcast(None):
+                raise RankEnded(EXIT_RUNTIME)
+            self.last_saved = self.step
+            return
+        try:
+            self._write_checkpoint(ranks)
+        except BaseException:
+            self.world.broadcast(False)
+            raise
+        self.world.broadcast(True)
+
+    def _write_checkpoint(self, ranks: list[dict[str, Any]] | None) -> None:
         meta = {
             "plan_hash": self.plan_hash, "masters_hash": self.plan.masters_hash,
             "precision": self.settings.precision, "ctx": self.ctx(),
@@ -318,6 +372,8 @@ class Run:
             "selection": self.plan.selection, "last_loss": self.summary["last_loss"],
             "last_eval": self.last_eval, "last_step": self.last_step, "time": time.time(),
         }
+        if self.world.size > 1:
+            meta.update(world_size=self.world.size, ranks=ranks)
         step, run_dir = self.step, self.run_dir
         try:
             path = ckpt.write_checkpoint(run_dir, step, self.program.params(),

@@ -8,31 +8,39 @@ from pathlib import Path
 from typing import Any
 
 from sexpgpu.data.loader import Loader
+from sexpgpu.diagnostics import define_code, error
 from sexpgpu.runtime import checkpoint as ckpt
 from sexpgpu.runtime import rundir
 from sexpgpu.runtime.program import state_step_of
 from sexpgpu.runtime.spec import RunPlan
 
+E_RESUME_PROCS = define_code(
+    "E-RESUME-PROCS", "resuming with another number of processes",
+    "A checkpoint of a data-parallel run holds each process's data position and RNG "
+    "streams, and its optimizer step was traced for that many processes. It continues "
+    "only with the same `--procs` (or `defrun :procs`) it was written with.",
+)
 
 def open_run_dir(runs_dir: Path, run_dir: Path, plan: RunPlan, resume: str | None,
-                  warnings: list[dict[str, str]]) -> tuple[int, Path | None]:
+                 warnings: list[dict[str, str]], procs: int = 1) -> tuple[int, Path | None]:
     """Create or reopen the run directory and hold its lock: (lock fd, checkpoint to
     resume from). Raises SexpError; an OSError here (a file where a directory should be,
-    a full or read-only disk) is E-RUN-IO."""
+    a full or read-only disk) is E-RUN-IO. `procs`: the run's processes, which a
+    checkpoint to resume must have been written by (E-RESUME-PROCS)."""
     try:
         rundir.check_layout(run_dir)
         resume_from = None
         if resume is None:
             rundir.create(run_dir, plan)
         elif not run_dir.exists():
-            resume_from = find_resume(runs_dir, run_dir, plan, resume, warnings)
+            resume_from = find_resume(runs_dir, run_dir, plan, resume, warnings, procs)
             rundir.create(run_dir, plan)
         held = rundir.lock(run_dir)  # one process per run directory
     except OSError as exc:
         raise rundir.io_error(exc, "creating the run directory") from None
     try:
         if resume is not None and resume_from is None:
-            resume_from = find_resume(runs_dir, run_dir, plan, resume, warnings)
+            resume_from = find_resume(runs_dir, run_dir, plan, resume, warnings, procs)
         ckpt.remove_stale_temps(run_dir)
     except OSError as exc:
         os.close(held)
@@ -43,9 +51,11 @@ def open_run_dir(runs_dir: Path, run_dir: Path, plan: RunPlan, resume: str | Non
     return held, resume_from
 
 
-def restore(program: Any, loaders: dict[str, Loader], saved: ckpt.Checkpoint) -> None:
+def restore(program: Any, loaders: dict[str, Loader], saved: ckpt.Checkpoint,
+            rank: int = 0) -> None:
     """Write a checkpoint back into the program and the loaders; E-CHECKPOINT when it
-    does not fit them (names, shapes, stages, or a step its optimizer state contradicts)."""
+    does not fit them (names, shapes, stages, or a step its optimizer state contradicts).
+    `rank`: a data-parallel rank takes its own loader positions and RNG streams."""
     restore = getattr(program, "restore", None)
     if callable(restore):  # a GPU program loads them straight to its device
         restore(saved.params, saved.state, saved.path)
@@ -58,8 +68,9 @@ def restore(program: Any, loaders: dict[str, Loader], saved: ckpt.Checkpoint) ->
             saved.path, f"its meta says step {saved.step}, its optimizer state has taken "
             f"{counted} steps", expected=f"{saved.step} steps in the optimizer state",
             actual=f"{counted} steps")
-    ckpt.restore_positions(loaders, saved.meta["loaders"], saved.path)
-    rng_state = saved.meta.get("rng_state")
+    mine = saved.meta["ranks"][rank] if "ranks" in saved.meta else saved.meta
+    ckpt.restore_positions(loaders, mine["loaders"], saved.path)
+    rng_state = mine.get("rng_state")
     if rng_state is not None:
         if not callable(getattr(program, "set_rng_state", None)):
             raise ckpt.checkpoint_error(saved.path, "it holds an RNG state this program has "
@@ -69,7 +80,7 @@ def restore(program: Any, loaders: dict[str, Loader], saved: ckpt.Checkpoint) ->
 
 
 def find_resume(runs_dir: Path, run_dir: Path, plan: RunPlan, resume: str,
-                 warnings: list[dict[str, str]]) -> Path | None:
+                warnings: list[dict[str, str]], procs: int = 1) -> Path | None:
     """The checkpoint to continue from (None: start this run's directory from step 0)."""
     def skipped(path: Path, problem: str) -> None:
         warnings.append({"message": f"skipped checkpoint {path.name}: {problem}"})
@@ -94,6 +105,13 @@ def find_resume(runs_dir: Path, run_dir: Path, plan: RunPlan, resume: str,
         # state are what this run holds too (the bf16 copies are made from them)
         warnings.append({"message": f"continuing {found.name}, written in "
                                     f":{meta['precision']}, in :{plan.run.precision}"})
+    written_by = int(meta.get("world_size", 1))
+    if written_by != procs:
+        raise error(E_RESUME_PROCS, f"checkpoint {found.name} was written by {written_by} "
+                    f"process{'es' if written_by > 1 else ''}; this run has {procs}",
+                    expected=f"--procs {written_by}", actual=f"--procs {procs}",
+                    fix=f"resume with --procs {written_by} (each process's data position "
+                    "and the gradient buffers are saved per process count)")
     return found
 
 
