@@ -261,3 +261,15 @@ def test_sigterm_and_a_killed_rank_both_resume_identically(cache: str, tmp_path:
         assert loss == reference[step], f"step {step}: {loss} != {reference[step]}"
     opens = [e for e in _events(run_dir) if e["event"] == "open"]
     assert len(opens) == 3 and opens[1]["resumed_from"] == stopped
+
+
+def test_a_collective_that_never_completes_is_rank_lost():
+    from sexpgpu.diagnostics import SexpError
+    from sexpgpu.parallel.mpi import _poll
+
+    start = time.monotonic()
+    with pytest.raises(SexpError) as info:
+        _poll(lambda: (False, None), "the gradient all-reduce", 1, 2, 0.2)
+    assert time.monotonic() - start < 2
+    diag = info.value.diagnostic
+    assert diag.code == "E-RANK-LOST" and "rank 1 of 2 waited 0.2 s" in diag.message
