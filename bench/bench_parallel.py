@@ -10,6 +10,7 @@ Expect little speed-up on 2 shared cores: the figures are the overhead."""
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -39,12 +40,19 @@ def _steps(run: Path) -> list[dict]:
     return [e for e in map(orjson.loads, lines) if e["event"] == "step"]
 
 
-def measure(file: Path, procs: int, knobs: list[str]) -> dict[str, float]:
-    """Median step and all-reduce milliseconds after the first 10 steps (warm-up)."""
+def measure(file: Path, procs: int, knobs: list[str], threads: int | None
+            ) -> dict[str, float]:
+    """Median step and all-reduce milliseconds after the first 10 steps (warm-up).
+    `threads`: SEXPGPU_NUM_THREADS (None: the default, all cores for one process,
+    cores / N for N: what `--procs` sets)."""
+    env = dict(os.environ)
+    env.pop("SEXPGPU_NUM_THREADS", None)
+    if threads is not None:
+        env["SEXPGPU_NUM_THREADS"] = str(threads)
     with tempfile.TemporaryDirectory() as runs:
         argv = [sys.executable, "-m", "sexpgpu", "run", str(file), *knobs, "--runs", runs,
                 "--log-every", "1", "--procs", str(procs), "--progress-every", "0"]
-        done = subprocess.run(argv, capture_output=True, text=True)
+        done = subprocess.run(argv, capture_output=True, text=True, env=env)
         if done.returncode != 0:
             raise SystemExit(done.stderr)
         steps = _steps(Path(runs))[10:]
@@ -70,11 +78,13 @@ def main() -> None:
     args = parser.parse_args()
     cases = [("MNIST-1D MLP", MLP, [f"steps={args.steps_mlp}"]),
              ("char-GPT", GPT, [f"steps={args.steps_gpt}", f"data={_text_file()}"])]
-    print(f"{'model':14} {'procs':>5} {'step ms':>9} {'all-reduce ms':>14}")
+    print("| model | processes | threads each | step ms | all-reduce ms |\n|---|---|---|---|---|")
     for name, file, knobs in cases:
-        for procs in (1, 2):
-            got = measure(file, procs, knobs)
-            print(f"{name:14} {procs:>5} {got['step_ms']:>9.2f} {got['allreduce_ms']:>14.2f}")
+        for procs, threads in ((1, None), (1, 1), (2, None)):
+            got = measure(file, procs, knobs, threads)
+            each = "all" if threads is None and procs == 1 else threads or "cores / 2"
+            print(f"| {name} | {procs} | {each} | {got['step_ms']:.2f} | "
+                  f"{got['allreduce_ms']:.2f} |", flush=True)
     if args.faults:
         faults()
 
