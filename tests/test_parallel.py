@@ -273,3 +273,15 @@ def test_a_collective_that_never_completes_is_rank_lost():
     assert time.monotonic() - start < 2
     diag = info.value.diagnostic
     assert diag.code == "E-RANK-LOST" and "rank 1 of 2 waited 0.2 s" in diag.message
+
+
+@needs_mpi
+def test_a_nonfinite_loss_ends_every_rank_alike(cache: str, tmp_path: Path):
+    tiny = Path(__file__).parent / "e2e" / "tiny.sx"
+    done = subprocess.run([sys.executable, "-m", "sexpgpu", "run", str(tiny), "--set",
+                           "poison=17", "--procs", "2", "--runs", str(tmp_path)],
+                          env=_env(cache), capture_output=True, text=True, timeout=600)
+    assert done.returncode == 3, done.stderr
+    assert "E-NONFINITE" in done.stderr and "E-RANK-LOST" not in done.stderr
+    status = _status(_only_run(tmp_path))
+    assert status["state"] == "failed" and status["error"]["code"] == "E-NONFINITE"

@@ -51,6 +51,10 @@ class Collective(Protocol):
         """Wait for every rank (`timeout_s`: longer than the step timeout, for startup)."""
         ...
 
+    def abort(self, code: int) -> None:
+        """End every process of the job with `code` (one may be gone or hang)."""
+        ...
+
 
 class Single:
     """The world of one process: every collective is the identity."""
@@ -73,6 +77,9 @@ class Single:
 
     def barrier(self, timeout_s: float | None = None) -> None:
         return None
+
+    def abort(self, code: int) -> None:
+        raise SystemExit(code)
 
 
 def buckets(arrays: list[np.ndarray], limit: int = BUCKET_BYTES) -> list[list[int]]:

@@ -48,7 +48,7 @@ def mpiexec_command(procs: int) -> list[str]:
     command = [found, "-n", str(procs)]
     version = subprocess.run([found, "--version"], capture_output=True, text=True).stdout
     if "Open MPI" in version or "OpenRTE" in version:
-        command.append("--oversubscribe")
+        command += ["--oversubscribe", "--quiet"]  # our diagnostics say what happened
         if os.geteuid() == 0:
             command.append("--allow-run-as-root")
     return command

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from sexpgpu.diagnostics import SexpError
 from sexpgpu.parallel.collective import buckets, lost
 
 SPIN_S = 5e-3  # test without sleeping this long: most waits end within it
@@ -50,10 +51,15 @@ class MpiCollective:
         self.size = self.comm.Get_size()
         self.timeout_s = timeout_s
         self.reduce_s = 0.0  # seconds spent in allreduce_sum, for the step events
+        self.broken = False
 
     def _wait(self, request: Any, what: str, timeout_s: float | None = None) -> None:
-        _poll(lambda: (request.Test(), None), what, self.rank, self.size,
-              timeout_s or self.timeout_s)
+        try:
+            _poll(lambda: (request.Test(), None), what, self.rank, self.size,
+                  timeout_s or self.timeout_s)
+        except SexpError:
+            self.broken = True  # a process is lost: the job must end by abort
+            raise
 
     def allreduce_sum(self, arrays: list[np.ndarray]) -> None:
         t0 = time.perf_counter()
@@ -104,3 +110,6 @@ class MpiCollective:
 
     def barrier(self, timeout_s: float | None = None) -> None:
         self._wait(self.comm.Ibarrier(), "a barrier", timeout_s)
+
+    def abort(self, code: int) -> None:
+        self.comm.Abort(code)

@@ -91,10 +91,14 @@ def announce(world: Collective, runs_dir: Path, plan: RunPlan) -> None:
 
 
 def ended(world: Collective, code: int) -> int:
-    """The exit code; a rank of a failed run leaves at once (MPI's finalize would wait
-    for a process that may be gone)."""
-    if world.size > 1 and code not in (EXIT_OK, EXIT_PREEMPTED):
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
-    return code
+    """The exit code. A rank that lost another ends the whole job (MPI_Abort: a
+    launcher that would wait for the lost process stops the rest too); a failure every
+    rank saw alike (a diagnostic, a non-finite loss) leaves at once, without MPI's
+    finalize."""
+    if world.size == 1 or code in (EXIT_OK, EXIT_PREEMPTED):
+        return code
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if getattr(world, "broken", False):
+        world.abort(code)
+    os._exit(code)
