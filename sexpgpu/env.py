@@ -56,3 +56,27 @@ def num_threads() -> int | None:
     """SEXPGPU_NUM_THREADS caps the CPU threads of parallel kernels."""
     value = os.environ.get("SEXPGPU_NUM_THREADS")
     return int(value) if value else None
+
+
+def mpi_world_size() -> int | None:
+    """The number of processes an MPI launcher started this one among (mpiexec of Open
+    MPI or MPICH, srun), read from the variables it sets; None when none did."""
+    for name in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"):
+        value = os.environ.get(name)
+        if value and value.isdigit():
+            return int(value)
+    if "PMIX_RANK" in os.environ and os.environ.get("SLURM_NTASKS", "").isdigit():
+        return int(os.environ["SLURM_NTASKS"])
+    return None
+
+
+def collective_timeout_s() -> float:
+    """SEXPGPU_COLLECTIVE_TIMEOUT: seconds a process of a data-parallel run waits for
+    the others at a collective before it ends the job with E-RANK-LOST (default 20)."""
+    return float(os.environ.get("SEXPGPU_COLLECTIVE_TIMEOUT", "20"))
+
+
+def launch_info() -> str | None:
+    """SEXPGPU_LAUNCH_INFO: set by `sexpgpu run --procs N` for its ranks; rank 0 writes
+    the run directory there, so the launcher can close the run if a rank is killed."""
+    return os.environ.get("SEXPGPU_LAUNCH_INFO") or None

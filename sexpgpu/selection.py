@@ -169,7 +169,8 @@ class Selection:
                 out["precision"] = check_precision(raw, "--precision", code=E_RUN_FLAG)
                 continue
             if not raw.isdigit():
-                raise error(E_RUN_FLAG, f"--{flag} {raw}: not a number of steps",
+                what = "processes" if flag == "procs" else "steps"
+                raise error(E_RUN_FLAG, f"--{flag} {raw}: not a number of {what}",
                             expected="an integer >= 0", actual=raw,
                             fix=f"--{flag} 100 (0 turns it off)")
             out[flag.replace("-", "_")] = int(raw)
@@ -337,7 +338,7 @@ class Binder:
         return value
 
 
-RUN_FLAGS = ("device", "checkpoint-every", "log-every", "precision")
+RUN_FLAGS = ("device", "checkpoint-every", "log-every", "precision", "procs")
 
 
 def from_docopt(args: dict[str, Any]) -> Selection:

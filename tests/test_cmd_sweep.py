@@ -92,3 +92,66 @@ def test_running_it_again_refuses_each_existing_point(swept, capsys, monkeypatch
     assert code == 1 and report["ok"] is False
     assert [p["error"]["code"] for p in report["points"]] == ["E-RUN-EXISTS", "E-RUN-EXISTS"]
     assert "failed (E-RUN-EXISTS)" in table(report["points"])
+
+
+# -- several points at a time, and Slurm ----------------------------------------------
+
+
+def _three_points(tmp_path) -> str:
+    path = tmp_path / "three.sx"
+    text = SWEEP_TINY.read_text().replace("(defsweep seeds", "(defsweep three :seed (1 2 3))\n"
+                                          "(defsweep seeds")
+    path.write_text(text)
+    return str(path)
+
+
+def test_jobs_2_gives_the_sequential_results(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("SEXPGPU_CACHE_DIR", str(tmp_path / "cache"))
+    file = _three_points(tmp_path)
+    reports = {}
+    for jobs in ("1", "2"):
+        runs = tmp_path / f"runs-{jobs}"
+        code, reports[jobs] = sexpgpu_json(capsys, "sweep", file, "three", "--runs", str(runs),
+                                           "--jobs", jobs)
+        assert code == 0 and reports[jobs]["ok"] is True
+    one, two = reports["1"]["points"], reports["2"]["points"]
+    assert [p["set"] for p in two] == [{"seed": "1"}, {"seed": "2"}, {"seed": "3"}]
+    for a, b in zip(one, two):
+        assert b["state"] == "done" and b["run"] == a["run"]  # each point its own run
+        assert b["last_loss"] == a["last_loss"] and b["last_eval"] == a["last_eval"]
+    assert len({p["run"] for p in two}) == 3
+
+
+def test_slurm_script_passes_bash_n_and_runs_its_point(tmp_path, capsys) -> None:
+    import shutil
+    import subprocess
+
+    file = _three_points(tmp_path)
+    code, script, _ = sexpgpu(capsys, "sweep", file, "three", "--emit", "slurm",
+                              "--set", "lr=0.02", "--runs", "my runs")
+    assert code == 0 and "#SBATCH --array=0-2" in script
+    for seed in (1, 2, 3):
+        assert f"--set=seed={seed}'  # point {seed - 1}" in script
+    path = tmp_path / "sweep.sbatch"
+    path.write_text(script)
+    bash = shutil.which("bash")
+    assert subprocess.run([bash, "-n", str(path)]).returncode == 0
+    # a stand-in `sexpgpu` shows what task 2 runs, first time and once requeued
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "sexpgpu").write_text('#!/bin/sh\nprintf "%s|" "$@"\n')
+    (fake / "sexpgpu").chmod(0o755)
+    env = {"PATH": f"{fake}:/usr/bin:/bin", "SLURM_ARRAY_TASK_ID": "2"}
+    first = subprocess.run([bash, str(path)], env=env, capture_output=True, text=True,
+                           cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == (f"run|{file}|--set=lr=0.02|--runs=my runs|--progress-every=30|"
+                            "--set=seed=3|")
+    again = subprocess.run([bash, str(path)], env={**env, "SLURM_RESTART_COUNT": "1"},
+                           capture_output=True, text=True, cwd=tmp_path)
+    assert again.stdout.endswith("--set=seed=3|--resume|latest|")
+
+
+def test_jobs_must_be_a_positive_number(capsys) -> None:
+    code, _, err = sexpgpu(capsys, "sweep", str(SWEEP_TINY), "seeds", "--jobs", "0")
+    assert code == 1 and "E-RUN-FLAG" in err and "--jobs 0" in err

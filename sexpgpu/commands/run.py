@@ -3,23 +3,27 @@ hand the program to the training loop (runtime/loop.py)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import replace
+from pathlib import Path
 
 import orjson
 
-from sexpgpu import humanize, usage
+from sexpgpu import env, humanize, usage
 from sexpgpu.contract.compile import compile_file
 from sexpgpu.contract.plan import run_plan
 from sexpgpu.devices import require_usable
 from sexpgpu.diagnostics import error, render_all
 from sexpgpu.exitcodes import EXIT_PREEMPTED
+from sexpgpu.parallel import ranks
+from sexpgpu.parallel.collective import Collective, RankEnded, Single
+from sexpgpu.parallel.launch import launch
 from sexpgpu.runtime.health import cadence
 from sexpgpu.runtime.loop import run_training
-from sexpgpu.runtime.programs import make_program
 from sexpgpu.runtime.progress import Progress
 from sexpgpu.runtime.signals import Stopped, StopRequests
-from sexpgpu.selection import E_RUN_FLAG, from_docopt
+from sexpgpu.selection import E_RUN_FLAG, Selection, from_docopt
 
 HELP = """\
 Train a run file. Progress goes to standard error: the kernels as they compile, then
@@ -31,7 +35,8 @@ checkpoints; a run is never overwritten.
 Usage:
   sexpgpu run FILE [--set K=V]... [--variant NAME] [--runs DIR] [--resume WHICH]
                    [--device DEV] [--precision P] [--checkpoint-every N] [--log-every N]
-                   [--diag PATTERN]... [--diag-every N] [--progress-every S] [--json]
+                   [--diag PATTERN]... [--diag-every N] [--progress-every S] [--procs N]
+                   [--json]
   sexpgpu run (-h | --help)
 
 Options:
@@ -50,6 +55,8 @@ Options:
                         else the log cadence; never changes results)
   --progress-every S    seconds between progress lines when standard error is not
                         a terminal; 0 for none [default: 30]
+  --procs N             data-parallel processes, started through mpiexec (default:
+                        defrun :procs; under mpiexec or srun, the number they started)
   --json                print the final summary as JSON on standard output
 
 KEY=VALUE after FILE is the same as --set KEY=VALUE.
@@ -59,26 +66,64 @@ Examples:
   sexpgpu run examples/mnist1d-mlp.sx steps=500 lr=3e-2
   sexpgpu run examples/mnist1d-mlp.sx --resume latest
   sexpgpu run examples/mnist1d-mlp.sx --json > summary.json
+  sexpgpu run examples/mnist1d-mlp.sx --procs 2
 """
 
 
 def main(argv: list[str]) -> int:
     args = usage.parse(HELP, "run", argv)
+    launched = env.mpi_world_size()
+    if launched is None:
+        procs = _procs(args)
+        if procs > 1:  # start this command N times through mpiexec, and wait for them
+            return launch(argv, procs)
+        world: Collective = Single()
+    else:  # one of the processes mpiexec or srun started: its rank from MPI
+        world = ranks.join(launched, args["--procs"])
     # the stop signals are handled from the start: one that comes while compiling ends
     # the command with 75 (nothing of the run is on disk yet), so a scheduler's retry
     # loop reruns it; once training has begun it checkpoints first (docs/checkpoints.md)
-    with StopRequests(abort=True) as stop:
+    with StopRequests(abort=True, signals=ranks.stop_signals(world)) as stop:
         try:
-            return _run(args, stop)
+            return ranks.ended(world, _run(args, stop, world))
         except Stopped as exc:  # before the run directory existed: nothing to save
             sys.stderr.write(f"sexpgpu run: stopped by {exc.signame} before training began; "
                              "nothing was written, run it again to start\n")
-            return EXIT_PREEMPTED
+            return ranks.ended(world, EXIT_PREEMPTED)
+        except RankEnded as exc:  # rank 0 refused the run and said why
+            return ranks.ended(world, exc.code)
 
 
-def _run(args: dict, stop: StopRequests) -> int:
+def _procs(args: dict) -> int:
+    """The processes the command line or the file asks for (the file evaluated only)."""
+    # evaluating the file checks --procs against the batch (E-RUN) before any launch
+    exp = compile_file(args["FILE"], from_docopt(args), trace=False).experiment
+    return exp.run.procs if exp.run is not None else 1
+
+
+def _run(args: dict, stop: StopRequests, world: Collective) -> int:
+    selection = from_docopt(args)
+    if world.size > 1:
+        selection.run["procs"] = str(world.size)
+    if world.rank != 0:
+        # rank 0 speaks for the run: the others print nothing
+        sys.stdout = sys.stderr = open(os.devnull, "w")  # noqa: SIM115
+    plan, program, progress = ranks.compile_once(
+        world, lambda: _build(args, selection, world))
+    ranks.announce(world, Path(args["--runs"]), plan)
+    code, summary = run_training(plan, program, args["--runs"], resume=args["--resume"],
+                                 stop=stop, progress=progress, world=world)
+    if args["--json"]:
+        sys.stdout.write(orjson.dumps(summary).decode() + "\n")
+    else:
+        sys.stderr.write(describe(summary) + "\n")
+    return code
+
+
+def _build(args: dict, selection: Selection, world: Collective) -> tuple:
+    """Compile the file and build this process's program: (plan, program, progress)."""
     patterns = args["--diag"]
-    compiled = compile_file(args["FILE"], from_docopt(args), diagnostics=patterns)
+    compiled = compile_file(args["FILE"], selection, diagnostics=patterns)
     plan = run_plan(compiled)  # --device, --precision, the cadences: in plan.run
     require_usable(plan.run.device)  # E-DEVICE-UNAVAILABLE before any kernel is generated
     every = cadence(args["--diag-every"], patterns, plan.run.diag_every, plan.run.log_every)
@@ -90,15 +135,7 @@ def _run(args: dict, stop: StopRequests) -> int:
     if warnings:
         sys.stderr.write(render_all(warnings) + "\n")
     progress = Progress(sys.stderr, plan.run.steps, every_s=_seconds(args["--progress-every"]))
-    program = make_program(compiled, plan.run.seed, device=plan.run.device,
-                           diag_every=plan.run.diag_every, progress=progress)
-    code, summary = run_training(plan, program, args["--runs"], resume=args["--resume"],
-                                 stop=stop, progress=progress)
-    if args["--json"]:
-        sys.stdout.write(orjson.dumps(summary).decode() + "\n")
-    else:
-        sys.stderr.write(describe(summary) + "\n")
-    return code
+    return plan, ranks.program(world, compiled, plan, progress), progress
 
 
 def _seconds(raw: str) -> float:

@@ -15,16 +15,28 @@ from sexpgpu.commands import run
 from sexpgpu.contract.forms import check_shape, read_forms
 from sexpgpu.diagnostics import SexpError, define_code, error, render_all
 from sexpgpu.exitcodes import EXIT_PREEMPTED
-from sexpgpu.selection import Binder, Selection, SweepDecl, from_docopt, show, value_kind
+from sexpgpu.parallel import points as parallel
+from sexpgpu.parallel.slurm import emit
+from sexpgpu.selection import (
+    E_RUN_FLAG,
+    Binder,
+    Selection,
+    SweepDecl,
+    from_docopt,
+    show,
+    value_kind,
+)
 
 HELP = """\
-Run every point of a sweep the file declares (defsweep), in order, each exactly as
-`sexpgpu run` runs it; then a table of each point's final metrics and targets.
+Run every point of a sweep the file declares (defsweep), each exactly as `sexpgpu
+run` runs it (in order, or --jobs at a time, each its own process with the cores
+divided among them); then a table of each point's final metrics and targets. With
+`--emit slurm` it prints a Slurm job-array script instead: one array task per point.
 
 Usage:
   sexpgpu sweep FILE NAME [--set K=V]... [--variant NAME] [--runs DIR] [--resume WHICH]
                           [--device DEV] [--checkpoint-every N] [--log-every N]
-                          [--progress-every S] [--json]
+                          [--progress-every S] [--jobs N] [--emit KIND] [--json]
   sexpgpu sweep (-h | --help)
 
 Options:
@@ -37,6 +49,9 @@ Options:
   --log-every N         write a step event every N steps (never changes results)
   --progress-every S    seconds between progress lines off a terminal; 0 for none
                         [default: 30]
+  --jobs N              run N points at a time on this machine [default: 1]
+  --emit KIND           `slurm`: print a Slurm job-array script (one task per point, each
+                        resumed with --resume latest when requeued) and run nothing
   --json                print every point's summary as one JSON object
 
 KEY=VALUE after NAME is the same as --set KEY=VALUE.
@@ -44,6 +59,8 @@ KEY=VALUE after NAME is the same as --set KEY=VALUE.
 Examples:
   sexpgpu sweep examples/mnist1d-mlp.sx lr-scan
   sexpgpu sweep examples/mnist1d-mlp.sx lr-scan steps=1000 --json
+  sexpgpu sweep examples/mnist1d-mlp.sx lr-scan --jobs 3
+  sexpgpu sweep examples/mnist1d-mlp.sx lr-scan --emit slurm > lr-scan.sbatch
 """
 
 E_SWEEP_SET = define_code(
@@ -99,18 +116,22 @@ def main(argv: list[str]) -> int:
     common += [f"{flag}={args[flag]}" for flag in RUN_FLAGS if args[flag] is not None]
     common.append(f"--progress-every={args['--progress-every']}")
     points = sweep.points()
+    argvs = [[path, *common, *(f"--set={k}={cli_text(v)}" for k, v in point.items())]
+             for point in points]
+    if args["--emit"] is not None:
+        sys.stdout.write(emit(args["--emit"], path, name, argvs, args["--runs"]))
+        return 0
+    jobs = _jobs(args["--jobs"])
+    if jobs > 1:
+        outcomes = parallel.run_points(argvs, jobs, name)
+    else:
+        outcomes = _in_order(argvs, points, name)
     results: list[dict[str, Any]] = []
     worst = 0
-    for index, point in enumerate(points):
-        shown = " ".join(f"{k}={cli_text(v)}" for k, v in point.items())
-        sys.stderr.write(f"sweep {name}: point {index + 1} of {len(points)}: {shown}\n")
-        sets = [f"--set={k}={cli_text(v)}" for k, v in point.items()]
-        code, summary = run_point([path, *common, *sets])
-        results.append({"point": index, "set": {k: cli_text(v) for k, v in point.items()},
+    for index, (code, summary) in enumerate(outcomes):
+        results.append({"point": index, "set": {k: cli_text(v) for k, v in points[index].items()},
                         "exit_code": code, **summary})
         worst = worst or code
-        if code == EXIT_PREEMPTED:  # the user stopped it: leave the rest for a later sweep
-            break
     report = {"ok": worst == 0, "file": path, "sweep": name, "points": results,
               "planned": len(points)}
     if args["--json"]:
@@ -118,6 +139,27 @@ def main(argv: list[str]) -> int:
     else:
         sys.stdout.write(table(results))
     return worst
+
+
+def _in_order(argvs: list[list[str]], points: list[dict[str, Any]], name: str
+              ) -> list[tuple[int, dict[str, Any]]]:
+    """Each point in this process, one after the other; a stop signal ends the sweep."""
+    outcomes = []
+    for index, point in enumerate(points):
+        shown = " ".join(f"{k}={cli_text(v)}" for k, v in point.items())
+        sys.stderr.write(f"sweep {name}: point {index + 1} of {len(points)}: {shown}\n")
+        code, summary = run_point(argvs[index])
+        outcomes.append((code, summary))
+        if code == EXIT_PREEMPTED:  # the user stopped it: leave the rest for a later sweep
+            break
+    return outcomes
+
+
+def _jobs(raw: str) -> int:
+    if not raw.isdigit() or int(raw) < 1:
+        raise error(E_RUN_FLAG, f"--jobs {raw}: not a number of points at a time",
+                    expected="an integer >= 1", actual=raw, fix="--jobs 2")
+    return int(raw)
 
 
 def _number(value: Any) -> str:

@@ -345,7 +345,8 @@ class Collector:
         span = self.exp.span("defrun")
         _, kw = A.split("defrun", args, ("steps", "microbatches", "seed", "precision",
                                          "checkpoint-every", "keep-checkpoints", "log-every",
-                                         "device", "train", "model", "diag-every"), max_pos=0)
+                                         "device", "train", "model", "diag-every", "procs"),
+                       max_pos=0)
         steps = kw.get("steps")
         if not isinstance(steps, int) or isinstance(steps, bool) or steps < 1:
             raise error(E_RUN, "defrun needs a positive :steps", span,
@@ -378,14 +379,26 @@ class Collector:
         given.update(self.binder.selection.run_overrides())  # the command line wins
         self.exp.run = RunSpec(steps=steps, microbatches=micro, train_loader=str(train),
                                **given)
+        _check_procs(self.exp.run.procs, micro, loader.batch, span)
         return NIL
+
+
+def _check_procs(procs: int, micro: int, batch: int, span: Any) -> None:
+    """Each of `procs` processes takes batch/procs rows, split into `micro` microbatches."""
+    if procs < 1 or batch % (procs * micro):
+        per = f" x :microbatches {micro}" if micro > 1 else ""
+        raise error(E_RUN, f"defrun: {procs} processes{per} do not divide the batch {batch}",
+                    span, expected=f"procs{' x microbatches' if micro > 1 else ''} dividing "
+                    f"{batch}", actual=f"{procs}{per} = {procs * micro}",
+                    fix="pick a process count that divides the batch (each process takes "
+                    "batch/procs rows), or change the batch")
 
 
 # defrun's integer settings, each >= 0, with an upper bound where one exists (the seed
 # is an int64 in the kernels)
 _INTEGER_SETTINGS: dict[str, int | None] = {
     "seed": 2**63 - 1, "checkpoint-every": None, "keep-checkpoints": None, "log-every": None,
-    "diag-every": None,
+    "diag-every": None, "procs": 4096,
 }
 
 

@@ -99,6 +99,12 @@ def compile_file(path: str, selection: Selection | None = None, *, trace: bool =
     compiled.graphs = tracer.train(exp.objective, exp.optimizer,
                                    compiled.fields[train_loader.name], train_loader.batch,
                                    run.microbatches, exp.span("defobjective"))
+    if run.procs > 1:  # data parallel: each process accumulates its shard's gradients,
+        # the apply graph averages the sum over every process's microbatches
+        compiled.parallel = tracer.train(exp.objective, exp.optimizer,
+                                         compiled.fields[train_loader.name], train_loader.batch,
+                                         run.microbatches * run.procs,
+                                         exp.span("defobjective"))
     if not exp.optimizer.allow_nonpositive_lr:
         update_graph = compiled.graphs.step or compiled.graphs.apply
         for group, lr in compiled.graphs.learning_rates:

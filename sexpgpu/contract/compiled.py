@@ -5,7 +5,7 @@ and the runtime all compile from."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sexpgpu.contract.experiment import Experiment
 from sexpgpu.diagnostics import Diagnostic
@@ -52,7 +52,14 @@ class CompiledExperiment:
     warnings: list[Diagnostic] = field(default_factory=list)  # W- codes: reported, not fatal
     # loader -> batch field -> the values the model can index with it (see contract.indices)
     bounds: dict[str, dict[str, IndexBound]] = field(default_factory=dict)
+    # procs > 1: the step traced as procs x microbatches accumulations and one apply,
+    # which the processes share (runtime/parallel.py); the plan shows `graphs`
+    parallel: StepGraphs | None = None
     _lowered: dict[str, LoweredGraphs] = field(default_factory=dict, repr=False)
+
+    def data_parallel(self) -> CompiledExperiment:
+        """This experiment with the data-parallel step in place of the plan's."""
+        return replace(self, graphs=self.parallel, parallel=None, _lowered={})
 
     def step_graphs(self) -> list[Graph]:
         g = self.graphs

@@ -151,14 +151,29 @@ class KernelProgram(GraphProgram):
             (batch,) = microbatches
             out = self._step.run(self._inputs(batch, ctx, self._step_ctx))
             return _floats(out)
+        losses = self.accumulate(microbatches, ctx)
+        return {**losses, **self.apply(ctx)}
+
+    def accumulate(self, microbatches: list[Batch], ctx: dict[str, Any], first: int = 0
+                   ) -> dict[str, float]:
+        """Forward and backward of each microbatch, the gradients added into the
+        `grad/` buffers; the mean of their losses and metrics. `first`: the microstep of
+        the first one (a data-parallel rank's place among all the step's microbatches)."""
         losses: dict[str, float] = {}
         for i, batch in enumerate(microbatches):
-            ctx_i = {**ctx, "microstep": i}
+            ctx_i = {**ctx, "microstep": first + i}
             out = _floats(self._accumulate.run(self._inputs(batch, ctx_i, self._acc_ctx)))
             for name, value in out.items():
                 losses[name] = losses.get(name, 0.0) + value / len(microbatches)
-        out = _floats(self._apply.run(self._inputs({}, ctx, self._apply_ctx)))
-        return {**losses, **out}
+        return losses
+
+    def apply(self, ctx: dict[str, Any]) -> dict[str, float]:
+        """The optimizer update from the mean of the accumulated gradients (then zeroed)."""
+        return _floats(self._apply.run(self._inputs({}, ctx, self._apply_ctx)))
+
+    def gradients(self) -> list[np.ndarray]:
+        """The accumulated gradient buffers, in one order every process shares."""
+        return [self._state[name] for name in sorted(self._state) if name.startswith("grad/")]
 
     # -- inputs -------------------------------------------------------------------
 

@@ -33,9 +33,10 @@ class StopRequests:
     after `defer()`) it only sets `requested`.
     """
 
-    def __init__(self, abort: bool = False) -> None:
+    def __init__(self, abort: bool = False, signals: tuple[int, ...] = STOP_SIGNALS) -> None:
         self.requested: str | None = None
         self.abort = abort
+        self.signals = signals  # a data-parallel rank adds SIGUSR1 (what mpiexec forwards)
         self._previous: dict[int, object] = {}
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
@@ -58,7 +59,7 @@ class StopRequests:
 
     def __enter__(self) -> StopRequests:
         if threading.current_thread() is threading.main_thread():
-            for signum in STOP_SIGNALS:
+            for signum in self.signals:
                 self._previous[signum] = signal.signal(signum, self._handle)
         return self
 

@@ -48,11 +48,16 @@ class RunSpec:
     device: str = "cpu"
     train_loader: str = "train"
     diag_every: int = 0  # sample the program's diagnostics every N steps (0: never)
+    # data-parallel processes: each takes batch/procs rows of every step's batch and the
+    # gradients are averaged across them (docs/devices.md, "Several processes")
+    procs: int = 1
 
 
 # the RunSpec fields that do not change results: left out of the slug and plan hash, so a
 # run resumes under another --device or cadence
-RESULT_FREE = ("checkpoint_every", "keep_checkpoints", "log_every", "device", "diag_every")
+# (procs as device: the same numbers up to rounding, and the same run to resume)
+RESULT_FREE = ("checkpoint_every", "keep_checkpoints", "log_every", "device", "diag_every",
+               "procs")
 
 
 @dataclass

@@ -1,0 +1,104 @@
+"""What `sexpgpu run` does differently in one process of a data-parallel run: join the
+MPI world, compile once (rank 0 first, the others from its cache), wrap the program,
+tell the launcher where the run is, and leave without waiting on a lost process."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from sexpgpu import env
+from sexpgpu.atomic import write_json_atomic
+from sexpgpu.diagnostics import error
+from sexpgpu.exitcodes import EXIT_ERRORS, EXIT_OK, EXIT_PREEMPTED
+from sexpgpu.parallel.collective import Collective, RankEnded, Single
+from sexpgpu.parallel.launch import E_PROCS
+from sexpgpu.parallel.program import DataParallelProgram
+from sexpgpu.runtime import rundir
+from sexpgpu.runtime.programs import make_program
+from sexpgpu.runtime.signals import STOP_SIGNALS
+from sexpgpu.runtime.spec import RunPlan
+
+START_TIMEOUT_S = 1800.0  # the others wait this long for rank 0 to compile the kernels
+
+T = TypeVar("T")
+
+
+def join(launched: int, flag: str | None) -> Collective:
+    """This process's place in the world an MPI launcher started; `--procs` must agree."""
+    if flag is not None and flag != str(launched):
+        raise error(E_PROCS, f"--procs {flag} under a launcher that started {launched}",
+                    expected=f"--procs {launched}, or no --procs",
+                    actual=f"--procs {flag}", fix=f"drop --procs (mpiexec -n {launched} "
+                    "says how many), or start as many as --procs says")
+    if launched == 1:
+        return Single()
+    # mpi4py initialises MPI on import: only in a process a launcher started
+    from sexpgpu.parallel.mpi import MpiCollective
+
+    return MpiCollective(env.collective_timeout_s())
+
+
+def stop_signals(world: Collective) -> tuple[int, ...]:
+    """SIGTERM and SIGINT; a rank also stops on SIGUSR1, which mpiexec forwards."""
+    return STOP_SIGNALS + ((signal.SIGUSR1,) if world.size > 1 else ())
+
+
+def compile_once(world: Collective, build: Callable[[], T]) -> T:
+    """`build()` on rank 0, then on the others, whose kernels then come from the
+    compile cache rank 0 filled. A rank 0 that fails (a diagnostic) ends them all."""
+    if world.size == 1:
+        return build()
+    if world.rank == 0:
+        try:
+            built = build()
+        except BaseException:
+            world.broadcast(False, START_TIMEOUT_S)
+            raise
+        world.broadcast(True, START_TIMEOUT_S)
+        return built
+    if not world.broadcast(None, START_TIMEOUT_S):
+        raise RankEnded(EXIT_ERRORS)
+    return build()
+
+
+def program(world: Collective, compiled: Any, plan: RunPlan, progress: Any) -> Any:
+    """The training program of this process: a DataParallelProgram over several."""
+    run = plan.run
+    if world.size == 1:
+        return make_program(compiled, run.seed, device=run.device,
+                            diag_every=run.diag_every, progress=progress)
+    if run.device != "cpu" or run.diag_every:
+        what = "--device cuda" if run.device != "cpu" else "--diag"
+        raise error(E_PROCS, f"{what} with {world.size} processes is not supported yet",
+                    expected="a CPU run without --diag", actual=what,
+                    fix="run several processes on the CPU, or one process on the GPU "
+                    "(docs/devices.md, \"Several processes, GPUs and nodes\")")
+    local = make_program(compiled.data_parallel(), run.seed, device=run.device,
+                         progress=progress)
+    return DataParallelProgram(local, world)
+
+
+def announce(world: Collective, runs_dir: Path, plan: RunPlan) -> None:
+    """Rank 0 tells `sexpgpu run --procs N` where the run is (to close it if a rank dies)."""
+    path = env.launch_info()
+    if path is not None and world.rank == 0:
+        write_json_atomic(Path(path), {"run_dir": str(runs_dir / rundir.slug_for(plan))})
+
+
+def ended(world: Collective, code: int) -> int:
+    """The exit code. A rank that lost another ends the whole job (MPI_Abort: a
+    launcher that would wait for the lost process stops the rest too); a failure every
+    rank saw alike (a diagnostic, a non-finite loss) leaves at once, without MPI's
+    finalize."""
+    if world.size == 1 or code in (EXIT_OK, EXIT_PREEMPTED):
+        return code
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if getattr(world, "broken", False):
+        world.abort(code)
+    os._exit(code)
