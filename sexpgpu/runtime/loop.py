@@ -24,7 +24,7 @@ from sexpgpu.data.loader import Loader, split_microbatches
 from sexpgpu.diagnostics import Diagnostic, Note, SexpError, define_code, render
 from sexpgpu.exitcodes import EXIT_ERRORS, EXIT_OK, EXIT_PREEMPTED, EXIT_RUNTIME
 from sexpgpu.runtime import checkpoint as ckpt
-from sexpgpu.runtime import rundir
+from sexpgpu.runtime import rundir, threads
 from sexpgpu.runtime.evals import check_targets, due, run_eval
 from sexpgpu.runtime.events import EventLog
 from sexpgpu.runtime.program import (
@@ -434,7 +434,7 @@ def _relative(path: Path | None, run_dir: Path) -> str | None:
 
 def _open_fields(plan: RunPlan, settings: Any, the_hash: str,
                  resumed_from: int | None) -> dict[str, Any]:
-    return {
+    fields = {
         "versions": _versions(), "device": settings.device, "pid": os.getpid(),
         "selection": plan.selection, "resumed_from": resumed_from,
         "plan": {"file": plan.file, "hash": the_hash, "steps": settings.steps,
@@ -443,6 +443,11 @@ def _open_fields(plan: RunPlan, settings: Any, the_hash: str,
                  "loaders": [ld.name for ld in plan.loaders],
                  "evals": [ev.name for ev in plan.evals]},
     }
+    if settings.device == "cpu":
+        # the BLAS and the thread policy: runs that differ only there can end
+        # differently in time, and `sexpgpu diff` shows it
+        fields["threads"] = threads.policy().describe()
+    return fields
 
 
 def _step_fields(step: int, out: dict[str, Any], step_ms: float, rows: int,
