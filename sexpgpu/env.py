@@ -42,7 +42,7 @@ def cuda_sync() -> bool:
 def blas_threads_fixed() -> int | None:
     """SEXPGPU_BLAS_THREADS: a fixed thread count for every CPU matmul's BLAS call.
     Unset (the default), each matmul gets threads by its size and by the cores the
-    machine leaves free (sexpgpu/runtime/threads.py): a parallel sgemm waits for all
+    machine leaves free (kernels/threads.py): a parallel sgemm waits for all
     its threads, so on a box busy with other work a second thread that is not
     scheduled made a 100x256x256 matmul 13 times slower."""
     value = os.environ.get("SEXPGPU_BLAS_THREADS")
@@ -60,11 +60,6 @@ def thread_cap() -> int:
     """The most threads a matmul or parallel kernel may get: SEXPGPU_NUM_THREADS,
     else every core this process may run on."""
     return num_threads() or usable_cores()
-
-
-def blas_threads() -> int:
-    """The most BLAS threads a matmul may get (SEXPGPU_BLAS_THREADS, else the cap)."""
-    return blas_threads_fixed() or thread_cap()
 
 
 def num_threads() -> int | None:

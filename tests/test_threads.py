@@ -9,11 +9,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sexpgpu.kernels import blas
+from sexpgpu.kernels import blas, threads
 
 from sexpgpu.api import load_program
 from sexpgpu.commands import diff
-from sexpgpu.runtime import threads
 
 WIDE = """
 (require "sexpgpu/nn" :as nn)

@@ -78,7 +78,7 @@ def versions() -> list[Check]:
 def cpus(load: float | None = None) -> Check:
     """The cores this process may use, and whether other work already keeps them busy.
     By default each matmul takes a second BLAS thread only when it is big and a core is
-    free (sexpgpu/runtime/threads.py); a fixed SEXPGPU_BLAS_THREADS above the free
+    free (kernels/threads.py); a fixed SEXPGPU_BLAS_THREADS above the free
     cores stalls every step instead (the BLAS waits for its slowest thread: a GPT step
     went 36 ms -> over 1 s)."""
     total = os.cpu_count() or 1

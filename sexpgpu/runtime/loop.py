@@ -23,8 +23,9 @@ from sexpgpu.data.errors import data_error
 from sexpgpu.data.loader import Loader, split_microbatches
 from sexpgpu.diagnostics import Diagnostic, Note, SexpError, define_code, render
 from sexpgpu.exitcodes import EXIT_ERRORS, EXIT_OK, EXIT_PREEMPTED, EXIT_RUNTIME
+from sexpgpu.kernels import threads
 from sexpgpu.runtime import checkpoint as ckpt
-from sexpgpu.runtime import rundir, threads
+from sexpgpu.runtime import rundir
 from sexpgpu.runtime.evals import check_targets, due, run_eval
 from sexpgpu.runtime.events import EventLog
 from sexpgpu.runtime.program import (

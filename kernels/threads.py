@@ -26,8 +26,9 @@ import os
 import time
 from typing import Any
 
-from sexpgpu import env
 from sexpgpu.kernels import blas
+
+from sexpgpu import env
 
 MIN_FLOPS_PER_THREAD = 1 << 25  # below this a second BLAS thread does not pay
 REFRESH_S = 0.25  # how often the free cores are measured (a /proc/stat read, ~20 us)
@@ -86,7 +87,7 @@ class Policy:
         return max(1, min(self.allowed, flops // MIN_FLOPS_PER_THREAD))
 
     def matmul(self, flops: int) -> None:
-        """Called before each matmul kernel of a CPU step (the generated step does)."""
+        """Called before a CPU step's matmuls with the FLOPs of the biggest."""
         self.refresh()
         n = self.threads_for(flops)
         if n != self.current:
