@@ -29,6 +29,7 @@ from sexpgpu.lisp.errors import (
     ThrowExit,
     limit_error,
 )
+from sexpgpu.lisp.formcache import read_cached
 from sexpgpu.lisp.printer import prin1_to_string
 from sexpgpu.lisp.reader import read_all
 from sexpgpu.lisp.registry import SPECIAL_FORMS, Builtin
@@ -154,7 +155,7 @@ class Interpreter(Reporting):
         self.sources[file] = text
         if library:
             self.library_files.add(file)
-        forms = read_all(text, file)
+        forms = read_cached(text, file) if library else read_all(text, file)
         saved, self.defining_standard = self.defining_standard, library
         try:
             return self.eval_forms(forms)
