@@ -5,43 +5,32 @@ it on the reference interpreter or the compiled kernels (see docs/autodiff.md)."
 from sexpgpu.autodiff import init, optim
 from sexpgpu.autodiff.function import BACKENDS, CompiledFunction, Function
 from sexpgpu.autodiff.functional import (
+    FUNCTIONS,
     avg_pool1d,
     avg_pool2d,
-    causal_mask,
-    concat,
-    conv1d,
-    conv2d,
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
     cross_entropy,
-    dropout,
-    full,
-    iota,
-    log_softmax,
-    logical_and,
-    logical_or,
-    masked_fill,
+    huber,
+    kl_div,
     max_pool1d,
     max_pool2d,
-    maximum,
-    minimum,
     mse,
-    one_hot,
-    ones,
-    softmax,
-    stack,
-    take,
-    take_along_axis,
-    where,
-    zeros,
+    nll,
+    smooth_l1,
 )
 from sexpgpu.autodiff.grad import grad
-from sexpgpu.autodiff.tensor import Tensor, matmul
+from sexpgpu.autodiff.tensor import Tensor
 
 from sexpgpu.ir.reference import run_reference
 
+# every registry entry's function (where, concat, zeros, conv2d, ...: docs/autodiff.md)
+globals().update(FUNCTIONS)
+
 __all__ = [
-    "BACKENDS", "Function", "CompiledFunction", "Tensor", "avg_pool1d", "avg_pool2d", "causal_mask",
-    "concat", "conv1d", "conv2d", "cross_entropy", "dropout", "full", "grad", "init", "iota",
-    "log_softmax", "logical_and", "logical_or", "masked_fill", "matmul", "max_pool1d",
-    "max_pool2d", "maximum", "minimum", "mse", "one_hot", "ones", "optim", "run_reference",
-    "softmax", "stack", "take", "take_along_axis", "where", "zeros",
+    "BACKENDS", "Function", "CompiledFunction", "Tensor", "avg_pool1d", "avg_pool2d", "grad",
+    "init", "max_pool1d", "max_pool2d", "optim", "run_reference",
+    # the losses (autodiff/functional.py, as sexpgpu/stdlib/nn.sx has them)
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy", "huber",
+    "kl_div", "mse", "nll", "smooth_l1", *sorted(FUNCTIONS),
 ]

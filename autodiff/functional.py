@@ -1,127 +1,41 @@
-"""Functions mirroring the ops for `Tensor`s (where, concat, conv2d, dropout,
-cross_entropy, ...). Methods on Tensor cover the one-argument ops."""
+"""Functions over `Tensor`s: one per registry entry that names a `function` (where,
+concat, conv2d, dropout, zeros, ...), generated as the Tensor methods are; and the
+losses, written here as `sexpgpu/stdlib/nn.sx` writes them for run files."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-from sexpgpu.autodiff.tensor import Tensor, apply, caller_span, compose, lift
+from sexpgpu.autodiff.tensor import Tensor, caller_span, functions
 
 from sexpgpu.diagnostics import error
-from sexpgpu.ir import build
 from sexpgpu.ir.graph import Graph
 from sexpgpu.ir.shapes import ShapeRuleError, require_kind, require_same_shape, require_shape
 
-
-def _values_op(graph: Graph, fn: Any, *args: Any) -> Tensor:
-    with graph.at(graph._span or caller_span()):
-        return Tensor(graph, build.checked(fn, graph, *args))
-
-
-def where(cond: Tensor, a: Any, b: Any) -> Tensor:
-    dtype = next((t.dtype for t in (a, b) if isinstance(t, Tensor)), "f32")
-    return apply(cond.graph, "where", cond, lift(cond.graph, a, dtype), lift(cond.graph, b, dtype))
-
-
-def maximum(a: Tensor, b: Any) -> Tensor:
-    return a.apply("maximum", b)
-
-
-def minimum(a: Tensor, b: Any) -> Tensor:
-    return a.apply("minimum", b)
-
-
-def logical_and(a: Tensor, b: Tensor) -> Tensor:
-    return a.apply("logical_and", b)
-
-
-def logical_or(a: Tensor, b: Tensor) -> Tensor:
-    return a.apply("logical_or", b)
-
-
-def concat(xs: Sequence[Tensor], axis: int = 0) -> Tensor:
-    return apply(xs[0].graph, "concat", *xs, axis=axis)
-
-
-def stack(xs: Sequence[Tensor], axis: int = 0) -> Tensor:
-    return _values_op(xs[0].graph, build.stack, [x.value for x in xs], axis)
-
-
-def full(graph: Graph, shape: tuple[int, ...], value: float, dtype: str = "f32") -> Tensor:
-    return apply(graph, "full", shape=tuple(shape), dtype=dtype, value=value)
-
-
-def zeros(graph: Graph, shape: tuple[int, ...], dtype: str = "f32") -> Tensor:
-    return full(graph, shape, 0, dtype)
-
-
-def ones(graph: Graph, shape: tuple[int, ...], dtype: str = "f32") -> Tensor:
-    return full(graph, shape, 1, dtype)
-
-
-def iota(graph: Graph, shape: tuple[int, ...], axis: int = 0, dtype: str = "i64") -> Tensor:
-    return apply(graph, "iota", shape=tuple(shape), dtype=dtype, axis=axis)
-
-
-def take(table: Tensor, idx: Tensor, axis: int = 0) -> Tensor:
-    """Gather rows (embedding lookup): table [V, D], idx int [...] -> [..., D]."""
-    return table.apply("take", idx, axis=axis)
-
-
-def take_along_axis(x: Tensor, idx: Tensor, axis: int = -1) -> Tensor:
-    return _values_op(x.graph, build.take_along_axis, x.value, idx.value, axis)
-
-
-def one_hot(idx: Tensor, n: int, dtype: str = "f32") -> Tensor:
-    return _values_op(idx.graph, build.one_hot, idx.value, n, dtype)
-
-
-def masked_fill(x: Tensor, mask: Tensor, value: float) -> Tensor:
-    return _values_op(x.graph, build.masked_fill, x.value, mask.value, value)
-
-
-def causal_mask(graph: Graph, t: int) -> Tensor:
-    return _values_op(graph, build.causal_mask, t)
-
-
-def dropout(x: Tensor, seed: Tensor, p: float, stream: int = 0) -> Tensor:
-    """Zero each element with probability p (scaling the rest); seed is an int scalar input."""
-    return x.apply("dropout", seed, p=p, stream=stream)
-
-
-def conv1d(x: Tensor, w: Tensor, stride: int = 1, padding: int = 0) -> Tensor:
-    """x [N, C, L], w [O, C, K] -> [N, O, L']; add a bias separately."""
-    return _values_op(x.graph, build.conv, x.value, w.value, stride, padding)
-
-
-def conv2d(x: Tensor, w: Tensor, stride: Any = 1, padding: Any = 0) -> Tensor:
-    """x [N, C, H, W], w [O, C, KH, KW] -> [N, O, H', W']."""
-    return _values_op(x.graph, build.conv, x.value, w.value, stride, padding)
+# where, concat, stack, maximum, minimum, logical_and, logical_or, full, zeros, ones,
+# iota, const, take, take_along_axis, one_hot, masked_fill, causal_mask, dropout,
+# conv1d, conv2d, max_pool, avg_pool, softmax, log_softmax, matmul, ... (docs/autodiff.md)
+FUNCTIONS = functions()
+globals().update(FUNCTIONS)
 
 
 def max_pool1d(x: Tensor, kernel: int, stride: int | None = None) -> Tensor:
-    return _values_op(x.graph, build.pool, x.value, kernel, stride, "max", 1)
+    return FUNCTIONS["max_pool"](x, kernel, stride)
 
 
 def avg_pool1d(x: Tensor, kernel: int, stride: int | None = None) -> Tensor:
-    return _values_op(x.graph, build.pool, x.value, kernel, stride, "avg", 1)
+    return FUNCTIONS["avg_pool"](x, kernel, stride)
 
 
 def max_pool2d(x: Tensor, kernel: Any, stride: Any = None) -> Tensor:
-    return _values_op(x.graph, build.pool, x.value, kernel, stride, "max", 2)
+    return FUNCTIONS["max_pool"](x, kernel, stride)
 
 
 def avg_pool2d(x: Tensor, kernel: Any, stride: Any = None) -> Tensor:
-    return _values_op(x.graph, build.pool, x.value, kernel, stride, "avg", 2)
+    return FUNCTIONS["avg_pool"](x, kernel, stride)
 
 
-def softmax(x: Tensor, axis: int = -1) -> Tensor:
-    return compose(build.softmax, x, axis)
-
-
-def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
-    return compose(build.log_softmax, x, axis)
+# -- losses ---------------------------------------------------------------------------
 
 
 def _expect(graph: Graph, check: Any, *args: Any) -> None:
@@ -134,23 +48,112 @@ def _expect(graph: Graph, check: Any, *args: Any) -> None:
                     fix=exc.fix, notes=list(graph._notes)) from None
 
 
-def cross_entropy(logits: Tensor, labels: Tensor) -> Tensor:
-    """Mean negative log-likelihood: logits [..., C] float, labels [...] int (exactly
-    the logits' shape without the class axis: no broadcasting)."""
+def _class_loss(name: str, logits: Tensor, labels: Tensor) -> None:
     g = logits.graph
-    _expect(g, require_kind, logits.value.type, ["float"], "cross_entropy: logits")
-    _expect(g, require_kind, labels.value.type, ["integer"], "cross_entropy: labels")
-    _expect(g, require_shape, labels.value.type, logits.shape[:-1], "cross_entropy: labels")
-    logp = log_softmax(logits, -1)
-    picked = take_along_axis(logp, labels.unsqueeze(-1), -1)    # [..., 1]
-    return -picked.mean()
+    _expect(g, require_kind, logits.value.type, ["float"], f"{name}: logits")
+    _expect(g, require_kind, labels.value.type, ["integer"], f"{name}: labels")
+    _expect(g, require_shape, labels.value.type, logits.shape[:-1], f"{name}: labels")
+
+
+def _pick(logp: Tensor, labels: Tensor, ignore_index: int | None) -> Tensor:
+    """-logp at each label (..., C) -> (...); an ignored row picks label 0."""
+    safe = labels if ignore_index is None else FUNCTIONS["where"](labels.eq(ignore_index), 0,
+                                                                  labels)
+    picked = FUNCTIONS["take_along_axis"](logp, safe.unsqueeze(-1), -1)     # [..., 1]
+    return -picked.squeeze(-1)
+
+
+def _mean_kept(losses: Tensor, labels: Tensor, ignore_index: int | None) -> Tensor:
+    if ignore_index is None:
+        return losses.mean()
+    keep = labels.ne(ignore_index)
+    return FUNCTIONS["where"](keep, losses, 0.0).sum() / keep.cast("f32").sum()
+
+
+def cross_entropy(logits: Tensor, labels: Tensor, ignore_index: int | None = None,
+                  label_smoothing: float = 0.0) -> Tensor:
+    """Mean negative log-likelihood: logits [..., C] float, labels [...] int (exactly
+    the logits' shape without the class axis: no broadcasting). PyTorch's options:
+    rows labelled `ignore_index` do not count; `label_smoothing` e gives
+    (1 - e) nll + e mean(-log p)."""
+    _class_loss("cross_entropy", logits, labels)
+    logp = logits.log_softmax(-1)
+    losses = _pick(logp, labels, ignore_index)
+    if label_smoothing > 0:
+        losses = (1.0 - label_smoothing) * losses + label_smoothing * -logp.mean(-1)
+    return _mean_kept(losses, labels, ignore_index)
+
+
+def nll(logp: Tensor, labels: Tensor, ignore_index: int | None = None) -> Tensor:
+    """Mean negative log-likelihood of labels [...] under log-probabilities [..., C]."""
+    _class_loss("nll", logp, labels)
+    return _mean_kept(_pick(logp, labels, ignore_index), labels, ignore_index)
+
+
+def _pair(name: str, a: Tensor, b: Tensor, what: tuple[str, str],
+          kinds: tuple[list[str], list[str]] = (["float"], ["float"])) -> None:
+    g = a.graph
+    _expect(g, require_kind, a.value.type, kinds[0], f"{name}: {what[0]}")
+    if isinstance(b, Tensor):  # a Python number is a constant target
+        _expect(g, require_kind, b.value.type, kinds[1], f"{name}: {what[1]}")
+        _expect(g, require_same_shape, a.value.type, b.value.type,
+                f"{name}: {what[0]} and {what[1]}")
+
+
+def binary_cross_entropy(probs: Tensor, targets: Tensor) -> Tensor:
+    """Mean of -(t log p + (1 - t) log(1 - p)), each log at least -100 (PyTorch's)."""
+    _pair("binary_cross_entropy", probs, targets, ("probabilities", "targets"))
+    lo = FUNCTIONS["maximum"]
+    return -(targets * lo(probs.log(), -100.0)
+             + (1.0 - targets) * lo((1.0 - probs).log(), -100.0)).mean()
+
+
+def binary_cross_entropy_with_logits(logits: Tensor, targets: Tensor) -> Tensor:
+    """binary_cross_entropy of sigmoid(logits): max(x, 0) - x t + log(1 + e^-|x|)."""
+    _pair("binary_cross_entropy_with_logits", logits, targets, ("logits", "targets"))
+    return (logits.relu() - logits * targets + (-logits.abs()).exp().log1p()).mean()
+
+
+def kl_div(input: Tensor, target: Tensor, log_target: bool = False,  # noqa: A002
+           reduction: str = "mean") -> Tensor:
+    """PyTorch's kl_div: target (log target - input), 0 where the target is 0;
+    reduction "mean" (every element), "batchmean" (the KL divergence) or "sum"."""
+    _pair("kl_div", input, target, ("input", "target"))
+    where = FUNCTIONS["where"]
+    if log_target:
+        pointwise = target.exp() * (target - input)
+    else:
+        # log of 1 where the target is 0: the product's gradient is then 0, not 0 * -inf
+        pos = target > 0
+        pointwise = where(pos, target * (where(pos, target, 1.0).log() - input), 0.0)
+    if reduction == "sum":
+        return pointwise.sum()
+    if reduction == "batchmean":
+        return pointwise.sum() / float(input.shape[0])
+    return pointwise.mean()
+
+
+def huber(pred: Tensor, target: Tensor, delta: float = 1.0) -> Tensor:
+    """Mean of 0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta)."""
+    _pair("huber", pred, target, ("prediction", "target"), (["float"], ["float", "integer"]))
+    d = (pred - target).abs()
+    return FUNCTIONS["where"](d < delta, 0.5 * d.square(), delta * (d - 0.5 * delta)).mean()
+
+
+def smooth_l1(pred: Tensor, target: Tensor, beta: float = 1.0) -> Tensor:
+    """Mean of 0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta."""
+    _pair("smooth_l1", pred, target, ("prediction", "target"), (["float"], ["float", "integer"]))
+    d = (pred - target).abs()
+    if beta <= 0:
+        return d.mean()
+    return FUNCTIONS["where"](d < beta, 0.5 * d.square() / beta, d - 0.5 * beta).mean()
 
 
 def mse(pred: Tensor, target: Tensor) -> Tensor:
     """Mean squared error of a float prediction and a target of the same shape."""
-    g = pred.graph
-    _expect(g, require_kind, pred.value.type, ["float"], "mse: prediction")
-    if isinstance(target, Tensor):  # a Python number is a constant target
-        _expect(g, require_same_shape, pred.value.type, target.value.type,
-                "mse: prediction and target")
+    _pair("mse", pred, target, ("prediction", "target"), (["float"], ["float", "integer"]))
     return (pred - target).square().mean()
+
+
+LOSSES = ("cross_entropy", "nll", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+          "kl_div", "huber", "smooth_l1", "mse")

@@ -1,17 +1,24 @@
 """`Tensor`: a symbolic value in a graph with Python operators and methods, so
 models read like numpy code (`(x @ w + b).relu().sum()`). Nothing computes
-here: every call appends IR nodes to the tensor's graph."""
+here: every call appends IR nodes to the tensor's graph. The methods (and the
+functions of autodiff.functional) are generated from the op registry: an entry's
+`method` (or `function`) name, inputs and arguments make its Python signature."""
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 from numbers import Number
 from typing import Any
 
-from sexpgpu.diagnostics import Span
+from sexpgpu.diagnostics import Span, error
 from sexpgpu.ir import build
+from sexpgpu.ir.call import ArgError, call
 from sexpgpu.ir.graph import Graph, OfValue, Value
+from sexpgpu.ir.ops.opdef import OpDef
+from sexpgpu.ir.ops.registry import OPS
+from sexpgpu.ir.shapes import ShapeRuleError
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _IR = os.path.dirname(os.path.abspath(build.__file__))
@@ -29,7 +36,8 @@ def caller_span() -> Span | None:
 
 
 class Tensor(OfValue):
-    """A Value plus the graph it lives in."""
+    """A Value plus the graph it lives in. Its op methods (relu, sum, reshape, ...)
+    and operators (+, @, <, ...) are generated from the registry below the class."""
 
     __slots__ = ("graph", "value")
     __array_priority__ = 1000  # numpy scalars on the left defer to our operators
@@ -48,34 +56,19 @@ class Tensor(OfValue):
 
     # -- building ---------------------------------------------------------------
     def apply(self, op: str, *others: Any, **attrs: Any) -> Tensor:
-        """Append `op` on self and `others` (tensors or Python numbers)."""
+        """Append IR op `op` on self and `others` (tensors or Python numbers)."""
         return apply(self.graph, op, self, *others, **attrs)
 
     def _lift(self, other: Any) -> Tensor:
         return lift(self.graph, other, self.dtype)
 
-    # arithmetic: Python numbers become constants of this tensor's dtype
-    def __add__(self, o: Any) -> Tensor: return self.apply("add", o)
-    def __radd__(self, o: Any) -> Tensor: return self._lift(o).apply("add", self)
-    def __sub__(self, o: Any) -> Tensor: return self.apply("sub", o)
-    def __rsub__(self, o: Any) -> Tensor: return self._lift(o).apply("sub", self)
-    def __mul__(self, o: Any) -> Tensor: return self.apply("mul", o)
-    def __rmul__(self, o: Any) -> Tensor: return self._lift(o).apply("mul", self)
-    def __truediv__(self, o: Any) -> Tensor: return self.apply("div", o)
-    def __rtruediv__(self, o: Any) -> Tensor: return self._lift(o).apply("div", self)
     def __pow__(self, o: Any) -> Tensor:
-        return self.square() if isinstance(o, int) and o == 2 else self.apply("pow", o)
-    def __rpow__(self, o: Any) -> Tensor: return self._lift(o).apply("pow", self)
-    def __neg__(self) -> Tensor: return self.apply("neg")
-    def __abs__(self) -> Tensor: return self.apply("abs")
-    def __matmul__(self, o: Tensor) -> Tensor: return matmul(self, o)
-    def __lt__(self, o: Any) -> Tensor: return self.apply("lt", o)
-    def __le__(self, o: Any) -> Tensor: return self.apply("le", o)
-    def __gt__(self, o: Any) -> Tensor: return self.apply("gt", o)
-    def __ge__(self, o: Any) -> Tensor: return self.apply("ge", o)
+        # x ** 2 is the cheaper, integer-friendly square
+        if isinstance(o, int) and not isinstance(o, bool) and o == 2:
+            return self.square()
+        return _METHODS["pow"](self, o)
+
     # == and != stay Python identity (tensors are dict keys); use eq / ne
-    def eq(self, o: Any) -> Tensor: return self.apply("eq", o)
-    def ne(self, o: Any) -> Tensor: return self.apply("ne", o)
     __hash__ = object.__hash__
 
     def __getitem__(self, index: Any) -> Tensor:
@@ -90,104 +83,160 @@ class Tensor(OfValue):
         # rows along the first axis (unpacking `a, b = t` works)
         return (self[i] for i in range(len(self)))
 
-    # unary math and activations
-    def relu(self) -> Tensor: return self.apply("relu")
-    def gelu(self) -> Tensor: return self.apply("gelu")
-    def silu(self) -> Tensor: return self.apply("silu")
-    def tanh(self) -> Tensor: return self.apply("tanh")
-    def sigmoid(self) -> Tensor: return self.apply("sigmoid")
-    def exp(self) -> Tensor: return self.apply("exp")
-    def log(self) -> Tensor: return self.apply("log")
-    def sqrt(self) -> Tensor: return self.apply("sqrt")
-    def rsqrt(self) -> Tensor: return self.apply("rsqrt")
-    def square(self) -> Tensor: return self.apply("square")
-    def sin(self) -> Tensor: return self.apply("sin")
-    def cos(self) -> Tensor: return self.apply("cos")
-    def sign(self) -> Tensor: return self.apply("sign")
-    def abs(self) -> Tensor: return self.apply("abs")
-    def recip(self) -> Tensor: return self.apply("recip")
-    def logical_not(self) -> Tensor: return self.apply("logical_not")
-    def stop_gradient(self) -> Tensor: return self.apply("stop_gradient")
-    def cast(self, dtype: str) -> Tensor: return self.apply("cast", dtype=dtype)
-    astype = cast
-
-    # reductions (axis: int, tuple or None for all)
-    def sum(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return self._reduce("sum", axis, keepdims)
-
-    def amax(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return self._reduce("amax", axis, keepdims)
-
-    def amin(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return self._reduce("amin", axis, keepdims)
-
-    def _reduce(self, op: str, axis: Any, keepdims: bool) -> Tensor:
-        # the IR always holds the explicit, non-negative, sorted axes
-        return compose(build.reduce, self, op, _axes(axis), keepdims)
-
-    def argmax(self, axis: int = -1, keepdims: bool = False) -> Tensor:
-        axis = axis + self.ndim if -self.ndim <= axis < 0 else axis  # bad ones fail: E-SHAPE
-        return self.apply("argmax", axis=axis, keepdims=keepdims)
-
-    def mean(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return compose(build.mean, self, _axes(axis), keepdims)
-
-    def var(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return compose(build.var, self, _axes(axis), keepdims)
-
-    def logsumexp(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return compose(build.logsumexp, self, _axes(axis), keepdims)
-
-    def softmax(self, axis: int = -1) -> Tensor:
-        return compose(build.softmax, self, axis)
-
-    def log_softmax(self, axis: int = -1) -> Tensor:
-        return compose(build.log_softmax, self, axis)
-
-    # shapes
-    def reshape(self, *shape: Any) -> Tensor:
-        shape = tuple(shape[0]) if len(shape) == 1 and not isinstance(shape[0], int) else shape
-        return self.apply("reshape", shape=_infer_minus_one(shape, self.value.type.size))
-
-    def permute(self, *perm: Any) -> Tensor:
-        perm = tuple(perm[0]) if len(perm) == 1 and not isinstance(perm[0], int) else perm
-        return self.apply("permute", perm=perm)
-
-    def transpose(self, a: int = -2, b: int = -1) -> Tensor:
-        return compose(build.transpose, self, a, b)
-
     @property
     def T(self) -> Tensor:  # noqa: N802 - numpy's name
         return self.permute(tuple(reversed(range(self.ndim))))
 
-    def squeeze(self, axis: Any = None) -> Tensor:
-        return compose(build.squeeze, self, axis)
 
-    def unsqueeze(self, axis: int) -> Tensor:
-        return compose(build.unsqueeze, self, axis)
+# -- methods and functions from the registry ---------------------------------------
 
-    def broadcast_to(self, shape: tuple[int, ...]) -> Tensor:
-        return self.apply("broadcast_to", shape=tuple(shape))
+# reflected operators: `2 - x` calls x.__rsub__(2), which is sub(2, x)
+REFLECTED = {"__add__": "__radd__", "__sub__": "__rsub__", "__mul__": "__rmul__",
+             "__truediv__": "__rtruediv__", "__pow__": "__rpow__",
+             "__matmul__": "__rmatmul__"}
+# other names for the same methods (numpy's and Python's)
+ALIASES = {"astype": "cast", "__abs__": "abs", "repeat": "tile"}
+
+
+def signature(opdef: OpDef, as_method: bool) -> inspect.Signature:
+    """The Python signature of an entry's method (self is its first tensor) or function
+    (its tensors first; a `graph` first when it has no tensor at all; einsum's
+    subscripts before its operands)."""
+    P = inspect.Parameter
+    tensors = opdef.tensor_inputs
+    ins = []
+    for k, t in enumerate(tensors):
+        name = "self" if as_method and k == 0 else t.name
+        if t.role == "rest":
+            ins.append(P(name, P.VAR_POSITIONAL))
+        else:
+            ins.append(P(name, P.POSITIONAL_OR_KEYWORD,
+                         default=None if t.optional else P.empty))
+    args = []
+    for arg in opdef.args:
+        if arg.varargs:
+            args.append(P(arg.py_key, P.VAR_POSITIONAL))
+        else:
+            args.append(P(arg.py_key, P.POSITIONAL_OR_KEYWORD,
+                          default=P.empty if arg.required else arg.default))
+    rest = any(t.role == "rest" for t in tensors)
+    ordered = args + ins if rest else ins + args
+    if not tensors and not as_method:
+        ordered.insert(0, P("graph", P.POSITIONAL_OR_KEYWORD))
+    # Python's order: a parameter without a default after one with a default, and
+    # every parameter after *args, is keyword-only
+    fixed: list[inspect.Parameter] = []
+    loose = starred = False
+    for p in ordered:
+        if p.kind == P.VAR_POSITIONAL:
+            starred = loose = True
+        elif starred or (loose and p.default is P.empty):
+            p = p.replace(kind=P.KEYWORD_ONLY)
+        elif p.default is not P.empty:
+            loose = True
+        fixed.append(p)
+    return inspect.Signature(fixed)
+
+
+def _graph_of(bound: dict[str, Any]) -> Graph:
+    for v in bound.values():
+        for t in (v if isinstance(v, (list, tuple)) else [v]):
+            if isinstance(t, Tensor):
+                return t.graph
+    if isinstance(bound.get("graph"), Graph):
+        return bound["graph"]
+    raise TypeError("no tensor among the arguments (pass a graph or a Tensor)")
+
+
+def _value(x: Any) -> Any:
+    if isinstance(x, Tensor):
+        return x.value
+    if isinstance(x, (list, tuple)):
+        return [_value(t) for t in x]
+    if isinstance(x, Number) or x is None or isinstance(x, bool):
+        return x
+    raise TypeError(f"cannot use {type(x).__name__} as a tensor")
+
+
+def bind(opdef: OpDef, as_method: bool) -> Any:
+    """The Python function (or method) of a registry entry."""
+    sig = signature(opdef, as_method)
+    names = {t.name: ("self" if as_method and k == 0 else t.name)
+             for k, t in enumerate(opdef.tensor_inputs)}
+
+    def op(*args: Any, **kwargs: Any) -> Any:
+        bound = sig.bind(*args, **kwargs)
+        bound.apply_defaults()
+        given = bound.arguments
+        g = _graph_of(given)
+        tensors = [_value(given[names[t.name]]) for t in opdef.tensor_inputs]
+        values = {}
+        for arg in opdef.args:
+            v = given.get(arg.py_key)
+            if arg.varargs and isinstance(v, tuple):
+                v = v[0] if len(v) == 1 and not isinstance(v[0], int) else v
+            values[arg.name] = v
+        with g.at(g._span or caller_span()):
+            try:
+                out = call(g, opdef, tensors, values)
+            except ArgError as exc:
+                raise TypeError(f"{opdef.name}: {exc.message} (expected {exc.expected}, "
+                                f"got {exc.actual})") from None
+            except ShapeRuleError as exc:  # outside any one node: a bad axis, a dtype
+                raise error(exc.code, f"{opdef.name}: {exc.message}", g._span,
+                            expected=exc.expected, actual=exc.actual, fix=exc.fix,
+                            notes=list(g._notes)) from None
+        return _wrap(g, out)
+
+    op.__name__ = opdef.method if as_method else opdef.function
+    op.__qualname__ = f"Tensor.{op.__name__}" if as_method else op.__name__
+    op.__signature__ = sig
+    op.__doc__ = opdef.doc
+    return op
+
+
+def _wrap(g: Graph, out: Any) -> Any:
+    if isinstance(out, Value):
+        return Tensor(g, out)
+    return tuple(_wrap(g, v) for v in out)
+
+
+def _reflected(opdef: OpDef) -> Any:
+    def reflected(self: Tensor, other: Any) -> Tensor:
+        g = self.graph
+        with g.at(g._span or caller_span()):
+            return _wrap(g, call(g, opdef, [_value(other), self.value], {}))
+    return reflected
+
+
+def install_methods(cls: type) -> dict[str, Any]:
+    """Each entry's method on `cls` (a method written in the class body stays), its
+    reflected operator, and the aliases; returns the generated methods by op."""
+    made: dict[str, Any] = {}
+    for opdef in OPS.values():
+        if opdef.method is None:
+            continue
+        method = bind(opdef, as_method=True)
+        made[opdef.name] = method
+        if opdef.method not in cls.__dict__:
+            setattr(cls, opdef.method, method)
+        if opdef.method in REFLECTED:
+            setattr(cls, REFLECTED[opdef.method], _reflected(opdef))
+    for alias, name in ALIASES.items():
+        setattr(cls, alias, getattr(cls, name))
+    return made
+
+
+_METHODS = install_methods(Tensor)
+
+
+def functions() -> dict[str, Any]:
+    """Each entry's function (`sexpgpu.autodiff.<function>`) by name."""
+    return {opdef.function: bind(opdef, as_method=False)
+            for opdef in OPS.values() if opdef.function is not None}
 
 
 # -- helpers shared with autodiff.functional --------------------------------------
-
-def _axes(axis: Any) -> tuple[int, ...] | None:
-    if axis is None:
-        return None
-    return (axis,) if isinstance(axis, int) else tuple(axis)
-
-
-def _infer_minus_one(shape: tuple[int, ...], size: int) -> tuple[int, ...]:
-    """numpy's -1 in a reshape: the one size that keeps the element count."""
-    if -1 not in shape:
-        return tuple(shape)
-    known = 1
-    for d in shape:
-        if d != -1:
-            known *= d
-    fill = size // known if known else 0
-    return tuple(fill if d == -1 else d for d in shape)
 
 
 def lift(graph: Graph, x: Any, dtype: str) -> Tensor:
@@ -206,7 +255,7 @@ def apply(graph: Graph, op: str, *args: Any, **attrs: Any) -> Tensor:
     values = [lift(graph, a, dtype).value for a in args]
     with graph.at(graph._span or caller_span()):
         out = graph.apply(op, *values, **attrs)
-    return Tensor(graph, out)
+    return _wrap(graph, out)
 
 
 def compose(fn: Any, x: Tensor, *args: Any) -> Tensor:
@@ -214,13 +263,6 @@ def compose(fn: Any, x: Tensor, *args: Any) -> Tensor:
     g = x.graph
     with g.at(g._span or caller_span()):
         return Tensor(g, build.checked(fn, g, x.value, *args))
-
-
-def matmul(a: Tensor, b: Tensor) -> Tensor:
-    """a @ b with numpy's 1-D rules: a vector is unsqueezed, then squeezed back."""
-    g = a.graph
-    with g.at(g._span or caller_span()):
-        return Tensor(g, build.checked(build.matmul, g, a.value, b.value))
 
 
 def getitem(x: Tensor, index: Any) -> Tensor:

@@ -6,7 +6,7 @@ different computation.
   python bench/compare_gpt_torch.py [--steps 200] [--seed 1337] [--text PATH]
 
 SexpGPU's parameters after initialisation are copied into bench/torch_models.GPT (with
-GPT-2's tanh GELU, as the example uses); both then train on the same random windows of
+the exact GELU, as the example and nanoGPT use); both then train on the same random windows of
 the training split with nanoGPT's schedule, AdamW and clipping. Prints the loss of both
 per step, their largest relative difference over the first 10 and all steps, and the
 relative difference of every parameter at the end. Needs torch (`pip install -e
@@ -35,7 +35,7 @@ def torch_name(path: str) -> str:
 
 
 def torch_gpt(params: dict[str, np.ndarray]) -> tm.GPT:
-    model = tm.GPT(tm.GPTConfig(gelu="tanh"))
+    model = tm.GPT(tm.GPTConfig(gelu="none"))
     state = model.state_dict()
     loaded = set()
     for path, value in params.items():

@@ -23,13 +23,13 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["CompiledGraph", "compile"]
+__all__ = ["CompiledGraph", "compile", "op"]
 
 
 def __getattr__(name: str) -> Any:
     # lazy: the executor imports numba; autodiff imports this package on `check`'s path,
     # and `check` must never load numba
-    if name in ("compile", "CompiledGraph"):
+    if name in ("compile", "CompiledGraph", "op"):
         from sexpgpu.kernels import executor  # numba: loaded on first use only
 
         return getattr(executor, name)

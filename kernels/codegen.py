@@ -52,6 +52,9 @@ class Generated:
     launches: list = field(default_factory=list)
     modules: list = field(default_factory=list)
     record: list[str] = field(default_factory=list)
+    # what the cache's index.jsonl records: module -> ops, sites and what its
+    # parameters hold in this graph (kernels.cache.record)
+    index: dict[str, dict] = field(default_factory=dict)
 
     @property
     def index_checks(self) -> dict[int, tuple]:
@@ -65,9 +68,14 @@ class Generated:
 # NaN as numpy does, so in the simulator the kernels' `math` is numpy's
 _SIMULATED_MATH = [
     "# simulator only: IEEE results (inf, NaN) where Python's math raises",
-    "math = type('math', (), {n: staticmethod(getattr(np, n)) for n in",
-    "            ('exp', 'log', 'sqrt', 'sin', 'cos', 'tanh', 'frexp', 'ldexp', 'copysign')})",
-    "math.inf, math.nan = np.inf, np.nan",
+    "import math as _math",
+    "math = type('math', (), {**{n: getattr(_math, n) for n in dir(_math) if n[0] != '_'},",
+    "                         **{n: staticmethod(getattr(np, t)) for n, t in (",
+    "    ('exp', 'exp'), ('log', 'log'), ('sqrt', 'sqrt'), ('sin', 'sin'), ('cos', 'cos'),",
+    "    ('tan', 'tan'), ('tanh', 'tanh'), ('atan', 'arctan'), ('atan2', 'arctan2'),",
+    "    ('log1p', 'log1p'), ('expm1', 'expm1'), ('log2', 'log2'), ('log10', 'log10'),",
+    "    ('floor', 'floor'), ('ceil', 'ceil'), ('trunc', 'trunc'),",
+    "    ('frexp', 'frexp'), ('ldexp', 'ldexp'), ('copysign', 'copysign'))}})",
     "",
 ]
 
@@ -100,18 +108,23 @@ def graph_hash(program: KernelPlan, names: Names) -> str:
     return h.hexdigest()[:16]
 
 
-def _helpers(decorator: str, device: str = "cpu") -> list[str]:
-    """The RNG, bf16 and math scalar functions, copied from their modules with
-    constants (on CUDA the math names call the device's own functions)."""
+def _helpers(decorator: str, device: str = "cpu", used: set[str] | None = None) -> list[str]:
+    """The RNG, bf16 and math scalar functions that `used` names (all by default),
+    with the ones they call and the constants they read, copied from their modules.
+    On the CPU bf16 converts through the bit pattern (bf16.CPU_BODIES); on CUDA the
+    math names call the device's own functions (mathfn.CUDA_BODIES)."""
+    modules = (rng, mathfn) if device == "cpu" else (rng, bf16)
+    bodies = bf16.CPU_BODIES if device == "cpu" else {
+        name: f"return {body}" for name, body in mathfn.CUDA_BODIES.items()}
+    functions = {fn.__name__: fn for m in modules for fn in m.SCALAR_FUNCTIONS}
+    wanted = set(functions) if used is None else _called(used, functions)
     lines: list[str] = []
-    if device == "cuda":
-        for name, body in mathfn.CUDA_BODIES.items():
-            lines += ["", "", decorator, f"def {name}(x):", f"    return {body}"]
-    else:  # bf16 through the bit pattern (kernels/bf16.py)
-        for name, body in bf16.CPU_BODIES.items():
+    for name, body in bodies.items():
+        if used is None or name in used:
             lines += ["", "", decorator, f"def {name}(x):"] + _indent(body.splitlines(), 1)
-    for module in (rng, mathfn) if device == "cpu" else (rng, bf16):
-        consts = sorted({n for fn in module.SCALAR_FUNCTIONS for n in fn.__code__.co_names
+    for module in modules:
+        chosen = [fn for fn in module.SCALAR_FUNCTIONS if fn.__name__ in wanted]
+        consts = sorted({n for fn in chosen for n in fn.__code__.co_names
                          if n.startswith("_") and isinstance(getattr(module, n, None),
                                                                (np.generic, float))})
         for n in consts:
@@ -119,9 +132,34 @@ def _helpers(decorator: str, device: str = "cpu") -> list[str]:
             text = f"np.{type(value).__name__}({value.item()!r})" \
                 if isinstance(value, np.generic) else repr(value)
             lines.append(f"{n} = {text}")
-        for fn in module.SCALAR_FUNCTIONS:
-            lines += ["", "", decorator] + textwrap.dedent(inspect.getsource(fn)).splitlines()
+        for fn in chosen:
+            source = textwrap.dedent(inspect.getsource(fn))
+            if device == "cuda":
+                source = _CUDA_SCALAR_UFUNCS.sub(r"math.\1(", source)
+            lines += ["", "", decorator] + source.splitlines()
     return lines
+
+
+# numba-cuda lowers numpy's ufuncs on arrays only; on a scalar the device's math
+# function is the same IEEE operation (rng_normal's Box-Muller reads them in f64)
+_CUDA_SCALAR_UFUNCS = re.compile(r"\bnp\.(sqrt|log|cos|sin|exp)\(")
+
+
+def _called(names: set[str], functions: dict) -> set[str]:
+    """`names` and every helper they call, in turn (fast_tanh calls fast_exp)."""
+    out: set[str] = set()
+    todo = [n for n in names if n in functions]
+    while todo:
+        name = todo.pop()
+        if name not in out:
+            out.add(name)
+            todo += [n for n in functions[name].__code__.co_names if n in functions]
+    return out
+
+
+def helper_calls(lines: list[str]) -> set[str]:
+    """The helper functions the lines call."""
+    return {m.group(1) for line in lines for m in _HELPER_NAMES.finditer(line)}
 
 
 def _header(program: KernelPlan, codes: list[KernelCode], digest: str, device: str) -> list[str]:
@@ -153,27 +191,66 @@ def _cpu_loops(code: KernelCode, parallel: bool) -> list[str]:
     return lines + _indent(code.body, len(code.outer))
 
 
+_TRIP_ONE = re.compile(r"^(\s*)for (\w+) in p?range\(1\):$")
+# what is left of an index expression once a loop variable is 0: `0 * 720`,
+# `x + 0`, `0 + x` (never inside a float literal or a name)
+_TIMES_ZERO = re.compile(r"(?<![\w.])0 \* \w+(?![\w.(])")
+_PLUS_ZERO = re.compile(r" \+ 0(?![\w.])")
+_ZERO_PLUS = re.compile(r"(?<![\w.])0 \+ ")
+
+
+def _tidy(lines: list[str]) -> list[str]:
+    """Lines without the renderers' leftovers: a loop of one trip is its body with
+    the variable 0, and zero terms of index arithmetic are dropped."""
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        m = _TRIP_ONE.match(lines[i])
+        if m is None:
+            out.append(lines[i])
+            i += 1
+            continue
+        indent, var = m.groups()
+        end = i + 1
+        while end < len(lines) and (not lines[end].strip() or
+                                    len(lines[end]) - len(lines[end].lstrip()) > len(indent)):
+            end += 1
+        zero = re.compile(rf"\b{var}\b")
+        out += _tidy([indent + zero.sub("0", line[len(indent) + 4:]) for line in lines[i + 1:end]])
+        i = end
+    simpler = []
+    for line in out:
+        previous = None
+        while previous != line:
+            previous = line
+            line = _ZERO_PLUS.sub("", _PLUS_ZERO.sub("", _TIMES_ZERO.sub("0", line)))
+        simpler.append(line)
+    return simpler
+
+
 def _positional(code: KernelCode) -> list[str]:
     return [f"p{i}" for i in range(len(code.params))]
 
 
-_NAME = re.compile(r"\b(?:[bv]\d+|err_)\b")
+_VALUE = r"v\d+"
 
 
 def _renamed(lines: list[str], code: KernelCode) -> list[str]:
     """The kernel's lines with its buffers named by position (p0, p1, ...) and
     its value variables by first appearance (t0, t1, ...): the same loop over
-    other values then has the same text."""
+    other values then has the same text (the step module names the buffers)."""
     mapping = dict(zip(code.params, _positional(code)))
     first_var = len(mapping)
+    words = sorted(map(re.escape, code.params), key=len, reverse=True) + [_VALUE]
+    pattern = re.compile(r"\b(?:" + "|".join(words) + r")\b")
 
     def sub(m: re.Match) -> str:
         name = m.group(0)
-        if name not in mapping and name[0] == "v":
+        if name not in mapping:
             mapping[name] = f"t{len(mapping) - first_var}"
-        return mapping.get(name, name)
+        return mapping[name]
 
-    return [_NAME.sub(sub, line) for line in lines]
+    return [pattern.sub(sub, line) for line in lines]
 
 
 # an integer literal: not part of a name, a float (1.5, 1e-05) or an exponent (** 3)
@@ -206,7 +283,7 @@ def _parametrized(lines: list[str], sizes: bool = False) -> tuple[list[str], lis
     return [_INT.sub(sub, line) for line in lines], values
 
 
-_HELPER_NAMES = re.compile(r"\b(?:rng_\w+|f32_to_bf16|bf16_to_f32|fast_(?:exp|tanh)(?:32)?)\(")
+_HELPER_NAMES = re.compile(r"\b(rng_\w+|f32_to_bf16|bf16_to_f32|fast_(?:exp|tanh|erf)(?:32)?)\(")
 # IEEE semantics (x/0 is inf or nan, as in numpy and on the GPU): numba's default
 # "python" error model tests every division for zero to raise ZeroDivisionError,
 # and that branch alone stops LLVM vectorising a loop (Adam's update ran 5x slower).
@@ -221,16 +298,26 @@ def _kernel_module(decorator: str, args: list[str], body: list[str], ops: str) -
     """The source of one kernel function's own module: nothing in it names a graph,
     so every graph (a run's step and eval graphs, tests, sweeps) with this kernel
     text imports the same module and numba's cache compiles it once."""
-    lines = [f'"""SexpGPU kernel ({ops}); generated by kernels.codegen, do not edit."""',
-             "", "import math", "", "import numpy as np", "import numba",
-             "from numba import prange", ""]
-    if any(_HELPER_NAMES.search(line) for line in body):
-        # inlined into the loop in numba's IR: as calls, LLVM cannot vectorise it
-        lines += _helpers(_NJIT + ", inline='always')")
+    lines = [f'"""SexpGPU kernel ({ops}); generated by kernels.codegen, do not edit.',
+             "",
+             "p0, p1, ... are buffers and n0, n1, ... integers (offsets, sizes), in the order",
+             "a step module passes them; its call names the IR values they hold, and the",
+             'cache\'s index.json the graphs and .sx lines that use this kernel."""',
+             ""]
+    calls = helper_calls(body)
+    helpers = _helpers(_NJIT + ", inline='always')", used=calls) if calls else []
+    if any("math." in line for line in body + helpers):
+        lines += ["import math", ""]
+    lines += ["import numpy as np", "import numba"]
+    if any("prange(" in line for line in body):
+        lines.append("from numba import prange")
+    lines.append("")
+    # helpers are inlined into the loop in numba's IR: as calls, LLVM cannot vectorise it
+    lines += helpers
     if any("index_error(" in line for line in body):
         lines += ["", "", _NJIT + ", inline='always')"] + _INDEX_ERROR["cpu"]
     lines += ["", "", decorator, f"def kernel({', '.join(args)}):"] + _indent(body, 1)
-    return "\n".join(lines) + "\n"
+    return re.sub(r"\n{4,}", "\n\n\n", "\n".join(lines)) + "\n"
 
 
 def _cpu_step(codes: list[KernelCode], params: list[str],
@@ -248,9 +335,10 @@ def _cpu_step(codes: list[KernelCode], params: list[str],
     calls: list[str] = []
     modules: list[str] = []
     functions: dict[str, str] = {}  # kernel module source -> local function name
+    index: dict[str, dict] = {}
     for code in codes:
         parallel = _parallel(code)
-        body, ints = _parametrized(_renamed(_cpu_loops(code, parallel), code),
+        body, ints = _parametrized(_renamed(_tidy(_cpu_loops(code, parallel)), code),
                                    code.sizes_as_args)
         decorator = _NJIT + (", parallel=True)" if parallel else ")")
         args = _positional(code) + [f"n{i}" for i in range(len(ints))]
@@ -262,9 +350,22 @@ def _cpu_step(codes: list[KernelCode], params: list[str],
             modules.append(source)
             imports.append(f"from {module_name(source)} import kernel as {fname}  # {ops}")
         calls.append(f"{fname}({', '.join(code.params + ints)})")
+        entry = index.setdefault(module_name(source), {"ops": [], "sites": [], "params": {}})
+        _note(entry, code)
+        entry["params"].setdefault(code.name, dict(zip(args, code.params)))
     calls += [f"{t}[:] = {v}" for t, v in copies]
     lines = imports + ["", "", f"def step({', '.join(params)}):"]
-    return lines + _indent(calls or ["pass"], 1), modules
+    return lines + _indent(calls or ["pass"], 1), modules, index
+
+
+def _note(entry: dict, code: KernelCode) -> None:
+    """A kernel's ops and the source sites of its nodes, into an index entry."""
+    for comment in code.comment:
+        op, _, site = comment.partition(" at ")
+        if op not in entry["ops"]:
+            entry["ops"].append(op)
+        if site and site not in entry["sites"]:
+            entry["sites"].append(site)
 
 
 def step_parts(program: KernelPlan, plan: MemoryPlan) -> StepParts:
@@ -284,6 +385,7 @@ def step_parts(program: KernelPlan, plan: MemoryPlan) -> StepParts:
 def generate_cpu(program: KernelPlan, parts: StepParts, device: str = "cpu") -> Generated:
     """The CPU step module: plain Python calling one njit function per kernel."""
     lines = _header(program, parts.codes, parts.digest, device)
-    step, modules = _cpu_step(parts.codes, parts.params, parts.copies)
+    step, modules, index = _cpu_step(parts.codes, parts.params, parts.copies)
     return Generated("\n".join(lines + [""] + step) + "\n", parts.params, parts.codes,
-                     parts.digest, modules)
+                     parts.digest, modules, index=index)
+

@@ -10,15 +10,16 @@ from math import prod
 
 from sexpgpu.kernels.cache import module_name
 from sexpgpu.kernels.codegen import (
-    _HELPER_NAMES,
     _INDEX_ERROR,
     _SIMULATED_MATH,
     Generated,
     _header,
     _helpers,
     _indent,
+    _note,
     _parametrized,
     _renamed,
+    helper_calls,
 )
 from sexpgpu.kernels.gemm import Gemm
 from sexpgpu.kernels.lower import KernelPlan
@@ -243,8 +244,9 @@ def _kernel_module(args: list[str], lines: list[str], ops: str) -> str:
     simulated = env.cuda_simulator()
     if simulated:
         out += _SIMULATED_MATH
-    if any(_HELPER_NAMES.search(line) for line in lines):
-        out += _helpers("@cuda.jit(device=True)", "cuda")
+    calls = helper_calls(lines)
+    if calls:
+        out += _helpers("@cuda.jit(device=True)", "cuda", used=calls)
     if any("index_error(" in line for line in lines):
         out += ["", "", "@cuda.jit(device=True)"] + _INDEX_ERROR["cuda"]
     decorator = "@cuda.jit" if simulated else "@cuda.jit(cache=True)"
@@ -336,6 +338,7 @@ def generate_cuda(program: KernelPlan, plan: MemoryPlan, names: Names, codes: li
     launches: list[Launch] = []
     functions: dict[str, str] = {}
     fn_of: dict[str, str] = {}       # launch name -> function name in the step module
+    index_of: dict[str, dict] = {}   # what kernels.cache.record writes, as on the CPU
     for index, code in enumerate(codes):
         if code.size == 0:
             continue
@@ -355,6 +358,9 @@ def generate_cuda(program: KernelPlan, plan: MemoryPlan, names: Names, codes: li
         launches.append(Launch(code.name, family, grid, block, shared, index, name,
                                code.params + ints))
         fn_of[code.name] = functions[source]
+        entry = index_of.setdefault(name, {"ops": [], "sites": [], "params": {}})
+        _note(entry, code)
+        entry["params"].setdefault(code.name, dict(zip(args, code.params)))
     for t, v in copies:
         launches.append(Launch(f"copy {t}", "copy", *_elementwise_config(
             _buffer_size(t, program, plan, names)), args=[t, v]))
@@ -385,7 +391,7 @@ def generate_cuda(program: KernelPlan, plan: MemoryPlan, names: Names, codes: li
     recorded = [name for _, name in scalars] if record is not None else []
     return Generated("\n".join(lines) + "\n", params, codes, digest,
                      [m.source for m in modules.values()], launches=launches,
-                     modules=list(modules.values()), record=recorded)
+                     modules=list(modules.values()), record=recorded, index=index_of)
 
 
 def _buffer_size(buf: str, program: KernelPlan, plan: MemoryPlan, names: Names) -> int:

@@ -13,7 +13,8 @@ import numpy as np
 from numba.core.dispatcher import Dispatcher
 from numba.core.errors import NumbaPerformanceWarning
 from sexpgpu.kernels.bf16 import from_bf16
-from sexpgpu.kernels.cache import load_module
+from sexpgpu.kernels.cache import load_module, module_path
+from sexpgpu.kernels.cache import record as record_index
 from sexpgpu.kernels.codegen import Generated
 from sexpgpu.kernels.generate import generate
 from sexpgpu.kernels.inputs import E_RUN_INPUT, _flat, _Input, given
@@ -27,6 +28,7 @@ from sexpgpu.devices import DEVICES, require_usable
 from sexpgpu.diagnostics import error
 from sexpgpu.ir.graph import Graph, Value
 from sexpgpu.ir.ops.indexing import index_error
+from sexpgpu.ir.ops.registry import get_op
 
 
 class CompiledGraph:
@@ -130,9 +132,12 @@ def compile(graph: Graph, outputs: list[str] | None = None, device: str = "cpu",
     program = lower(graph, outputs)
     plan = plan_memory(program)
     generated = generate(program, plan, device, record)
+    new = not module_path(generated.source).exists()
     for source in generated.kernel_sources:
         load_module(source)  # registered in sys.modules: the step module imports them
     module = load_module(generated.source)
+    if new:  # the cache's index.jsonl: which kernels this graph uses, from which lines
+        record_index(generated.index, f"{graph.name} ({device})", generated.source)
     if device == "cuda":
         from sexpgpu.kernels.device_graph import DeviceGraph  # numba-cuda: GPU runs only
 
@@ -193,3 +198,50 @@ def warm(compiled: CompiledGraph, on_kernel: Any = None) -> None:
         compiled._step(*scratch, *compiled._fixed, *compiled._errs)  # only its copies run
     finally:
         namespace.update(originals)
+
+
+# -- one op at a time, for experiments ---------------------------------------------------
+
+_NUMPY_DTYPES = {"b": "bool", "f": "f32"}
+
+
+class OpKernel:
+    """One registry op compiled by these kernels as a function of arrays:
+    `kernels.op("gelu")(x)`, `kernels.op("sum", axes=(1,))(x)`. A call compiles (once
+    per shapes and dtypes, through the cache) a graph of that one op, runs it and
+    returns its result (a tuple for several); `compiled(*arrays)` is that graph's
+    CompiledGraph, whose `source` and `generated.kernel_sources` are the code."""
+
+    def __init__(self, name: str, device: str = "cpu", **attrs: Any):
+        self.opdef = get_op(name)
+        self.device, self.attrs = device, attrs
+        self._compiled: dict[tuple, CompiledGraph] = {}
+
+    def compiled(self, *arrays: Any) -> CompiledGraph:
+        arrays = [np.asarray(a) for a in arrays]
+        key = tuple((a.shape, _ir_dtype(a)) for a in arrays)
+        if key not in self._compiled:
+            g = Graph(f"op-{self.opdef.name}")
+            inputs = [g.input(f"x{i}", shape, dtype) for i, (shape, dtype) in enumerate(key)]
+            out = self.opdef.apply_case(g, inputs, self.attrs)
+            for k, v in enumerate(out if isinstance(out, tuple) else (out,)):
+                g.output(f"y{k}", v)
+            self._compiled[key] = compile(g, device=self.device)
+        return self._compiled[key]
+
+    def __call__(self, *arrays: Any) -> Any:
+        step = self.compiled(*arrays)
+        out = step.run({f"x{i}": np.asarray(a) for i, a in enumerate(arrays)})
+        results = tuple(out[f"y{k}"] for k in range(len(out)))
+        return results[0] if len(results) == 1 else results
+
+
+def _ir_dtype(a: np.ndarray) -> str:
+    if a.dtype.kind in "iu":
+        return "i32" if a.dtype == np.int32 else "i64"
+    return _NUMPY_DTYPES.get(a.dtype.kind, "f32")
+
+
+def op(name: str, device: str = "cpu", **attrs: Any) -> OpKernel:
+    """One registry op as a compiled function of arrays (see OpKernel)."""
+    return OpKernel(name, device, **attrs)

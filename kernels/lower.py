@@ -195,7 +195,7 @@ def _is_identity(node: Node) -> bool:
     """stop_gradient, a cast to the same dtype: the value is its input."""
     op = get_op(node.op)
     x, out = node.inputs[0] if node.inputs else None, node.outputs[0]
-    return (op.kind == "elementwise" and op.scalar == "x0" and x is not None
+    return (op.kind == "elementwise" and op.body(node.attrs) == "x0" and x is not None
             and x.type == out.type)
 
 
@@ -320,9 +320,10 @@ class _Grouper:
             self.close(held)
         if self._undo_transpose(node) or self._add_view(node):
             return
-        for v in node.inputs:
-            if self._needs_elements(v, node.op):
-                self.materialize(v)
+        if not _is_identity(node):  # an identity is its input, wherever that lies
+            for v in node.inputs:
+                if self._needs_elements(v, node.op):
+                    self.materialize(v)
         self.RULES[_rule(node)](self, node)
 
     def _needs_elements(self, value: Value, op: str) -> bool:
@@ -527,14 +528,24 @@ def _count_uses(nodes: list[Node], roots: list[Value]) -> dict[Value, int]:
 
 
 def _link(program: KernelPlan, roots: list[Value]) -> None:
-    """Number the kernels and find what each reads from and stores to buffers."""
-    needed_outside: set[Value] = {program.base(v) for v in roots}
-    for index, kernel in enumerate(program.kernels):
-        kernel.index = index
-        kernel.inputs = _buffers_read(program, kernel)
-        needed_outside.update(kernel.inputs)
-    for kernel in program.kernels:
-        kernel.outputs = [v for n in kernel.nodes for v in n.outputs if v in needed_outside]
+    """Number the kernels and find what each reads from and stores to buffers. A
+    kernel that stores nothing anyone reads is dropped: a view's copy made for a
+    reader that then read the view in place (or read an identity of it)."""
+    while True:
+        needed_outside: set[Value] = {program.base(v) for v in roots}
+        for index, kernel in enumerate(program.kernels):
+            kernel.index = index
+            kernel.inputs = _buffers_read(program, kernel)
+            needed_outside.update(kernel.inputs)
+        for kernel in program.kernels:
+            # a structured op with several results stores them all: its renderer writes
+            # each (sort moves values and indices together)
+            kernel.outputs = [v for n in kernel.nodes for v in n.outputs if v in needed_outside
+                              or (kernel.kind == "op" and len(n.outputs) > 1)]
+        live = [k for k in program.kernels if k.outputs]
+        if len(live) == len(program.kernels):
+            break
+        program.kernels = live
     _check_order(program)
 
 

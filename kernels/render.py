@@ -4,6 +4,7 @@ structured op through its renderer in `kernels.structured`."""
 
 from __future__ import annotations
 
+import keyword
 import math
 import re
 from math import prod
@@ -30,18 +31,31 @@ from sexpgpu.ir.shapes import axes as norm_axes
 
 _OPERAND = re.compile(r"\bx(\d+)\b")
 # the accumulator update of each reduction combine
-_COMBINE = {"add": "{acc} + {x}", "max": "max({acc}, {x})", "min": "min({acc}, {x})"}
+_COMBINE = {"add": "{acc} + {x}", "mul": "{acc} * {x}", "max": "max({acc}, {x})",
+            "min": "min({acc}, {x})"}
 # float max/min propagate NaN, as numpy's: max(acc, x) keeps acc when x is NaN
 # (numba's max is `x if x > acc else acc`), so the update takes a NaN x itself
 # and a NaN acc then stays (no x compares greater than it)
 _NAN_COMBINE = {"max": "(max({acc}, {x}) if {x} == {x} else {x})",
                 "min": "(min({acc}, {x}) if {x} == {x} else {x})"}
-_INT_INIT = {"add": 0, "max": -(2 ** 63), "min": 2 ** 63 - 1}
+_INT_INIT = {"add": 0, "mul": 1, "max": -(2 ** 63), "min": 2 ** 63 - 1}
+
+
+# names the generated code itself uses (modules, helpers, loop and temporary
+# variables): a buffer named after an IR value never takes one of them
+_RESERVED = frozenset(keyword.kwlist) | frozenset({
+    "math", "np", "numba", "prange", "cuda", "step", "kernel", "copy_", "index_error",
+    "range", "max", "min", "abs", "float", "int", "bool", "lin", "acc", "best", "arg", "inside",
+    "ok", "xr", "tid_", "rem_", "err_"})
+_LOCAL = re.compile(r"[a-z]{1,2}\d*_?|(?:acc|nan|xr)\d*_?|(?:fast|rng)_\w*|f32_to_bf16|bf16_to_f32")
 
 
 class Names:
-    """Stable local names: values numbered in graph order, so the same graph
-    always generates the same text (global Value ids differ between processes)."""
+    """Stable names: values numbered in graph order, so the same graph always
+    generates the same text (global Value ids differ between processes); buffers
+    named after what they hold, for a reader of the step module (a graph input by
+    its name, `l1/weight` as `l1_weight`; an output by its name; any other value
+    by its op and number, `matmul_15`)."""
 
     def __init__(self, program: KernelPlan):
         self.program = program
@@ -51,6 +65,26 @@ class Names:
         for node in program.graph.nodes:
             for v in node.outputs:
                 self.index[v] = len(self.index)
+        self._buffers = self._buffer_names(program)
+
+    def _buffer_names(self, program: KernelPlan) -> dict[Value, str]:
+        outputs: dict[Value, str] = {}
+        for name, v in program.graph.outputs.items():
+            outputs.setdefault(v, name)
+        names: dict[Value, str] = {}
+        taken: set[str] = set()
+        for v, k in self.index.items():
+            if v.node is None:
+                text = _identifier(v.name or f"input_{k}", "in_")
+            elif v in outputs:
+                text = _identifier(outputs[v], "out_")
+            else:
+                text = f"{v.node.op}_{k}"
+            if text in taken:
+                text = f"{text}_{k}"
+            taken.add(text)
+            names[v] = text
+        return names
 
     def base(self, value: Value) -> Value:
         return self.program.base(value)
@@ -60,14 +94,22 @@ class Names:
         return self.program.home(value)
 
     def buf(self, value: Value) -> str:
-        return f"b{self.index[self.home(value)]}"
+        return self._buffers[self.home(value)]
 
     def var(self, value: Value) -> str:
         return f"v{self.index[value]}"
 
 
+def _identifier(name: str, prefix: str) -> str:
+    """An IR name as a Python identifier that no generated name can shadow."""
+    text = re.sub(r"\W+", "_", name).strip("_") or "value"
+    if text[0].isdigit() or text in _RESERVED or _LOCAL.fullmatch(text):
+        text = prefix + text
+    return text
+
+
 def _template(node: Node) -> str:
-    template = get_op(node.op).scalar
+    template = get_op(node.op).body(node.attrs)
     if template is None:
         raise NotImplementedError(f"elementwise op {node.op} has no scalar body")
     if "{" not in template:
@@ -82,10 +124,11 @@ def _template(node: Node) -> str:
 def scalar_expr(node: Node, operands: list[str], template: str | None = None) -> str:
     """The op's scalar body with operand expressions in place of x0, x1, ..."""
     if template is None:
-        # libm's exp and tanh stop a loop vectorising; these forms are equal after
-        # rounding to f32 (kernels/mathfn.py)
+        # libm's exp, tanh and erf stop a loop vectorising; these forms are equal
+        # after rounding to f32 (kernels/mathfn.py)
         template = _template(node).replace("math.tanh(", "fast_tanh(")
         template = template.replace("math.exp(", "fast_exp(")
+        template = template.replace("math.erf(", "fast_erf(")
     return _OPERAND.sub(lambda m: f"({operands[int(m.group(1))]})", template)
 
 
@@ -115,7 +158,7 @@ _F32_ONLY = re.compile(r"^[\sx0-9+\-*/()]*$")
 def _stays_f32(node: Node, out: Value) -> bool:
     """f32 arithmetic (+ - * / on f32 operands, no literals or calls) is f32 in
     numba already: no conversion call to type."""
-    template = get_op(node.op).scalar or ""
+    template = get_op(node.op).body(node.attrs) or ""
     return (out.dtype == "f32" and all(v.dtype == "f32" for v in node.inputs)
             and bool(_F32_ONLY.match(template)) and not re.search(r"(?<!x)\d", template))
 

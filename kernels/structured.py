@@ -268,7 +268,7 @@ def _const(node, names, name, params):
 
 # -- reductions that are not a plain combine -------------------------------------
 
-@renderer("argmax")
+@renderer("argmax", "argmin")
 def _argmax(node, names, name, params):
     x, out = node.inputs[0], node.outputs[0]
     ax = norm_axis(node.attrs.get("axis", -1), len(x.shape))
@@ -279,19 +279,87 @@ def _argmax(node, names, name, params):
     names_x = {d: f"i{k}" for k, d in enumerate(outer_dims)} if not keep else \
         {d: f"i{d}" for d in outer_dims}
     base = affine([(names_x[d], xs[d]) for d in outer_dims])
-    # the first maximum, or the first NaN (numpy's argmax): a NaN is taken as the
-    # best and the search stops there
+    # the first maximum (minimum), or the first NaN (numpy's argmax and argmin): a
+    # NaN is taken as the best and the search stops there
+    better = ">" if node.op == "argmax" else "<"
     lines = [f"best = {load(names.buf(x), x.dtype, base)}",
              "arg = 0",
              f"for j in range(1, {x.shape[ax]}):",
              "    if best != best:",
              "        break",
              f"    v = {load(names.buf(x), x.dtype, base + f' + j * {xs[ax]}')}",
-             "    if v > best or v != v:",
+             f"    if v {better} best or v != v:",
              "        best = v",
              "        arg = j",
              store(names.buf(out), out.dtype, "lin", "arg")]
     return _elementwise(node, name, params, lines, work=x.shape[ax])
+
+
+@renderer("flip")
+def _flip(node, names, name, params):
+    x, out = node.inputs[0], node.outputs[0]
+    flipped = set(node.attrs["axes"])
+    terms = [(f"({n - 1} - i{d})" if d in flipped else f"i{d}", s)
+             for d, (n, s) in enumerate(zip(x.shape, strides(x.shape)))]
+    return _elementwise(node, name, params, [
+        store(names.buf(out), out.dtype, "lin", load(names.buf(x), x.dtype, affine(terms)))])
+
+
+# -- along one axis: scans and sorts ---------------------------------------------
+
+def _rows(node: Node, x: Value) -> tuple[list[tuple[str, int]], str, int, int]:
+    """One thread per row along attrs axis: the loop variables over the other axes,
+    the row's first element, the row's stride and its length."""
+    ax = norm_axis(node.attrs.get("axis", -1), len(x.shape))
+    st = strides(x.shape)
+    others = [d for d in range(len(x.shape)) if d != ax]
+    outer = [(f"i{d}", x.shape[d]) for d in others] or [("i_", 1)]
+    return outer, affine([(f"i{d}", st[d]) for d in others]), st[ax], x.shape[ax]
+
+
+@renderer("cumsum", "cumprod")
+def _scan(node, names, name, params):
+    x, out = node.inputs[0], node.outputs[0]
+    outer, base, step, n = _rows(node, x)
+    j = f"({n - 1} - j)" if node.attrs.get("reverse") else "j"
+    at = f"{base} + {j} * {step}"
+    op, init = ("+", 0) if node.op == "cumsum" else ("*", 1)
+    lines = [f"acc = {literal(init, out.dtype)}",
+             f"for j in range({n}):",
+             f"    acc = acc {op} {load(names.buf(x), x.dtype, at)}",
+             "    " + store(names.buf(out), out.dtype, at, "acc")]
+    return KernelCode(name, params, outer, lines, work=prod(x.shape))
+
+
+@renderer("sort")
+def _sort(node, names, name, params):
+    """An insertion sort per row, stable, NaN the largest: each element moves left
+    past the ones it sorts before (values and indices move together)."""
+    x = node.inputs[0]
+    vals, idx = node.outputs
+    outer, base, step, n = _rows(node, x)
+    X, V, I = names.buf(x), names.buf(vals), names.buf(idx)
+
+    def at(k: str) -> str:
+        return f"{base} + {k} * {step}"
+
+    if node.attrs.get("descending"):
+        before = "(v > w or (v != v and w == w))"
+    else:
+        before = "(v < w or (w != w and v == v))"
+    lines = [f"for j in range({n}):",
+             f"    v = {load(X, x.dtype, at('j'))}",
+             "    k = j",
+             "    while k > 0:",
+             f"        w = {load(V, vals.dtype, at('(k - 1)'))}",
+             f"        if not {before}:",
+             "            break",
+             "        " + store(V, vals.dtype, at("k"), "w"),
+             "        " + store(I, idx.dtype, at("k"), f"{I}[{at('(k - 1)')}]"),
+             "        k -= 1",
+             "    " + store(V, vals.dtype, at("k"), "v"),
+             "    " + store(I, idx.dtype, at("k"), "j")]
+    return KernelCode(name, params, outer, lines, work=prod(x.shape) * max(n, 1))
 
 
 # -- windows ---------------------------------------------------------------------
@@ -367,6 +435,22 @@ def _dropout(node, names, name, params):
         "else:",
         "    " + store(names.buf(out), out.dtype, "lin", literal(0, out.dtype)),
     ])
+
+
+@renderer("rand", "randn", "randint")
+def _draw(node, names, name, params):
+    seed, out = node.inputs[0], node.outputs[0]
+    stream = int(node.attrs.get("stream", 0))
+    s = f"{names.buf(seed)}[0]"
+    if node.op == "randint":
+        low, high = int(node.attrs["low"]), int(node.attrs["high"])
+        # uint64 arithmetic stays uint64; np.int64 before meeting a signed number
+        value = (f"np.int64(rng_bits({s}, {stream}, lin) % np.uint64({high - low})) "
+                 f"+ np.int64({low})")
+    else:
+        fn = "rng_uniform" if node.op == "rand" else "rng_normal"
+        value = f"{fn}({s}, {stream}, lin)"
+    return _elementwise(node, name, params, [store(names.buf(out), out.dtype, "lin", value)])
 
 
 # -- matmul ----------------------------------------------------------------------

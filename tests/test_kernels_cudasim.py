@@ -65,6 +65,16 @@ else:
                 compiled.run(inputs)
             assert info.value.diagnostic.code == "E-INDEX", name
 
+    def test_losses_agree_with_the_reference() -> None:
+        """tests/test_losses.py's cases in one graph, through the CUDA launcher."""
+        from test_losses import _all_losses
+
+        g, feed = _all_losses()
+        want = run_reference(g, feed)
+        got = kernels.compile(g, device="cuda").run(feed)
+        for key in want:
+            assert_same_values(got[key], want[key], key, rtol=1e-5, atol=1e-6)
+
     def test_rng_device_functions_are_bit_identical() -> None:
         fns = jitted("cuda")
         uniform, normal = fns.uniform, fns.normal

@@ -658,3 +658,30 @@ def test_fast_exp_and_tanh_equal_libm_after_f32_rounding(compiled: bool) -> None
         got = np.array([fast_exp(float(x)) for x in xs]).astype(np.float32)
     np.testing.assert_array_equal(got, want)
     assert math.isnan(fast_exp(float("nan")))
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["python", "njit"])
+def test_fast_erf_equals_libm_after_f32_rounding(compiled: bool) -> None:
+    import math
+
+    fast_exp, fast_erf = _mathfn(["fast_exp", "fast_erf"], compiled)
+    r = np.random.default_rng(8)
+    xs = np.concatenate([r.standard_normal(5000) * s for s in (1e-30, 1e-9, 1e-3, 0.5, 1.0, 3.0)]
+                        + [np.linspace(-7.0, 7.0, 14001),
+                           [0.0, -0.0, 1.0, -1.0, 6.0, -6.0, np.inf, -np.inf, 1e-310]])
+    got = np.array([fast_erf(float(x)) for x in xs], np.float32)
+    np.testing.assert_array_equal(got, np.array([math.erf(x) for x in xs], np.float32))
+    assert math.isnan(fast_erf(float("nan"))) and np.signbit(fast_erf(-0.0))
+
+
+def test_an_identity_of_a_view_is_the_view() -> None:
+    """A broadcast to its own shape (or a stop_gradient) of a strided view read by a
+    concat: no copy kernel for the identity, whose buffer nothing would hold."""
+    g = Graph("identity-view")
+    x = g.input("x", (2, 4))
+    edge = g.apply("slice", x, starts=(None, 3), stops=(None, 4), steps=None)
+    same = g.apply("broadcast_to", edge, shape=(2, 1))
+    g.output("y", g.apply("concat", x, same, g.apply("stop_gradient", edge), axis=1))
+    xs = np.arange(8, dtype=np.float32).reshape(2, 4)
+    got = kernels.compile(g).run({"x": xs})["y"]
+    np.testing.assert_array_equal(got, np.concatenate([xs, xs[:, 3:], xs[:, 3:]], axis=1))

@@ -34,7 +34,7 @@ def test_scalar_body_agrees_with_reference(name: str) -> None:
     assert opdef.scalar, f"elementwise op {name} has no scalar body"
     for arrays, attrs in opdef.samples(np.random.default_rng(1)):
         out = _out_type(name, arrays, attrs)
-        body = opdef.scalar.format(**attrs)
+        body = opdef.body(attrs).format(**attrs)
         code = compile(body, f"<{name}>", "eval")
         # an elementwise kernel reads every input broadcast to the output's shape
         args = [np.broadcast_to(np.asarray(a), out.shape) for a in arrays]
@@ -90,10 +90,16 @@ def test_iota_and_full() -> None:
     assert OPS["full"].reference((2,), "f32", 2.5).tolist() == [2.5, 2.5]
 
 
-def test_gelu_is_the_tanh_approximation() -> None:
+def test_gelu_is_exact_and_its_tanh_form_close() -> None:
+    """gelu is x Phi(x) (PyTorch's approximate='none'); approximate='tanh' is GPT-2's
+    form, within 1e-3 of it."""
     x = np.linspace(-4, 4, 17)
     erf_gelu = 0.5 * x * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))
-    np.testing.assert_allclose(OPS["gelu"].reference(x), erf_gelu, atol=1e-3)
+    np.testing.assert_allclose(OPS["gelu"].reference(x), erf_gelu, rtol=1e-14, atol=1e-15)
+    tanh_gelu = 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+    np.testing.assert_allclose(OPS["gelu"].reference(x, approximate="tanh"), tanh_gelu,
+                               rtol=1e-14)
+    np.testing.assert_allclose(tanh_gelu, erf_gelu, atol=1e-3)
 
 
 def test_broadcast_rule_agrees_with_numpy() -> None:

@@ -63,6 +63,19 @@ CASES = [
     ("(nn:mse pred yf)", "E-SHAPE", "(unsqueeze x 1)"),
     ("(nn:mse yf pred)", "E-SHAPE", "(squeeze x 1)"),
     ("(nn:mse y yf)", "E-DTYPE", None),
+    ("(nn:cross-entropy logits y :ignore-index -100 :label-smoothing 0.1)", None, None),
+    ("(nn:nll (log-softmax logits) y)", None, None),
+    ("(nn:nll (log-softmax logits) ycol)", "E-SHAPE", "(squeeze x 1)"),
+    ("(nn:binary-cross-entropy (sigmoid yf) yf)", None, None),
+    ("(nn:binary-cross-entropy (sigmoid pred) yf)", "E-SHAPE", "(unsqueeze x 1)"),
+    ("(nn:binary-cross-entropy-with-logits pred (unsqueeze yf 1))", None, None),
+    ("(nn:binary-cross-entropy-with-logits yf pred)", "E-SHAPE", "(squeeze x 1)"),
+    ("(nn:binary-cross-entropy-with-logits yf y)", "E-DTYPE", None),
+    ("(nn:kl-div (log-softmax logits) (softmax logits) :reduction :batchmean)", None, None),
+    ("(nn:kl-div (log-softmax logits) (softmax seq))", "E-SHAPE", None),
+    ("(nn:huber pred (unsqueeze yf 1) :delta 0.5)", None, None),
+    ("(nn:huber pred yf)", "E-SHAPE", "(unsqueeze x 1)"),
+    ("(nn:smooth-l1 yf pred)", "E-SHAPE", "(squeeze x 1)"),
 ]
 
 

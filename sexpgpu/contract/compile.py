@@ -21,7 +21,7 @@ from sexpgpu.lisp.interp import Interpreter
 from sexpgpu.lisp.types import intern
 from sexpgpu.selection import Binder, Selection
 from sexpgpu.suggest import did_you_mean
-from sexpgpu.trace.builtins import BUILTINS, generic
+from sexpgpu.trace.builtins import BUILTINS, generic, numbers_first
 from sexpgpu.trace.expect import EXPECT_BUILTINS
 from sexpgpu.trace.health import DIAGNOSTIC_BUILTINS, trace_diagnostics
 from sexpgpu.trace.model import ModelBuilder
@@ -40,7 +40,9 @@ def make_interpreter(stdout: Any = None) -> Interpreter:
     interp = Interpreter(stdout=stdout if stdout is not None else sys.stderr)
     for name, fn in {**BUILTINS, **DIAGNOSTIC_BUILTINS, **EXPECT_BUILTINS,
                      **NUMERICS_BUILTINS}.items():
-        interp.builtin(name)(fn)
+        previous = interp.functions.get(intern(name.upper()))
+        # a tensor op named as a CL function (floor, round, sort) is CL's on numbers
+        interp.builtin(name)(fn if previous is None else numbers_first(fn, previous, interp))
     interp.builtin("ctx-ref")(ctx_ref)
     interp.builtin("expect-rank")(expect_rank)
     fallback = interp.generic_op

@@ -90,6 +90,16 @@ def transpose(g: Graph, x: Value, a: int = -2, b: int = -1) -> Value:
     return cache[key]
 
 
+def slice_axis(g: Graph, x: Value, axis: int = 0, start: int = 0,
+               end: int | None = None) -> Value:
+    """Elements start..end-1 along one axis (Python slicing: negatives from the end)."""
+    n = len(x.shape)
+    ax = norm_axis(axis, n)
+    starts = tuple(start if i == ax else None for i in range(n))
+    stops = tuple(end if i == ax else None for i in range(n))
+    return g.apply("slice", x, starts=starts, stops=stops, steps=None)
+
+
 def stack(g: Graph, xs: Sequence[Value], axis: int = 0) -> Value:
     ax = norm_axis(axis, len(xs[0].shape) + 1)
     return g.apply("concat", *[unsqueeze(g, x, ax) for x in xs], axis=ax)
@@ -118,21 +128,29 @@ def mean(g: Graph, x: Value, axes: Any = None, keepdims: bool = False) -> Value:
     return g.apply("mul", total, scalar(g, 1.0 / max(count, 1), x.dtype))
 
 
-def var(g: Graph, x: Value, axes: Any = None, keepdims: bool = False) -> Value:
-    """Population variance (numpy's default ddof=0) by the corrected two-pass
-    formula: d = x - mean(x), var = mean(d^2) - mean(d)^2. mean(d) is the rounding
-    error of the f32 mean (0 in exact arithmetic, so it carries no gradient);
-    without the correction var comes out too large by its square, three digits
-    of a layer norm's variance at mean 1e4 and std 0.1. Both sums run in one loop
-    (sibling reductions, docs/kernels.md)."""
+def var(g: Graph, x: Value, axes: Any = None, keepdims: bool = False,
+        correction: int = 0) -> Value:
+    """Variance, the squared deviations summed and divided by count - correction
+    (numpy's default correction 0, the population variance; PyTorch's 1), by the
+    corrected two-pass formula: d = x - mean(x), var = mean(d^2) - mean(d)^2.
+    mean(d) is the rounding error of the f32 mean (0 in exact arithmetic, so it
+    carries no gradient); without the correction var comes out too large by its
+    square, three digits of a layer norm's variance at mean 1e4 and std 0.1. Both
+    sums run in one loop (sibling reductions, docs/kernels.md)."""
     x = _as_float(g, x)
     ax = norm_axes(axes, len(x.shape))
-    inv = scalar(g, 1.0 / max(prod(x.shape[i] for i in ax), 1), x.dtype)
+    count = prod(x.shape[i] for i in ax)
+    inv = scalar(g, 1.0 / max(count, 1), x.dtype)
     d = g.apply("sub", x, mean(g, x, ax, keepdims=True))
     squares = g.apply("sum", g.apply("square", d), axes=ax, keepdims=keepdims)
     error = g.apply("stop_gradient", g.apply("sum", d, axes=ax, keepdims=keepdims))
-    return g.apply("sub", g.apply("mul", squares, inv),
-                   g.apply("square", g.apply("mul", error, inv)))
+    out = g.apply("sub", g.apply("mul", squares, inv),
+                  g.apply("square", g.apply("mul", error, inv)))
+    if correction:
+        # n / (n - c) times the population variance; no degrees of freedom left: inf
+        scale = count / (count - correction) if count > correction else math.inf
+        out = g.apply("mul", out, scalar(g, scale, x.dtype))
+    return out
 
 
 def _max_shift(g: Graph, x: Value, ax: tuple[int, ...]) -> Value:

@@ -10,9 +10,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from sexpgpu.diagnostics import Note, Span
+from sexpgpu.diagnostics import Note, Span, error
 from sexpgpu.ir.ops.registry import get_op
 from sexpgpu.ir.printer import format_graph
+from sexpgpu.ir.shapes import ShapeRuleError
 from sexpgpu.ir.types import TensorType
 
 _ids = itertools.count()
@@ -124,14 +125,27 @@ class Graph:
             self.set_numerics(saved)
 
     def apply(self, op: str, *inputs: Value, **attrs: Any) -> Value | tuple[Value, ...]:
-        """Add a node: check it with its op's rule and return its output(s)."""
+        """Add a node: check it with its op's rule and return its output(s). A
+        composition adds the nodes of its expansion instead."""
         opdef = get_op(op)
+        if opdef.kind == "composite":
+            return self._expand(opdef, inputs, attrs)
         node = Node(op, tuple(inputs), attrs, span=self._span, notes=self._notes,
                     numerics=self._numerics)
         types = opdef.check(node)
         node.outputs = tuple(Value(t, node, i) for i, t in enumerate(types))
         self.nodes.append(node)
         return node.outputs[0] if len(node.outputs) == 1 else node.outputs
+
+    def _expand(self, opdef: Any, inputs: tuple[Any, ...], attrs: dict[str, Any]) -> Any:
+        """A composition's nodes; a rule failing outside any one node (a bad axis)
+        is a diagnostic at the current span, named after the composition."""
+        try:
+            return opdef.build(self, *inputs, **attrs)
+        except ShapeRuleError as exc:
+            raise error(exc.code, f"{opdef.name}: {exc.message}", self._span,
+                        expected=exc.expected, actual=exc.actual, fix=exc.fix,
+                        notes=list(self._notes)) from None
 
     def output(self, name: str, value: Value) -> None:
         self.outputs[name] = value

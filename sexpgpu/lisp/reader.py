@@ -89,7 +89,7 @@ _TOKEN = re.compile(
   | (?P<feature>\#[+-])
   | (?P<array>\#\d+[aA])
   | (?P<hash>\#.?)
-  | (?P<atom>(?:[^\s()'"`,;|\\]|\\.|\|[^|]*\|)+)
+  | (?P<atom>(?:[^\s()'"`,;|\\]+|\\.|\|[^|]*\|)+)
   | (?P<badatom>[|\\])
     """,
     re.VERBOSE | re.DOTALL,

@@ -1,19 +1,23 @@
-"""The tensor builtins (docs/tensor-builtins.md) as Python functions over Lisp
-arguments; each adds IR nodes (through `sexpgpu.ir.build`) at the site of the
-user's form."""
+"""The tensor builtins of run files (docs/tensor-builtins.md), generated from the op
+registry: every Lisp name an entry lists (`OpDef.lisp`) becomes a builtin that reads
+its Lisp arguments as the entry's inputs and arguments say, then adds IR through
+`sexpgpu.ir.call` at the site of the user's form. CL's arithmetic (`+ exp max ...`)
+reaches the same entries through the evaluator's generic-op hook; the facts about
+tensors (shape, dim, dtype, tensorp) are written here."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from math import prod
 from typing import Any
 
 from sexpgpu.diagnostics import error
-from sexpgpu.ir import build
-from sexpgpu.ir.graph import Graph, Value
-from sexpgpu.ir.shapes import ShapeRuleError, require_float
-from sexpgpu.ir.types import FLOAT_DTYPES
-from sexpgpu.lisp.types import keyword, to_py
+from sexpgpu.ir.call import ArgError, call
+from sexpgpu.ir.ops.opdef import REQUIRED, Arg, Input, OpDef
+from sexpgpu.ir.ops.registry import LISP_NAMES
+from sexpgpu.ir.shapes import ShapeRuleError
+from sexpgpu.lisp.errors import E_ARITY
+from sexpgpu.lisp.types import MV, NIL, Cons, Symbol, T, keyword, to_py
+from sexpgpu.suggest import did_you_mean
 from sexpgpu.trace import args as A
 from sexpgpu.trace.tensor import TracedTensor, at_site, current, site, wrap
 
@@ -64,434 +68,332 @@ class _Checked:
                         notes=list(notes)) from None
 
 
-# -- coercion -----------------------------------------------------------------
+# CL functions that hand non-numbers to the evaluator's generic-op hook (lisp/numbers.py):
+# their tensor entries are reached through `generic`, CL keeps the names. Every other
+# Lisp name that is also a CL function (floor, round, sort, atan of two) is installed
+# over it, calling CL's function when no argument is a tensor (`numbers_first`).
+CL_GENERIC = frozenset({"+", "-", "*", "/", "=", "/=", "<", ">", "<=", ">=", "max", "min",
+                        "abs", "expt", "sqrt", "exp", "sin", "cos", "tan", "tanh", "log",
+                        "asin", "acos", "sinh", "cosh"})
+# CL's variadic arithmetic folds over its arguments: (+ a b c) is (+ (+ a b) c)
+VARIADIC = frozenset({"+", "-", "*", "/", "max", "min"})
+COMPARISONS = frozenset({"<", "<=", ">", ">=", "=", "/=", "=="})
 
 
-def tensor(fn: str, x: Any, like: Value | None = None) -> Value:
-    """A TracedTensor's value, or a number as a scalar constant (of `like`'s dtype)."""
+# -- reading Lisp arguments --------------------------------------------------------
+
+
+class _Mismatch(Exception):
+    """A call that does not fit one entry's arguments (another entry may take it)."""
+
+    def __init__(self, message: str, actual: str):
+        super().__init__(message)
+        self.message, self.actual = message, actual
+
+
+_RNG = object()      # the trace's seed, taken only once the op is really built
+_STREAM = object()   # a fresh random stream, likewise
+
+
+def _is_nil(x: Any) -> bool:
+    return x is NIL or x is None
+
+
+def _lisp_items(fn: str, x: Any, what: str) -> list[Any]:
+    if isinstance(x, list):
+        return x
+    if x is NIL or type(x) is Cons:
+        return to_py(x)
+    raise A.fail(f"{fn}: {what} must be a list", expected="a list", actual=A.show(x))
+
+
+def _tensor(fn: str, x: Any, what: str) -> Any:
+    """A tensor argument as call() takes it: its Value, or a plain number."""
     if isinstance(x, TracedTensor):
         return x.value
+    if x is T:
+        return True
     if A.is_number(x):
-        g = current().graph
-        dtype = like.dtype if like is not None else ("i64" if isinstance(x, int) else "f32")
-        if dtype not in FLOAT_DTYPES and not isinstance(x, int):
-            dtype = "f32"
-        if dtype == "bool":
-            dtype = "i64" if isinstance(x, int) else "f32"
-        return build.scalar(g, float(x) if dtype in FLOAT_DTYPES else int(x), dtype)
-    raise A.fail(f"{fn}: expected a tensor", expected="a tensor or a number", actual=A.show(x))
+        # a single-float literal is the f32 value it holds (0.1 reads as
+        # 0.10000000149...), so its constant is that value, exactly
+        return x if isinstance(x, int) else float(x)
+    raise A.fail(f"{fn}: {what} must be a tensor", expected="a tensor or a number",
+                 actual=A.show(x))
 
 
-def promote(g: Graph, a: Value, b: Value) -> tuple[Value, Value]:
-    """Integer or boolean meeting float: that side becomes the float's dtype; a boolean
-    meeting an integer becomes that integer type. Two different floats stay (E-DTYPE)."""
-    if a.dtype == b.dtype:
-        return a, b
-    if a.dtype in FLOAT_DTYPES and b.dtype not in FLOAT_DTYPES:
-        return a, g.apply("cast", b, dtype=a.dtype)
-    if b.dtype in FLOAT_DTYPES and a.dtype not in FLOAT_DTYPES:
-        return g.apply("cast", a, dtype=b.dtype), b
-    if a.dtype == "bool":      # a mask meeting integers counts as 0/1
-        return g.apply("cast", a, dtype=b.dtype), b
-    if b.dtype == "bool":
-        return a, g.apply("cast", b, dtype=a.dtype)
-    return a, b
+def _read_tensor(fn: str, spec: Input, x: Any) -> Any:
+    if spec.role in ("list", "rest"):
+        return [_tensor(fn, t, spec.name) for t in _lisp_items(fn, x, spec.name)]
+    if spec.optional and _is_nil(x):
+        return None
+    return _tensor(fn, x, spec.name)
 
 
-def binary(op: str, a: Any, b: Any) -> TracedTensor:
-    """A broadcasting binary op; plain numbers take the tensor's dtype."""
+def _read_arg(fn: str, arg: Arg, x: Any) -> Any:
+    """A Lisp value as plain Python of the argument's kind (E-ARG when it is not one)."""
+    kind, what = arg.kind, f":{arg.lisp_key}"
+    if kind.endswith("?") and _is_nil(x):
+        return None
+    kind = kind.rstrip("?")
+    if kind in ("int", "axis"):
+        return A.integer(fn, x, what)
+    if kind in ("ints", "shape", "newshape"):
+        return A.int_list(fn, x, what)
+    if kind == "sizes":
+        return x if isinstance(x, int) and not isinstance(x, bool) else A.int_list(fn, x, what)
+    if kind == "axes":
+        return A.axes(fn, x)
+    if kind == "flag":
+        return A.flag(x)
+    if kind == "number":
+        return A.number(fn, x, what)
+    if kind == "order":  # a norm's p: a number, :inf or :-inf
+        if A.is_keyword(x) and A.kw_name(x) in ("inf", "-inf"):
+            return float(A.kw_name(x))
+        return A.number(fn, x, what)
+    if kind == "numbers":
+        return [A.number(fn, v, what) for v in _lisp_items(fn, x, what)]
+    if kind == "dtype":
+        return A.dtype(fn, x)
+    if kind == "choice":
+        name = A.kw_name(x) if A.is_keyword(x) else x if isinstance(x, str) else \
+            "none" if _is_nil(x) else None
+        if name not in arg.choices:
+            raise A.fail(f"{fn}: {what} must be one of {' '.join(arg.choices)}",
+                         expected=" ".join(f":{c}" for c in arg.choices), actual=A.show(x),
+                         fix=did_you_mean(str(name), arg.choices))
+        return name
+    if kind == "string":
+        if not isinstance(x, str):
+            raise A.fail(f"{fn}: {what} must be a string", expected="a string",
+                         actual=A.show(x))
+        return x
+    raise AssertionError(f"internal error: argument kind {kind}")
+
+
+def form(name: str, opdef: OpDef) -> str:
+    """The Lisp call form of an entry, as the docs and arity errors show it."""
+    tensors = [f"&rest {t.name}" if t.role == "rest" else
+               f"[{t.name}]" if t.optional else t.name
+               for t in opdef.tensor_inputs if t.role != "rng"]
+    positional = [a.name if a.required else f"[{a.name}]" for a in opdef.args
+                  if a.positional and a.kind != "stream"]
+    if any(t.role == "rest" for t in opdef.tensor_inputs):
+        words = positional + tensors
+    else:
+        words = tensors + positional
+    keys = [f":{a.lisp_key} {_literal(a.default)}" for a in opdef.args
+            if not a.positional and a.kind != "stream"]
+    return "(" + " ".join([name] + words + keys) + ")"
+
+
+def _literal(v: Any) -> str:
+    """An argument's default as Lisp writes it."""
+    if v is None or v is False:
+        return "nil"
+    if v is True:
+        return "t"
+    if isinstance(v, tuple):
+        return "'(" + " ".join(_literal(x).lstrip("'") for x in v) + ")"
+    if isinstance(v, str):
+        return ":" + v
+    if v is REQUIRED:
+        return "..."
+    return repr(v)
+
+
+def _parse(fn: str, opdef: OpDef, args: tuple) -> tuple[list[Any], dict[str, Any]]:
+    """The tensors and argument values of one call, or _Mismatch when its shape does
+    not fit the entry (counts, keywords); E-ARG for a value of the wrong kind."""
+    keys: dict[str, Arg | Input] = {a.lisp_key: a for a in opdef.args if a.kind != "stream"}
+    keys.update({t.name: t for t in opdef.tensor_inputs if t.optional})
+
+    def is_key(x: Any) -> bool:
+        return isinstance(x, Symbol) and x.is_keyword and A.kw_name(x) in keys
+
+    lead = 0
+    while lead < len(args) and not is_key(args[lead]):
+        lead += 1
+    ins = [t for t in opdef.tensor_inputs if t.role != "rng"]
+    positional = [a for a in opdef.args if a.positional and a.kind != "stream"]
+    rest = any(t.role == "rest" for t in ins)
+    required_in = sum(1 for t in ins if not t.optional and t.role != "rest")
+    required_pos = sum(1 for a in positional if a.required)
+    most = None if rest else len(ins) + len(positional)
+    if lead < required_in + required_pos or (most is not None and lead > most):
+        raise _Mismatch(f"{fn} called with {lead} argument{'s' * (lead != 1)}", str(lead))
+    given: list[Any] = list(args[:lead])
+    tensors: dict[str, Any] = {}
+    values: dict[str, Any] = {}
+    if rest:  # einsum: the positional arguments first, then every tensor
+        for arg in positional:
+            if given:
+                values[arg.name] = _read_arg(fn, arg, given.pop(0))
+        tensors[ins[0].name] = [_tensor(fn, t, ins[0].name) for t in given]
+    else:
+        spare = lead - required_in - required_pos  # optional slots filled, in order
+        for spec in ins:
+            if spec.optional and spare <= 0:
+                continue
+            spare -= spec.optional
+            tensors[spec.name] = _read_tensor(fn, spec, given.pop(0))
+        for arg in positional:
+            if given and (arg.required or spare > 0):
+                spare -= not arg.required
+                values[arg.name] = _read_arg(fn, arg, given.pop(0))
+    i = lead
+    while i < len(args):
+        name = A.kw_name(args[i]) if A.is_keyword(args[i]) else None
+        if name is None or i + 1 >= len(args):
+            raise A.fail(f"{fn}: malformed keyword arguments", expected="(... :key value ...)",
+                         actual=" ".join(A.show(a) for a in args[i:]).lower(),
+                         fix="give every :key one value")
+        spec = keys[name]
+        if isinstance(spec, Input):
+            tensors.setdefault(spec.name, _read_tensor(fn, spec, args[i + 1]))
+        else:
+            values.setdefault(spec.name, _read_arg(fn, spec, args[i + 1]))
+        i += 2
+    missing = [a for a in opdef.args if a.required and a.name not in values]
+    if missing:
+        raise _Mismatch(f"{fn}: missing :{missing[0].lisp_key}", "nothing")
+    for arg in opdef.args:
+        if arg.kind == "stream":
+            values[arg.name] = _STREAM
+    out = [_RNG if t.role == "rng" else tensors.get(t.name) for t in opdef.tensor_inputs]
+    return out, values
+
+
+def _unknown_keyword(fn: str, entries: list[OpDef], args: tuple) -> Exception | None:
+    """E-ARG for a keyword no entry of `fn` takes (with the nearest one)."""
+    known = sorted({a.lisp_key for e in entries for a in e.args if a.kind != "stream"}
+                   | {t.name for e in entries for t in e.tensor_inputs if t.optional})
+    for x in args:
+        if isinstance(x, Symbol) and x.is_keyword and A.kw_name(x) not in known and known:
+            name = A.kw_name(x)
+            return A.fail(f"{fn}: unknown keyword :{name}",
+                          expected=" ".join(f":{k}" for k in known), actual=f":{name}",
+                          fix=did_you_mean(name, known))
+    return None
+
+
+def _arity(fn: str, entries: list[OpDef], actual: str) -> Exception:
+    span, notes = site()
+    forms = " or ".join(form(fn, e) for e in entries)
+    return error(E_ARITY, f"{fn}: wrong number of arguments", span, expected=forms,
+                 actual=actual, fix=f"call it as {forms}", notes=list(notes))
+
+
+def resolve(fn: str, entries: list[OpDef], args: tuple) -> tuple[OpDef, list, dict]:
+    """The entry of `fn` this call fits (entries differ by arity), with its inputs."""
+    fits = []
+    for opdef in entries:
+        try:
+            fits.append((opdef, *_parse(fn, opdef, args)))
+        except _Mismatch as exc:
+            last = exc
+            continue
+        break
+    if fits:
+        return fits[0]
+    unknown = _unknown_keyword(fn, entries, args)
+    if unknown is not None:
+        raise unknown
+    raise _arity(fn, entries, last.actual if len(entries) == 1 else
+                 f"({fn} {' '.join(A.show(a) for a in args)})".lower())
+
+
+def dispatch(fn: str, args: tuple) -> Any:
+    """Call the registry entry the Lisp name `fn` means for these arguments."""
+    opdef, tensors, values = resolve(fn, LISP_NAMES[fn], args)
+    trace = current()
+    if opdef.train_only and trace.mode != "train":
+        return args[0]  # the identity outside training (dropout in evaluate graphs)
     with at_site() as g:
-        av = tensor(op, a, b.value if isinstance(b, TracedTensor) else None)
-        bv = tensor(op, b, av)
-        av, bv = promote(g, av, bv)
-        return TracedTensor(g.apply(op, av, bv))
+        tensors = [trace.rng_input() if t is _RNG else t for t in tensors]
+        values = {k: trace.next_stream() if v is _STREAM else v for k, v in values.items()}
+        try:
+            out = call(g, opdef, tensors, values, promote=True)
+        except ArgError as exc:
+            raise A.fail(f"{fn}: {exc.message}", expected=exc.expected,
+                         actual=exc.actual) from None
+        except ShapeRuleError as exc:  # outside any one node: a bad axis, a dtype
+            span, notes = site()
+            raise error(exc.code, f"{fn}: {exc.message}", span or g._span,
+                        expected=exc.expected, actual=exc.actual,
+                        fix=exc.fix or "check the shapes of the arguments at this line",
+                        notes=list(notes or g._notes)) from None
+    return _result(opdef, out)
 
 
-# the unary ops that take integer tensors as they are (docs/tensors.md); every other
-# unary op is float-only, and an integer tensor given to it is E-DTYPE (its rule), never
-# silently cast: `(log y)` of class ids is a mistake, `(log (cast y :f32))` a decision
-INTEGER_UNARY = frozenset({"neg", "abs", "relu", "sign", "square", "logical_not",
-                           "stop_gradient"})
+def _result(opdef: OpDef, out: Any) -> Any:
+    """Values as Lisp sees them: a tensor, multiple values, or a list of tensors."""
+    if opdef.returns == "list":
+        return A.to_lisp_list([TracedTensor(v) for v in out])
+    if isinstance(out, tuple):
+        return MV(TracedTensor(v) for v in out)
+    return TracedTensor(out)
 
 
-def unary(op: str, x: Any) -> TracedTensor:
-    with at_site() as g:
-        if not isinstance(x, TracedTensor) and op not in INTEGER_UNARY and A.is_number(x):
-            x = float(x)  # a plain number is a float constant: (sigmoid 0) is fine
-        return TracedTensor(g.apply(op, tensor(op, x)))
+def _make(name: str) -> Callable[..., Any]:
+    def tensor_builtin(*args: Any) -> Any:
+        return dispatch(name, args)
+
+    entries = LISP_NAMES[name]
+    tensor_builtin.__name__ = name
+    tensor_builtin.__doc__ = "; ".join(f"{form(name, e)}: {e.doc}" for e in entries)
+    return tensor_builtin
 
 
-def _float(g: Graph, v: Value) -> Value:
-    """mean and var of integers are floats (as numpy's); other reductions keep the dtype."""
-    return v if v.dtype in FLOAT_DTYPES else g.apply("cast", v, dtype="f32")
+for _name in LISP_NAMES:
+    if _name not in CL_GENERIC:
+        builtin(_name)(_make(_name))
 
 
-def _float_only(fn: str, v: Value) -> Value:
-    """softmax, log-softmax and logsumexp are built from exp: E-DTYPE on integers."""
-    require_float(v.type, f"{fn}'s argument")
-    return v
+def numbers_first(fn: Callable[..., Any], previous: Any, interp: Any) -> Callable[..., Any]:
+    """A tensor builtin over a CL function of the same name (floor, round, sort): the
+    CL function unless an argument is a tensor."""
+
+    def either(*args: Any) -> Any:
+        if any(isinstance(a, TracedTensor) for a in args):
+            return fn(*args)
+        n = len(args)
+        if n < previous.min or (previous.max is not None and n > previous.max):
+            want = f"{previous.min}" if previous.max == previous.min else (
+                f"at least {previous.min}" if previous.max is None
+                else f"{previous.min} to {previous.max}")
+            raise error(E_ARITY, f"{previous.name.lower()} called with {n} argument"
+                        f"{'s' if n != 1 else ''}", expected=f"{want} argument(s)",
+                        actual=str(n), fix=f"call {previous.name.lower()} with {want} argument(s)")
+        return previous.fn(interp, *args) if previous.interp_arg else previous.fn(*args)
+
+    return either
 
 
-# -- generic arithmetic (reached through the evaluator's generic-op hook) ------
-
-BINARY = {"+": "add", "-": "sub", "*": "mul", "/": "div", "expt": "pow", "max": "maximum",
-          "min": "minimum", "<": "lt", "<=": "le", ">": "gt", ">=": "ge", "=": "eq",
-          "/=": "ne", "==": "eq"}
-UNARY = {"exp": "exp", "log": "log", "sqrt": "sqrt", "abs": "abs", "tanh": "tanh",
-         "sin": "sin", "cos": "cos", "-": "neg", "/": "recip"}
+# -- CL's arithmetic on tensors (the evaluator's generic-op hook) -------------------
 
 
 def generic(name: str, *args: Any) -> Any:
     """`+ - * / expt max min abs exp log sqrt < ...` when an argument is a tensor."""
     name = name.lower()
-    if len(args) == 1 and name in UNARY:
-        return unary(UNARY[name], args[0])
-    if name == "log" and len(args) == 2:
-        return binary("div", unary("log", args[0]), unary("log", args[1]))
-    if name not in BINARY or not args:
+    if name == "log" and len(args) == 2:  # CL's (log x base)
+        return dispatch("/", (dispatch("log", args[:1]), dispatch("log", args[1:])))
+    if name not in LISP_NAMES or not args:
         raise A.fail(f"{name}: not defined on tensors", expected="a number",
                      actual=" ".join(A.show(a) for a in args))
-    if name in ("<", "<=", ">", ">=", "=", "/=", "==") and len(args) != 2:
+    if name in COMPARISONS and len(args) != 2:
         raise A.fail(f"{name}: compares two tensors", expected="2 arguments",
                      actual=str(len(args)))
-    result = args[0]
-    for arg in args[1:]:
-        result = binary(BINARY[name], result, arg)
-    return result
-
-
-@builtin("==")
-def equal(a: Any, b: Any) -> TracedTensor:
-    """Elementwise equality -> :bool (CL's `=` compares numbers, so tensors have `==`)."""
-    return binary("eq", a, b)
-
-
-# -- matmul and reductions -------------------------------------------------------
-
-
-@builtin("@", "matmul")
-def matmul(a: Any, b: Any) -> TracedTensor:
-    """Batched matrix product with numpy semantics: (..., m, k) @ (..., k, n)."""
-    with at_site() as g:
-        av, bv = tensor("@", a), tensor("@", b)
-        if len(av.shape) == 1:
-            av = build.unsqueeze(g, av, 0)
-            return TracedTensor(build.squeeze(g, g.apply("matmul", av, _rank2(g, bv)), -2))
-        if len(bv.shape) == 1:
-            column = build.unsqueeze(g, bv, -1)
-            return TracedTensor(build.squeeze(g, g.apply("matmul", av, column), -1))
-        return TracedTensor(g.apply("matmul", av, bv))
-
-
-def _rank2(g: Graph, v: Value) -> Value:
-    return build.unsqueeze(g, v, -1) if len(v.shape) == 1 else v
-
-
-def _reduction(name: str, op: str) -> None:
-    def reduce(*args: Any) -> TracedTensor:
-        (x,), kw = A.split(name, args, ("axis", "keep"), min_pos=1, max_pos=1)
-        with at_site() as g:
-            v = tensor(name, x)
-            ax = A.axes(name, kw.get("axis"))
-            keep = A.flag(kw.get("keep"))
-            if op == "sum":
-                if v.dtype == "bool":
-                    v = g.apply("cast", v, dtype="i64")
-                return TracedTensor(g.apply("sum", v, axes=ax, keepdims=keep))
-            if op in ("amax", "amin"):
-                return TracedTensor(g.apply(op, v, axes=ax, keepdims=keep))
-            if op == "logsumexp":
-                return TracedTensor(build.logsumexp(g, _float_only(name, v), ax, keep))
-            return TracedTensor(getattr(build, op)(g, _float(g, v), ax, keep))
-
-    reduce.__doc__ = f"({name} x &key axis keep): {op} over axis (all by default)"
-    builtin(name)(reduce)
-
-
-for _name, _op in (("sum", "sum"), ("mean", "mean"), ("amax", "amax"), ("amin", "amin"),
-                   ("logsumexp", "logsumexp"), ("var", "var")):
-    _reduction(_name, _op)
-
-
-@builtin("argmax")
-def argmax(*args: Any) -> TracedTensor:
-    (x,), kw = A.split("argmax", args, ("axis", "keep"), min_pos=1, max_pos=1)
-    axis = A.integer("argmax", kw.get("axis", -1), "axis")
-    with at_site() as g:
-        return TracedTensor(g.apply("argmax", tensor("argmax", x), axis=axis,
-                              keepdims=A.flag(kw.get("keep"))))
-
-
-# -- shapes ----------------------------------------------------------------------
-
-
-@builtin("reshape")
-def reshape(x: Any, shape: Any) -> TracedTensor:
-    """(reshape x shape): one entry may be -1 (inferred)."""
-    dims = list(A.int_list("reshape", shape))
-    with at_site() as g:
-        v = tensor("reshape", x)
-        if dims.count(-1) == 1:
-            known = prod(d for d in dims if d != -1)
-            if known and v.type.size % known == 0:
-                dims[dims.index(-1)] = v.type.size // known
-        return TracedTensor(g.apply("reshape", v, shape=tuple(dims)))
-
-
-@builtin("permute")
-def permute(x: Any, perm: Any) -> TracedTensor:
-    with at_site() as g:
-        return TracedTensor(g.apply("permute", tensor("permute", x),
-                              perm=A.int_list("permute", perm, "perm")))
-
-
-@builtin("transpose")
-def transpose(x: Any, a: int = -2, b: int = -1) -> TracedTensor:
-    """(transpose x &optional a b): swap two axes, the last two by default."""
-    with at_site() as g:
-        return TracedTensor(build.transpose(g, tensor("transpose", x), A.integer("transpose", a),
-                                      A.integer("transpose", b)))
-
-
-@builtin("squeeze")
-def squeeze(x: Any, axis: Any = None) -> TracedTensor:
-    with at_site() as g:
-        return TracedTensor(build.squeeze(g, tensor("squeeze", x), A.axes("squeeze", axis)))
-
-
-@builtin("unsqueeze")
-def unsqueeze(x: Any, axis: Any) -> TracedTensor:
-    with at_site() as g:
-        axis = A.integer("unsqueeze", axis)
-        return TracedTensor(build.unsqueeze(g, tensor("unsqueeze", x), axis))
-
-
-@builtin("broadcast-to")
-def broadcast_to(x: Any, shape: Any) -> TracedTensor:
-    with at_site() as g:
-        return TracedTensor(g.apply("broadcast_to", tensor("broadcast-to", x),
-                              shape=A.int_list("broadcast-to", shape)))
-
-
-@builtin("slice")
-def slice_(*args: Any) -> TracedTensor:
-    """(slice x :axis a :start s :end e): elements start..end-1 along one axis."""
-    (x,), kw = A.split("slice", args, ("axis", "start", "end"), min_pos=1, max_pos=1)
-    with at_site() as g:
-        v = tensor("slice", x)
-        axis = A.integer("slice", kw.get("axis", 0), "axis")
-        n = v.shape[axis] if -len(v.shape) <= axis < len(v.shape) else 0
-        start = A.integer("slice", kw.get("start", 0), ":start")
-        end = A.integer("slice", kw.get("end", n), ":end")
-        n_dims = len(v.shape)
-        ax = axis % n_dims if n_dims and -n_dims <= axis < n_dims else axis
-        starts = tuple(start if i == ax else None for i in range(n_dims))
-        stops = tuple(end if i == ax else None for i in range(n_dims))
-        return TracedTensor(g.apply("slice", v, starts=starts, stops=stops, steps=None))
-
-
-def _tensor_list(fn: str, xs: Any) -> list[Value]:
-    items = to_py(xs) if not isinstance(xs, list) else xs
-    if not items:
-        raise A.fail(f"{fn}: needs at least one tensor", expected="a list of tensors",
-                     actual=A.show(xs))
-    return [tensor(fn, t) for t in items]
-
-
-@builtin("concat")
-def concat(*args: Any) -> TracedTensor:
-    """(concat (list a b ...) :axis k)."""
-    (xs,), kw = A.split("concat", args, ("axis",), min_pos=1, max_pos=1)
-    with at_site() as g:
-        return TracedTensor(g.apply("concat", *_tensor_list("concat", xs),
-                              axis=A.integer("concat", kw.get("axis", 0), "axis")))
-
-
-@builtin("stack")
-def stack(*args: Any) -> TracedTensor:
-    (xs,), kw = A.split("stack", args, ("axis",), min_pos=1, max_pos=1)
-    with at_site() as g:
-        return TracedTensor(build.stack(g, _tensor_list("stack", xs),
-                                  A.integer("stack", kw.get("axis", 0), "axis")))
-
-
-@builtin("take")
-def take(table: Any, idx: Any) -> TracedTensor:
-    """(take table idx): rows of `table` (V, ...) at integer `idx` -> (*idx, ...)."""
-    with at_site() as g:
-        return TracedTensor(g.apply("take", tensor("take", table), tensor("take", idx)))
-
-
-@builtin("one-hot")
-def one_hot(*args: Any) -> TracedTensor:
-    (idx, n), kw = A.split("one-hot", args, ("dtype",), min_pos=2, max_pos=2)
-    with at_site() as g:
-        dtype = A.dtype("one-hot", kw["dtype"]) if "dtype" in kw else "f32"
-        n = A.integer("one-hot", n)
-        return TracedTensor(build.one_hot(g, tensor("one-hot", idx), n, dtype))
-
-
-@builtin("where")
-def where(cond: Any, a: Any, b: Any) -> TracedTensor:
-    with at_site() as g:
-        c = tensor("where", cond)
-        av = tensor("where", a, b.value if isinstance(b, TracedTensor) else None)
-        bv = tensor("where", b, av)
-        av, bv = promote(g, av, bv)
-        return TracedTensor(g.apply("where", c, av, bv))
-
-
-@builtin("masked-fill")
-def masked_fill(x: Any, mask: Any, value: Any) -> TracedTensor:
-    with at_site() as g:
-        return TracedTensor(build.masked_fill(g, tensor("masked-fill", x),
-                                              tensor("masked-fill", mask),
-                                              A.number("masked-fill", value)))
-
-
-@builtin("causal-mask")
-def causal_mask(t: Any) -> TracedTensor:
-    """(causal-mask t): bool (t t), true where a position may attend (column <= row)."""
-    with at_site() as g:
-        return TracedTensor(build.causal_mask(g, A.integer("causal-mask", t)))
-
-
-@builtin("iota")
-def iota(*args: Any) -> TracedTensor:
-    (n,), kw = A.split("iota", args, ("dtype",), min_pos=1, max_pos=1)
-    with at_site() as g:
-        dtype = A.dtype("iota", kw["dtype"]) if "dtype" in kw else "i64"
-        return TracedTensor(build.iota_along(g, A.integer("iota", n), 0, 1, dtype))
-
-
-def _filled(fn: str, args: tuple, value: float | None) -> TracedTensor:
-    n_pos = 1 if value is not None else 2
-    pos, kw = A.split(fn, args, ("dtype",), min_pos=n_pos, max_pos=n_pos)
-    fill = value if value is not None else A.number(fn, pos[1])
-    with at_site() as g:
-        dtype = A.dtype(fn, kw["dtype"]) if "dtype" in kw else "f32"
-        return TracedTensor(g.apply("full", shape=A.int_list(fn, pos[0]), dtype=dtype, value=fill))
-
-
-@builtin("zeros")
-def zeros(*args: Any) -> TracedTensor:
-    return _filled("zeros", args, 0.0)
-
-
-@builtin("ones")
-def ones(*args: Any) -> TracedTensor:
-    return _filled("ones", args, 1.0)
-
-
-@builtin("full")
-def full(*args: Any) -> TracedTensor:
-    return _filled("full", args, None)
-
-
-@builtin("cast")
-def cast(x: Any, dtype: Any) -> TracedTensor:
-    with at_site() as g:
-        return TracedTensor(g.apply("cast", tensor("cast", x), dtype=A.dtype("cast", dtype)))
-
-
-# -- activations and normalisers ---------------------------------------------------
-
-# Lisp name -> unary IR op
-ACTIVATIONS = {"relu": "relu", "gelu": "gelu", "silu": "silu", "sign": "sign",
-               "sigmoid": "sigmoid", "rsqrt": "rsqrt", "square": "square",
-               "stop-gradient": "stop_gradient"}
-for _lisp, _op in ACTIVATIONS.items():
-    builtin(_lisp)(lambda x, _op=_op: unary(_op, x))
-
-
-@builtin("softmax")
-def softmax(*args: Any) -> TracedTensor:
-    (x,), kw = A.split("softmax", args, ("axis",), min_pos=1, max_pos=1)
-    with at_site() as g:
-        v = _float_only("softmax", tensor("softmax", x))
-        return TracedTensor(build.softmax(g, v, A.integer("softmax", kw.get("axis", -1), "axis")))
-
-
-@builtin("log-softmax")
-def log_softmax(*args: Any) -> TracedTensor:
-    (x,), kw = A.split("log-softmax", args, ("axis",), min_pos=1, max_pos=1)
-    with at_site() as g:
-        v = _float_only("log-softmax", tensor("log-softmax", x))
-        return TracedTensor(build.log_softmax(g, v, A.integer("log-softmax", kw.get("axis", -1))))
-
-
-@builtin("dropout")
-def dropout(x: Any, p: Any) -> TracedTensor:
-    """(dropout x p): zero each element with probability p during training, scale by
-    1/(1-p); the identity in evaluate graphs. The mask comes from the counter-based RNG."""
-    rate = float(A.number("dropout", p, "p"))
-    if not 0.0 <= rate < 1.0:
-        raise A.fail("dropout: p must be in [0, 1)", expected="0 <= p < 1", actual=str(rate))
-    trace = current()
-    if trace.mode != "train" or rate == 0.0:
-        return x if isinstance(x, TracedTensor) else TracedTensor(tensor("dropout", x))
-    with at_site() as g:
-        v = tensor("dropout", x)
-        seed = trace.rng_input()
-        return TracedTensor(g.apply("dropout", v, seed, p=rate, stream=trace.next_stream()))
-
-
-# -- convolution and pooling ---------------------------------------------------
-
-
-def _conv(fn: str, args: tuple) -> TracedTensor:
-    (x, w), kw = A.split(fn, args, ("stride", "padding"), min_pos=2, max_pos=2)
-    stride = A.int_list(fn, kw.get("stride", 1), ":stride")
-    padding = A.int_list(fn, kw.get("padding", 0), ":padding")
-    nsp = 1 if fn == "conv1d" else 2
-    with at_site() as g:
-        xv, wv = tensor(fn, x), tensor(fn, w)
-        if len(xv.shape) != nsp + 2 or len(wv.shape) != nsp + 2:
-            raise build.shape_error(
-                g, f"{fn}: input and weight must have rank {nsp + 2}",
-                expected="x (N C " + "L" * (nsp == 1) + "H W" * (nsp == 2) + "), w (O C K...)",
-                actual=f"x {_fmt(xv.shape)}, w {_fmt(wv.shape)}")
-        stride_t = stride * nsp if len(stride) == 1 else stride
-        padding_t = padding * nsp if len(padding) == 1 else padding
-        return TracedTensor(build.conv(g, xv, wv, stride_t, padding_t))
-
-
-def _fmt(shape: tuple[int, ...]) -> str:
-    return "(" + " ".join(str(d) for d in shape) + ")"
-
-
-@builtin("conv1d")
-def conv1d(*args: Any) -> TracedTensor:
-    """(conv1d x w &key stride padding): x (N C L), w (O C K) -> (N O L')."""
-    return _conv("conv1d", args)
-
-
-@builtin("conv2d")
-def conv2d(*args: Any) -> TracedTensor:
-    """(conv2d x w &key stride padding): x (N C H W), w (O C KH KW)."""
-    return _conv("conv2d", args)
-
-
-def _pool(fn: str, kind: str, args: tuple) -> TracedTensor:
-    (x, k), kw = A.split(fn, args, ("stride",), min_pos=2, max_pos=2)
-    with at_site() as g:
-        v = tensor(fn, x)
-        nsp = max(1, len(v.shape) - 2)
-        kernel = A.int_list(fn, k, "kernel")
-        stride = A.int_list(fn, kw["stride"], ":stride") if "stride" in kw else None
-        return TracedTensor(build.pool(g, v, kernel if len(kernel) > 1 else kernel[0],
-                                 None if stride is None else (stride if len(stride) > 1
-                                                              else stride[0]), kind, nsp))
-
-
-@builtin("max-pool")
-def max_pool(*args: Any) -> TracedTensor:
-    return _pool("max-pool", "max", args)
-
-
-@builtin("avg-pool")
-def avg_pool(*args: Any) -> TracedTensor:
-    return _pool("avg-pool", "avg", args)
+    keywords = any(A.is_keyword(a) for a in args)
+    if name in VARIADIC and not keywords:
+        if len(args) == 1 and name in ("+", "*", "max", "min"):
+            return args[0]
+        if len(args) > 2:
+            result = args[0]
+            for arg in args[1:]:
+                result = dispatch(name, (result, arg))
+            return result
+    return dispatch(name, args)
 
 
 # -- facts about tensors ---------------------------------------------------------
@@ -522,10 +424,14 @@ def tensorp(x: Any) -> Any:
     return A.boolean(isinstance(x, TracedTensor))
 
 
+def _fmt(shape: tuple[int, ...]) -> str:
+    return "(" + " ".join(str(d) for d in shape) + ")"
+
+
 def _need(fn: str, x: Any) -> TracedTensor:
     if not isinstance(x, TracedTensor):
         raise A.fail(f"{fn}: expected a tensor", expected="a tensor", actual=A.show(x))
     return x
 
 
-__all__ = ["ACTIVATIONS", "BUILTINS", "UNARY", "generic", "wrap"]
+__all__ = ["BUILTINS", "CL_GENERIC", "dispatch", "form", "generic", "numbers_first", "wrap"]

@@ -7,74 +7,47 @@ from collections.abc import Callable
 
 import numpy as np
 
+from sexpgpu.ir import build
 from sexpgpu.ir.build import scalar, unbroadcast
-from sexpgpu.ir.ops._sampling import BINARY_SHAPES, SPECIAL_VALUES, special_fill, values
-from sexpgpu.ir.ops.opdef import OpDef
+from sexpgpu.ir.ops._define import BOOL, NUMERIC, binary, both, composite
+from sexpgpu.ir.ops._sampling import SPECIAL_VALUES, special_fill, values
+from sexpgpu.ir.ops.opdef import Arg, OpDef
 from sexpgpu.ir.shapes import E_DTYPE, ShapeRuleError, broadcast, require_dtype, same_dtype
 from sexpgpu.ir.types import DTYPES, FLOAT_DTYPES, INT_DTYPES, TensorType
 
 # the ops this family defines, in order; ops/registry.py gathers every family's
 OPS: list[OpDef] = []
 
-NUMERIC = FLOAT_DTYPES | INT_DTYPES
-NAMES = ("the left argument", "the right argument")
-
-
-def _binary(name: str, reference: Callable, scalar_body: str, vjp: Callable | None,
-            dtypes: frozenset[str] = NUMERIC, out_dtype: str | None = None,
-            domains: tuple[str, str] = ("real", "real"), doc: str = "") -> None:
-    """Define a broadcasting binary op; out dtype is the inputs' (or `out_dtype`)."""
-
-    def infer(types: list[TensorType], attrs: dict) -> TensorType:
-        dtype = same_dtype(types, NAMES)
-        require_dtype(types[0], dtypes, f"{name}'s arguments")
-        shape = broadcast(types[0].shape, types[1].shape, names=NAMES)
-        return TensorType(shape, out_dtype or dtype)
-
-    def samples(rng: np.random.Generator) -> list:
-        if dtypes == frozenset({"bool"}):
-            return [([rng.random(a) < 0.5, rng.random(b) < 0.5], {}) for a, b in BINARY_SHAPES]
-        return [([values(rng, a, domains[0]), values(rng, b, domains[1])], {})
-                for a, b in BINARY_SHAPES]
-
-    OPS.append(OpDef(name, infer, reference, vjp, kind="elementwise", scalar=scalar_body,
-                     samples=samples, doc=doc))
-
-
-def _both(g, node, ct_a, ct_b):
-    """Un-broadcast each input's cotangent back to that input's shape."""
-    a, b = node.inputs
-    return [None if ct_a is None else unbroadcast(g, ct_a, a.shape),
-            None if ct_b is None else unbroadcast(g, ct_b, b.shape)]
-
 
 def _add_vjp(g, node, cts):
-    return _both(g, node, cts[0], cts[0])
+    return both(g, node, cts[0], cts[0])
 
 
-_binary("add", np.add, "x0 + x1", _add_vjp, doc="a + b")
+binary(OPS, "add", np.add, "x0 + x1", _add_vjp, lisp=("+",), method="__add__", doc="a + b")
 
 
 def _sub_vjp(g, node, cts):
-    return _both(g, node, cts[0], g.apply("neg", cts[0]))
+    return both(g, node, cts[0], g.apply("neg", cts[0]))
 
 
-_binary("sub", np.subtract, "x0 - x1", _sub_vjp, doc="a - b")
+binary(OPS, "sub", np.subtract, "x0 - x1", _sub_vjp, lisp=("-",), method="__sub__",
+       doc="a - b")
 
 
 def _mul_vjp(g, node, cts):
     a, b = node.inputs
-    return _both(g, node, g.apply("mul", cts[0], b), g.apply("mul", cts[0], a))
+    return both(g, node, g.apply("mul", cts[0], b), g.apply("mul", cts[0], a))
 
 
-_binary("mul", np.multiply, "x0 * x1", _mul_vjp, doc="a * b")
+binary(OPS, "mul", np.multiply, "x0 * x1", _mul_vjp, lisp=("*",), method="__mul__",
+       doc="a * b")
 
 
 def _div_vjp(g, node, cts):
     # d(a/b)/db = -(a/b)/b
     b, y = node.inputs[1], node.outputs[0]
     ct_a = g.apply("div", cts[0], b)
-    return _both(g, node, ct_a, g.apply("neg", g.apply("mul", ct_a, y)))
+    return both(g, node, ct_a, g.apply("neg", g.apply("mul", ct_a, y)))
 
 
 def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -84,8 +57,8 @@ def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.true_divide(a, b)
 
 
-_binary("div", _div, "x0 / x1", _div_vjp, FLOAT_DTYPES, domains=("real", "away"),
-        doc="a / b (floats)")
+binary(OPS, "div", _div, "x0 / x1", _div_vjp, FLOAT_DTYPES, domains=("real", "away"),
+       lisp=("/",), method="__truediv__", doc="a / b (floats)")
 
 
 def _pow_vjp(g, node, cts):
@@ -94,11 +67,11 @@ def _pow_vjp(g, node, cts):
     y = node.outputs[0]
     da = g.apply("mul", b, g.apply("pow", a, g.apply("sub", b, scalar(g, 1.0, b.dtype))))
     db = g.apply("mul", y, g.apply("log", a))
-    return _both(g, node, g.apply("mul", cts[0], da), g.apply("mul", cts[0], db))
+    return both(g, node, g.apply("mul", cts[0], da), g.apply("mul", cts[0], db))
 
 
-_binary("pow", np.power, "x0 ** x1", _pow_vjp, FLOAT_DTYPES, domains=("positive", "real"),
-        doc="a^b (floats; the gradient in b needs a > 0)")
+binary(OPS, "pow", np.power, "x0 ** x1", _pow_vjp, FLOAT_DTYPES, domains=("positive", "real"),
+       lisp=("expt",), method="__pow__", doc="a^b (floats; the gradient in b needs a > 0)")
 
 
 def _choose_vjp(prefer_left: str) -> Callable:
@@ -107,26 +80,42 @@ def _choose_vjp(prefer_left: str) -> Callable:
         a, b = node.inputs
         left = g.apply(prefer_left, a, b)
         zero = scalar(g, 0, cts[0].dtype)
-        return _both(g, node, g.apply("where", left, cts[0], zero),
-                     g.apply("where", left, zero, cts[0]))
+        return both(g, node, g.apply("where", left, cts[0], zero),
+                    g.apply("where", left, zero, cts[0]))
     return vjp
 
 
 # NaN on either side gives NaN, as numpy's: numba's max(a, b) is `b if b > a else a`,
 # which keeps a NaN a but drops a NaN b, so a NaN b is taken explicitly
-_binary("maximum", np.maximum, "(max(x0, x1) if x1 == x1 else x1)", _choose_vjp("ge"),
-        doc="elementwise max; NaN if either is NaN")
-_binary("minimum", np.minimum, "(min(x0, x1) if x1 == x1 else x1)", _choose_vjp("le"),
-        doc="elementwise min; NaN if either is NaN")
+binary(OPS, "maximum", np.maximum, "(max(x0, x1) if x1 == x1 else x1)", _choose_vjp("ge"),
+       lisp=("max",), function="maximum", doc="elementwise max; NaN if either is NaN")
+binary(OPS, "minimum", np.minimum, "(min(x0, x1) if x1 == x1 else x1)", _choose_vjp("le"),
+       lisp=("min",), function="minimum", doc="elementwise min; NaN if either is NaN")
 
-for _name, _ref, _sym in (("lt", np.less, "<"), ("le", np.less_equal, "<="),
-                          ("gt", np.greater, ">"), ("ge", np.greater_equal, ">="),
-                          ("eq", np.equal, "=="), ("ne", np.not_equal, "!=")):
-    _binary(_name, _ref, f"x0 {_sym} x1", None, NUMERIC | {"bool"}, out_dtype="bool",
-            doc=f"a {_sym} b -> bool")
+for _name, _ref, _sym, _lisp, _method in (
+        ("lt", np.less, "<", ("<",), "__lt__"), ("le", np.less_equal, "<=", ("<=",), "__le__"),
+        ("gt", np.greater, ">", (">",), "__gt__"),
+        ("ge", np.greater_equal, ">=", (">=",), "__ge__"),
+        ("eq", np.equal, "==", ("=", "=="), "eq"), ("ne", np.not_equal, "!=", ("/=",), "ne")):
+    binary(OPS, _name, _ref, f"x0 {_sym} x1", None, NUMERIC | BOOL, out_dtype="bool",
+           lisp=_lisp, method=_method, doc=f"a {_sym} b -> bool")
 
-_binary("logical_and", np.logical_and, "x0 and x1", None, frozenset({"bool"}), doc="a and b")
-_binary("logical_or", np.logical_or, "x0 or x1", None, frozenset({"bool"}), doc="a or b")
+def _atan2_vjp(g, node, cts):
+    # d atan2(a, b) = (b da - a db) / (a^2 + b^2)
+    a, b = node.inputs
+    r2 = g.apply("add", g.apply("square", a), g.apply("square", b))
+    ct = g.apply("div", cts[0], r2)
+    return both(g, node, g.apply("mul", ct, b), g.apply("neg", g.apply("mul", ct, a)))
+
+
+binary(OPS, "atan2", np.arctan2, "math.atan2(x0, x1)", _atan2_vjp, FLOAT_DTYPES,
+       domains=("away", "away"), lisp=("atan2", "atan"), method="atan2", function="atan2",
+       doc="the angle of (b, a): atan(a / b) in the right quadrant")
+
+binary(OPS, "logical_and", np.logical_and, "x0 and x1", None, BOOL, function="logical_and",
+       doc="a and b")
+binary(OPS, "logical_or", np.logical_or, "x0 or x1", None, BOOL, function="logical_or",
+       doc="a or b")
 
 
 # -- where(cond, a, b) ----------------------------------------------------------
@@ -154,6 +143,7 @@ def _where_samples(rng: np.random.Generator) -> list:
 
 OPS.append(OpDef("where", _where_infer, np.where, _where_vjp, kind="elementwise",
                  scalar="x1 if x0 else x2", samples=_where_samples,
+                 inputs=("cond:bool", "a", "b"), lisp=("where",), function="where",
                  doc="cond ? a : b, broadcasting all three"))
 
 
@@ -202,5 +192,43 @@ def _cast_specials(rng: np.random.Generator) -> list:
 
 OPS.append(OpDef("cast", _cast_infer, _cast_reference, _cast_vjp, kind="elementwise",
                  scalar="x0", samples=_cast_samples, extra={"specials": _cast_specials},
+                 args=(Arg("dtype", "dtype", positional=True),), lisp=("cast",), method="cast",
                  doc="convert to attrs dtype; the kernel's store does the conversion "
                      "(bf16: round to nearest even), the body is the identity"))
+
+
+# -- compositions ----------------------------------------------------------------------
+
+def _masked_fill_samples(rng: np.random.Generator) -> list:
+    return [([values(rng, (3, 4)), rng.random((3, 4)) < 0.5], {"value": -100.0}),
+            ([values(rng, (2, 3)), rng.random((3,)) < 0.5], {"value": 0.0})]
+
+
+composite(OPS, "masked_fill", build.masked_fill,
+          lambda x, mask, value: np.where(mask, value, x),
+          inputs=("x", "mask:bool"), args=(Arg("value", "number", positional=True),),
+          method=None, function="masked_fill", samples=_masked_fill_samples,
+          doc="value where mask is true, else x")
+
+
+def _clamp(g, x, min=None, max=None):  # noqa: A002 - PyTorch's names
+    """max(x, min), then min(., max): NaN stays NaN; min > max gives max (PyTorch's)."""
+    y = x if min is None else g.apply("maximum", x, min)
+    return y if max is None else g.apply("minimum", y, max)
+
+
+def _clamp_reference(x, lo=None, hi=None):
+    y = x if lo is None else np.maximum(x, lo)
+    return y if hi is None else np.minimum(y, hi)
+
+
+def _clamp_samples(rng: np.random.Generator) -> list:
+    lo = values(rng, (3, 1)) - 0.5
+    return [([values(rng, (3, 4)), lo, lo + 1.0], {}),
+            ([values(rng, (5,)), values(rng, ())], {}),
+            ([values(rng, (2, 3)), values(rng, (3,)), values(rng, (3,)) - 2.0], {})]
+
+
+composite(OPS, "clamp", _clamp, _clamp_reference, inputs=("x", "min?", "max?"),
+          lisp=("clamp", "clip"), method="clamp", function="clip", samples=_clamp_samples,
+          doc="x limited to [min, max] (either may be nil/None; tensors or numbers)")

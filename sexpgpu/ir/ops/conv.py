@@ -1,6 +1,7 @@
 """Sliding windows: `unfold` (im2col: every kernel-sized window of a padded,
-strided N-d input) and `fold` (its transpose, summing windows back). conv1d,
-conv2d and pooling are compositions over these in `sexpgpu.ir.build`."""
+strided N-d input) and `fold` (its transpose, summing windows back), and the
+compositions over them: conv1d, conv2d (one matmul on the windows), max_pool and
+avg_pool (expansions in `sexpgpu.ir.build`)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ import itertools
 
 import numpy as np
 
+from sexpgpu.ir import build
+from sexpgpu.ir.ops._define import composite
 from sexpgpu.ir.ops._sampling import distinct, values
-from sexpgpu.ir.ops.opdef import OpDef
+from sexpgpu.ir.ops.opdef import Arg, OpDef
 from sexpgpu.ir.shapes import ShapeRuleError, fmt
 from sexpgpu.ir.types import TensorType
 
@@ -74,7 +77,8 @@ def _unfold_samples(rng: np.random.Generator) -> list:
 
 OPS.append(OpDef("unfold", _unfold_infer, _unfold_reference, _unfold_vjp, kind="opaque",
                  samples=_unfold_samples,
-                 doc="x [N, C, *S] -> [N, C, *kernel, *S'] (attrs kernel, stride, padding)"))
+                 doc="x [N, C, *S] -> [N, C, *kernel, *S'] (attrs kernel, stride, padding)",
+                 reached=("conv1d", "conv2d", "max_pool", "avg_pool")))
 
 
 def _fold_infer(types: list[TensorType], attrs: dict) -> TensorType:
@@ -110,4 +114,83 @@ def _fold_samples(rng: np.random.Generator) -> list:
 
 OPS.append(OpDef("fold", _fold_infer, _fold_reference, _fold_vjp, kind="opaque",
                  samples=_fold_samples, extra={"reorders_sums": True},
-                 doc="unfold's transpose: sum windows back into attrs shape [N, C, *S]"))
+                 doc="unfold's transpose: sum windows back into attrs shape [N, C, *S]",
+                 reached=("conv1d", "conv2d")))
+
+
+# -- compositions ----------------------------------------------------------------------
+
+def _per_axis(v: tuple[int, ...] | int, nsp: int) -> tuple[int, ...]:
+    """One value for every spatial axis, or one each."""
+    v = (v,) if isinstance(v, int) else tuple(v)
+    return v * nsp if len(v) == 1 else v
+
+
+def _conv(nsp: int):
+    def conv(g, x, w, stride=(1,), padding=(0,)):
+        if len(x.shape) != nsp + 2 or len(w.shape) != nsp + 2:
+            spatial = "L" if nsp == 1 else "H W"
+            raise build.shape_error(
+                g, f"conv{nsp}d: input and weight must have rank {nsp + 2}",
+                expected=f"x (N C {spatial}), w (O C K...)",
+                actual=f"x {fmt(x.shape)}, w {fmt(w.shape)}")
+        return build.conv(g, x, w, _per_axis(stride, nsp), _per_axis(padding, nsp))
+    conv.__name__ = f"conv{nsp}d"
+    return conv
+
+
+def _conv_reference(x: np.ndarray, w: np.ndarray, stride=(1,), padding=(0,)) -> np.ndarray:
+    nsp = w.ndim - 2
+    cols = _unfold_reference(x, tuple(w.shape[2:]), _per_axis(stride, nsp),
+                             _per_axis(padding, nsp))       # [N, C, *K, *S']
+    n, c = cols.shape[:2]
+    flat = cols.reshape(n, c * int(np.prod(w.shape[2:])), -1)
+    out = np.einsum("ok,nks->nos", w.reshape(w.shape[0], -1), flat)
+    return out.reshape((n, w.shape[0]) + cols.shape[2 + nsp:])
+
+
+_CONV_ARGS = (Arg("stride", "ints", (1,)), Arg("padding", "ints", (0,)))
+composite(OPS, "conv1d", _conv(1), _conv_reference, inputs=("x", "w"), args=_CONV_ARGS,
+          method=None, function="conv1d", integers="reject",
+          samples=lambda rng: [([values(rng, (2, 3, 7)), values(rng, (4, 3, 3))],
+                                {"stride": (2,), "padding": (1,)})],
+          extra={"reorders_sums": True},
+          doc="x (N C L), w (O C K) -> (N O L'): a cross-correlation, as PyTorch's")
+composite(OPS, "conv2d", _conv(2), _conv_reference, inputs=("x", "w"), args=_CONV_ARGS,
+          method=None, function="conv2d", integers="reject",
+          samples=lambda rng: [([values(rng, (1, 2, 5, 4)), values(rng, (3, 2, 2, 3))],
+                                {"stride": (1,), "padding": (0, 1)})],
+          extra={"reorders_sums": True},
+          doc="x (N C H W), w (O C KH KW) -> (N O H' W')")
+
+
+def _pool(kind: str):
+    def pool(g, x, kernel, stride=None):
+        nsp = max(1, len(x.shape) - 2)
+        k = kernel[0] if len(kernel) == 1 else kernel
+        s = None if stride is None else (stride[0] if len(stride) == 1 else stride)
+        return build.pool(g, x, k, s, kind, nsp)
+    pool.__name__ = f"{kind}_pool"
+    return pool
+
+
+def _pool_reference(fn):
+    def reference(x: np.ndarray, kernel, stride=None) -> np.ndarray:
+        nsp = max(1, x.ndim - 2)
+        kernel = _per_axis(kernel, nsp)
+        stride = kernel if stride is None else _per_axis(stride, nsp)
+        cols = _unfold_reference(x, kernel, stride, (0,) * nsp)
+        return fn(cols, axis=tuple(range(2, 2 + nsp)))
+    return reference
+
+
+_POOL_ARGS = (Arg("kernel", "ints", positional=True), Arg("stride", "ints?", None))
+for _kind, _fn in (("max", np.max), ("avg", np.mean)):
+    composite(OPS, f"{_kind}_pool", _pool(_kind), _pool_reference(_fn), args=_POOL_ARGS,
+              method=None, function=f"{_kind}_pool",
+              samples=lambda rng: [([distinct(rng, (2, 3, 8))], {"kernel": (2,)}),
+                                   ([distinct(rng, (1, 2, 5, 4))], {"kernel": (2,),
+                                                                    "stride": (1,)})],
+              extra={"reorders_sums": True},
+              doc=f"{'max' if _kind == 'max' else 'mean'} over windows of the trailing axes "
+                  "(stride: the kernel)")

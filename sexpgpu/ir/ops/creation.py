@@ -1,5 +1,5 @@
 """Ops with no tensor inputs: `full` (a constant fill), `iota` (indices along an
-axis) and `const` (a literal array). zeros/ones are `full`."""
+axis) and `const` (a literal array); the compositions zeros, ones and causal_mask."""
 
 from __future__ import annotations
 
@@ -7,8 +7,10 @@ from math import prod
 
 import numpy as np
 
+from sexpgpu.ir import build
+from sexpgpu.ir.ops._define import composite
 from sexpgpu.ir.ops._sampling import SPECIAL_VALUES
-from sexpgpu.ir.ops.opdef import OpDef
+from sexpgpu.ir.ops.opdef import Arg, OpDef
 from sexpgpu.ir.shapes import E_DTYPE, ShapeRuleError
 from sexpgpu.ir.shapes import axis as norm_axis
 from sexpgpu.ir.types import DTYPES, TensorType
@@ -46,7 +48,11 @@ OPS.append(OpDef("full", _full_infer, _full_reference, None, kind="elementwise",
                                       ([], {"shape": (), "dtype": "i64", "value": 7}),
                                       ([], {"shape": (0, 2), "dtype": "bool", "value": True})],
                  extra={"specials": _full_specials},
-                 doc="attrs shape, dtype, value; no inputs; its scalar body formats {value}"))
+                 doc="a tensor of one value (its scalar body formats {value})",
+                 inputs=(), args=(Arg("shape", "shape", positional=True),
+                                  Arg("value", "number", positional=True),
+                                  Arg("dtype", "dtype", "f32")),
+                 lisp=("full",), function="full"))
 
 
 def _iota_infer(types: list[TensorType], attrs: dict) -> TensorType:
@@ -65,7 +71,10 @@ OPS.append(OpDef("iota", _iota_infer, _iota_reference, None, kind="opaque",
                  samples=lambda rng: [([], {"shape": (4,), "dtype": "i64", "axis": 0}),
                                       ([], {"shape": (2, 5), "dtype": "f32", "axis": 1}),
                                       ([], {"shape": (3, 1), "dtype": "i32", "axis": -2})],
-                 doc="attrs shape, dtype, axis: element = its index along axis"))
+                 doc="each element is its index along axis",
+                 inputs=(), args=(Arg("shape", "ints", positional=True),
+                                  Arg("axis", "axis", 0), Arg("dtype", "dtype", "i64")),
+                 lisp=("iota",), function="iota"))
 
 
 def _const_infer(types: list[TensorType], attrs: dict) -> TensorType:
@@ -86,4 +95,34 @@ OPS.append(OpDef("const", _const_infer, _const_reference, None, kind="opaque",
                  extra={"specials": lambda rng: [([], {
                      "shape": (2, 7), "dtype": "f32",
                      "value": tuple(float(v) for v in SPECIAL_VALUES)})]},
-                 doc="attrs shape, dtype, value (a flat tuple, row-major): a literal array"))
+                 doc="a literal array: values (flat, row-major) in a shape",
+                 inputs=(), args=(Arg("shape", "shape", positional=True),
+                                  Arg("value", "numbers", positional=True),
+                                  Arg("dtype", "dtype", "f32")),
+                 lisp=("const",), function="const"))
+
+
+# -- compositions ----------------------------------------------------------------------
+
+def _zeros(g, shape: tuple[int, ...], dtype: str = "f32"):
+    return g.apply("full", shape=tuple(shape), dtype=dtype, value=0)
+
+
+def _ones(g, shape: tuple[int, ...], dtype: str = "f32"):
+    return g.apply("full", shape=tuple(shape), dtype=dtype, value=1)
+
+
+_FILL_ARGS = (Arg("shape", "shape", positional=True), Arg("dtype", "dtype", "f32"))
+composite(OPS, "zeros", _zeros, lambda shape, dtype="f32": np.zeros(shape), inputs=(),
+          args=_FILL_ARGS, method=None, function="zeros",
+          samples=lambda rng: [([], {"shape": (2, 3)}), ([], {"shape": (), "dtype": "i64"})],
+          doc="a tensor of zeros")
+composite(OPS, "ones", _ones, lambda shape, dtype="f32": np.ones(shape), inputs=(),
+          args=_FILL_ARGS, method=None, function="ones",
+          samples=lambda rng: [([], {"shape": (2, 3)}), ([], {"shape": (4,), "dtype": "bool"})],
+          doc="a tensor of ones")
+composite(OPS, "causal_mask", build.causal_mask,
+          lambda t: np.tril(np.ones((t, t), dtype=bool)), inputs=(),
+          args=(Arg("t", "int", positional=True),), method=None, function="causal_mask",
+          samples=lambda rng: [([], {"t": 4}), ([], {"t": 1})],
+          doc="bool (t t): true where column <= row (what a position may attend to)")

@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sexpgpu.diagnostics import SexpError, define_code, error
-from sexpgpu.ir.ops._sampling import ints, values
-from sexpgpu.ir.ops.opdef import OpDef
+from sexpgpu.ir import build
+from sexpgpu.ir.ops._define import composite
+from sexpgpu.ir.ops._sampling import distinct, ints, values
+from sexpgpu.ir.ops.opdef import Arg, OpDef
 from sexpgpu.ir.shapes import ShapeRuleError, fmt, require_dtype
 from sexpgpu.ir.shapes import axis as norm_axis
 from sexpgpu.ir.types import INT_DTYPES, TensorType
@@ -98,8 +100,10 @@ def _take_indices(arrays: list, attrs: dict) -> dict[int, int]:
 
 OPS.append(OpDef("take", _take_infer, _take_reference, _take_vjp, kind="opaque",
                  samples=_take_samples, extra={"indices": _take_indices},
-                 doc="x [.., V, ..], idx int [I..] -> [.., I.., ..] along attrs axis "
-                     "(embedding); idx in [-V, V)"))
+                 doc="x [.., V, ..], idx int [I..] -> [.., I.., ..] along axis "
+                     "(embedding lookup); idx in [-V, V)",
+                 inputs=("table", "idx:index"), args=(Arg("axis", "axis", 0),),
+                 lisp=("take",), function="take"))
 
 
 def _scatter_add_infer(types: list[TensorType], attrs: dict) -> TensorType:
@@ -134,7 +138,7 @@ OPS.append(OpDef("scatter_add", _scatter_add_infer, _scatter_add_reference, _sca
                  extra={"indices": lambda arrays, attrs: {1: attrs["size"]},
                         "reorders_sums": True},
                  doc="zeros with attrs size on attrs axis, src added at idx (take's VJP); "
-                     "idx in [-size, size)"))
+                     "idx in [-size, size)", reached=("take",)))
 
 
 # -- check_index -------------------------------------------------------------------
@@ -155,4 +159,36 @@ OPS.append(OpDef(
     extra={"indices": lambda arrays, attrs: {0: attrs["size"]}},
     doc="idx int, attrs size (and of, the name E-INDEX gives) -> idx in [0, size): "
         "negatives counted from the end, E-INDEX outside [-size, size) "
-        "(take_along_axis and one_hot check through it)"))
+        "(take_along_axis and one_hot check through it)",
+    reached=("one_hot", "take_along_axis")))
+
+
+# -- compositions ----------------------------------------------------------------------
+
+def _one_hot_reference(idx: np.ndarray, n: int, dtype: str = "f32") -> np.ndarray:
+    return in_range(idx, n)[..., None] == np.arange(n)
+
+
+composite(OPS, "one_hot", build.one_hot, _one_hot_reference,
+          inputs=("idx:index",), args=(Arg("n", "int", positional=True),
+                                       Arg("dtype", "dtype", "f32")),
+          method=None, function="one_hot",
+          samples=lambda rng: [([np.array([[0, 3], [-1, 2]])], {"n": 4}),
+                               ([ints(rng, (5,), 3)], {"n": 3, "dtype": "bool"})],
+          extra={"indices": lambda arrays, attrs: {0: attrs["n"]}},
+          doc="idx [...] -> [..., n]: 1 where the last index equals idx (integer idx only)")
+
+
+def _take_along_axis_reference(x: np.ndarray, idx: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.take_along_axis(x, in_range(idx, x.shape[axis]), axis=axis)
+
+
+composite(OPS, "take_along_axis", build.take_along_axis, _take_along_axis_reference,
+          inputs=("x", "idx:index"), args=(Arg("axis", "axis", -1),), method=None,
+          function="take_along_axis",
+          samples=lambda rng: [([distinct(rng, (3, 5)), np.array([[0], [4], [-2]])],
+                                {"axis": -1}),
+                               ([values(rng, (4, 2)), np.array([[3, 1], [0, 0]])], {"axis": 0})],
+          extra={"indices": lambda arrays, attrs: {1: np.shape(arrays[0])[attrs["axis"]]},
+                 "reorders_sums": True},
+          doc="numpy's take_along_axis: x [.., V, ..], idx [.., M, ..] -> [.., M, ..]")

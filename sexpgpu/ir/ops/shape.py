@@ -1,6 +1,7 @@
-"""Ops that move elements without arithmetic: reshape, permute, broadcast_to,
-slice (and its transpose slice_scatter) and concat. squeeze, unsqueeze,
-transpose and stack are compositions in `sexpgpu.ir.build`."""
+"""Ops that move elements without arithmetic: the primitives reshape, permute,
+broadcast_to, slice (and its transpose slice_scatter) and concat, and the
+compositions squeeze, unsqueeze, transpose, stack and slice along one axis
+(their expansions in `sexpgpu.ir.build`)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ from math import prod
 
 import numpy as np
 
+from sexpgpu.ir import build
 from sexpgpu.ir.build import unbroadcast
+from sexpgpu.ir.ops._define import composite
 from sexpgpu.ir.ops._sampling import values
-from sexpgpu.ir.ops.opdef import OpDef
+from sexpgpu.ir.ops.opdef import Arg, OpDef
 from sexpgpu.ir.shapes import ShapeRuleError, broadcast, fmt, same_dtype
 from sexpgpu.ir.shapes import axis as norm_axis
 from sexpgpu.ir.types import TensorType
@@ -40,7 +43,9 @@ OPS.append(OpDef("reshape", _reshape_infer, lambda x, shape: np.reshape(x, shape
                                       ([values(rng, (1,))], {"shape": ()}),
                                       ([values(rng, (0, 4))], {"shape": (2, 0, 2)}),
                                       ([values(rng, (2, 3, 5))], {"shape": (6, 1, 5)})],
-                 doc="attrs shape: same elements, row-major, new shape"))
+                 doc="the same elements, row-major, in a new shape (one size may be -1)",
+                 args=(Arg("shape", "newshape", positional=True, varargs=True),),
+                 lisp=("reshape",), method="reshape"))
 
 
 # -- permute -----------------------------------------------------------------------
@@ -97,7 +102,9 @@ OPS.append(OpDef("permute", _permute_infer, lambda x, perm: np.transpose(x, perm
                  samples=lambda rng: [([values(rng, (2, 3, 4))], {"perm": (2, 0, 1)}),
                                       ([values(rng, (3, 5))], {"perm": (1, 0)}),
                                       ([values(rng, (0, 2))], {"perm": (1, 0)})],
-                 doc="attrs perm: output axis i is input axis perm[i]"))
+                 doc="axes reordered: output axis i is input axis perm[i]",
+                 args=(Arg("perm", "ints", positional=True, varargs=True),),
+                 lisp=("permute",), method="permute"))
 
 
 # -- broadcast_to -----------------------------------------------------------------
@@ -121,7 +128,9 @@ OPS.append(OpDef("broadcast_to", _broadcast_to_infer,
                  samples=lambda rng: [([values(rng, (3, 1))], {"shape": (2, 3, 4)}),
                                       ([values(rng, ())], {"shape": (5,)}),
                                       ([values(rng, (1, 4))], {"shape": (0, 4)})],
-                 doc="attrs shape: numpy broadcasting made explicit"))
+                 doc="numpy broadcasting made explicit",
+                 args=(Arg("shape", "shape", positional=True),),
+                 lisp=("broadcast-to",), method="broadcast_to"))
 
 
 # -- slice and slice_scatter -------------------------------------------------------
@@ -171,7 +180,8 @@ def _slice_samples(rng: np.random.Generator) -> list:
 
 OPS.append(OpDef("slice", _slice_infer, _slice_reference, _slice_vjp, kind="opaque",
                  samples=_slice_samples,
-                 doc="attrs starts, stops, steps: Python slicing per axis (steps > 0)"))
+                 doc="attrs starts, stops, steps: Python slicing per axis (steps > 0)",
+                 reached=("slice_axis",)))
 
 
 def _slice_scatter_infer(types: list[TensorType], attrs: dict) -> TensorType:
@@ -201,7 +211,8 @@ def _slice_scatter_samples(rng: np.random.Generator) -> list:
 
 OPS.append(OpDef("slice_scatter", _slice_scatter_infer, _slice_scatter_reference,
                  _slice_scatter_vjp, kind="opaque", samples=_slice_scatter_samples,
-                 doc="zeros of attrs shape with the input written at the slice (slice's VJP)"))
+                 doc="zeros of attrs shape with the input written at the slice (slice's VJP)",
+                 reached=("slice_axis",)))
 
 
 # -- concat --------------------------------------------------------------------------
@@ -241,4 +252,45 @@ OPS.append(OpDef("concat", _concat_infer, lambda *xs, axis=0: np.concatenate(xs,
                  samples=lambda rng: [([values(rng, (2, 3)), values(rng, (4, 3))], {"axis": 0}),
                                       ([values(rng, (2, 1)), values(rng, (2, 0)),
                                         values(rng, (2, 3))], {"axis": -1})],
-                 doc="attrs axis: join tensors that agree off that axis"))
+                 doc="join tensors that agree off the axis",
+                 inputs=("xs:list",), args=(Arg("axis", "axis", 0),),
+                 lisp=("concat",), function="concat"))
+
+
+# -- compositions ----------------------------------------------------------------------
+
+composite(OPS, "squeeze", build.squeeze,
+          lambda x, axes=None: np.squeeze(x, axis=None if axes is None else tuple(axes)),
+          args=(Arg("axes", "axes", None, lisp="axis", py="axis", positional=True),),
+          samples=lambda rng: [([values(rng, (3, 1, 4))], {"axes": (1,)}),
+                               ([values(rng, (1, 2, 1))], {"axes": None})],
+          doc="drop size-1 axes (all of them by default)")
+composite(OPS, "unsqueeze", build.unsqueeze, lambda x, axis: np.expand_dims(x, axis),
+          args=(Arg("axis", "axis", positional=True),),
+          samples=lambda rng: [([values(rng, (3, 4))], {"axis": 1}),
+                               ([values(rng, (2,))], {"axis": -1})],
+          doc="insert a size-1 axis")
+composite(OPS, "transpose", build.transpose, lambda x, a=-2, b=-1: np.swapaxes(x, a, b),
+          args=(Arg("a", "axis", -2, positional=True), Arg("b", "axis", -1, positional=True)),
+          samples=lambda rng: [([values(rng, (2, 3, 4))], {"a": 0, "b": 2}),
+                               ([values(rng, (3, 5))], {})],
+          doc="swap two axes (the last two by default)")
+composite(OPS, "stack", build.stack, lambda *xs, axis=0: np.stack(xs, axis=axis),
+          inputs=("xs:list",), args=(Arg("axis", "axis", 0),), method=None, function="stack",
+          samples=lambda rng: [([values(rng, (2, 3)), values(rng, (2, 3)), values(rng, (2, 3))],
+                                {"axis": 1})],
+          doc="join tensors of one shape along a new axis")
+
+
+def _slice_axis_reference(x: np.ndarray, axis: int = 0, start: int = 0,
+                          end: int | None = None) -> np.ndarray:
+    return x[(slice(None),) * (axis % x.ndim) + (slice(start, end),)].copy()
+
+
+composite(OPS, "slice_axis", build.slice_axis, _slice_axis_reference,
+          args=(Arg("axis", "axis", 0), Arg("start", "int", 0), Arg("end", "int?", None)),
+          lisp=("slice",), method="slice",
+          samples=lambda rng: [([values(rng, (5, 6))], {"axis": 1, "start": 1, "end": 4}),
+                               ([values(rng, (7,))], {"start": -3}),
+                               ([values(rng, (3, 4))], {"axis": 0, "start": 2, "end": 2})],
+          doc="elements start..end-1 along one axis (Python: also x[...])")
