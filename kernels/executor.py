@@ -22,7 +22,6 @@ from sexpgpu.kernels.lower import KernelPlan, lower
 from sexpgpu.kernels.memplan import MemoryPlan, plan_memory
 from sexpgpu.kernels.render import Names
 from sexpgpu.kernels.source import storage
-from sexpgpu.kernels.threads import policy as thread_policy
 
 from sexpgpu.devices import DEVICES, require_usable
 from sexpgpu.diagnostics import error
@@ -63,9 +62,6 @@ class CompiledGraph:
         self._checks = generated.index_checks
         self._err = np.zeros(2, np.int64)
         self._errs = [self._err] if self._checks else []
-        # the biggest matmul's FLOPs: how many BLAS threads the step's matmuls get
-        self._matmul_flops = max((2 * prod(n.outputs[0].shape) * n.inputs[0].shape[-1]
-                                  for n in program.graph.nodes if n.op == "matmul"), default=0)
 
     @property
     def peak_bytes(self) -> int:
@@ -91,8 +87,6 @@ class CompiledGraph:
     def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """One step: outputs by name; updated inputs are overwritten in place."""
         arrays = self._prepare(inputs)
-        if self._matmul_flops:
-            thread_policy().matmul(self._matmul_flops)
         self._step(*arrays, *self._fixed, *self._errs)
         self._raise_bad_index()
         return {name: self._read(v, arrays, s, i) for name, v, s, i in self._outputs}

@@ -87,7 +87,7 @@ class Policy:
         return max(1, min(self.allowed, flops // MIN_FLOPS_PER_THREAD))
 
     def matmul(self, flops: int) -> None:
-        """Called before a CPU step's matmuls with the FLOPs of the biggest."""
+        """Set the BLAS threads for a matmul of `flops` per BLAS call."""
         self.refresh()
         n = self.threads_for(flops)
         if n != self.current:
@@ -117,6 +117,11 @@ def policy() -> Policy:
     if not _POLICY:
         _POLICY.append(Policy(env.thread_cap(), env.blas_threads_fixed()))
     return _POLICY[0]
+
+
+def matmul(flops: int) -> None:
+    """What a generated CPU step calls before each matmul kernel."""
+    policy().matmul(flops)
 
 
 def reset() -> None:
