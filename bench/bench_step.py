@@ -4,7 +4,9 @@ in one run, with torch.set_num_threads equal to SexpGPU's thread count.
 
 Run: `pytest bench/bench_step.py --benchmark-only [--no-torch-compile] [--step-json F]`.
 A step is forward, backward and the optimizer update on one fixed batch; the summary at
-the end prints the medians and the ratios SexpGPU/eager and SexpGPU/compile.
+the end prints the medians and the ratios SexpGPU/eager and SexpGPU/compile, and for
+the GPT its step's FLOPs over the best sgemm rate measured in the same run (the time
+the step would take at the machine's matmul limit) beside the measured step.
 """
 
 from __future__ import annotations
@@ -172,3 +174,43 @@ def test_step(benchmark, model: str, backend: str, threads: int, step_results,
         step_results[key] = {"median_ms": stats.stats.median * 1000.0,
                              "min_ms": stats.stats.min * 1000.0, "threads": threads,
                              "rounds": ROUNDS[model]}
+
+
+# ---------------------------------------------------------------------------
+# the machine's matmul limit (issue 15): the GPT step's FLOPs at the best sgemm rate
+
+
+def best_sgemm_gflops(threads: int, size: int = 1024, rounds: int = 20) -> float:
+    """The best rate of one (size x size) @ (size x size) float32 product over
+    `rounds` tries, on `threads` BLAS threads (numpy's own OpenBLAS)."""
+    import time
+
+    torch.set_num_threads(threads)
+    a = torch.randn(size, size)
+    b = torch.randn(size, size)
+    best = math.inf
+    for _ in range(rounds):
+        start = time.perf_counter()
+        torch.mm(a, b)
+        best = min(best, time.perf_counter() - start)
+    return 2 * size ** 3 / best / 1e9
+
+
+def gpt_step_flops() -> int:
+    """All FLOPs of the char-GPT's training step graph (contract.plan's count)."""
+    from sexpgpu.contract.compile import compile_file
+    from sexpgpu.contract.plan import graph_summary
+    from sexpgpu.selection import Selection
+
+    compiled = compile_file(str(ROOT / "examples" / EXAMPLES["gpt"]),
+                            Selection.from_args([f"{k}={v}" for k, v in SELECTIONS["gpt"].items()]))
+    return int(graph_summary(compiled.graphs.step)["flops"]["total"])
+
+
+def test_gpt_matmul_limit(threads: int, step_results) -> None:
+    """Runs after the step rows (pytest keeps file order): the limit beside them."""
+    flops = gpt_step_flops()
+    rate = best_sgemm_gflops(threads)
+    step_results[("gpt", "limit")] = {"flops": flops, "sgemm_gflops": rate,
+                                      "limit_ms": flops / (rate * 1e9) * 1e3}
+    assert flops > 0 and rate > 0
