@@ -180,22 +180,6 @@ def test_step(benchmark, model: str, backend: str, threads: int, step_results,
 # the machine's matmul limit (issue 15): the GPT step's FLOPs at the best sgemm rate
 
 
-def best_sgemm_gflops(threads: int, size: int = 1024, rounds: int = 20) -> float:
-    """The best rate of one (size x size) @ (size x size) float32 product over
-    `rounds` tries, on `threads` BLAS threads (numpy's own OpenBLAS)."""
-    import time
-
-    torch.set_num_threads(threads)
-    a = torch.randn(size, size)
-    b = torch.randn(size, size)
-    best = math.inf
-    for _ in range(rounds):
-        start = time.perf_counter()
-        torch.mm(a, b)
-        best = min(best, time.perf_counter() - start)
-    return 2 * size ** 3 / best / 1e9
-
-
 def gpt_step_flops() -> int:
     """All FLOPs of the char-GPT's training step graph (contract.plan's count)."""
     from sexpgpu.contract.compile import compile_file
@@ -207,10 +191,16 @@ def gpt_step_flops() -> int:
     return int(graph_summary(compiled.graphs.step)["flops"]["total"])
 
 
-def test_gpt_matmul_limit(threads: int, step_results) -> None:
-    """Runs after the step rows (pytest keeps file order): the limit beside them."""
+def test_gpt_matmul_limit(benchmark, threads: int, step_results) -> None:
+    """After the step rows (pytest keeps file order): the best rate of a 1024^3 float32
+    product on the same threads (torch.mm, the machine's sgemm), and the GPT step's
+    FLOPs at that rate."""
+    size = 1024
+    a, b = torch.randn(size, size), torch.randn(size, size)
+    benchmark.group = "matmul limit"
+    benchmark.pedantic(torch.mm, args=(a, b), rounds=30, iterations=1, warmup_rounds=3)
+    rate = 2 * size ** 3 / benchmark.stats.stats.min / 1e9
     flops = gpt_step_flops()
-    rate = best_sgemm_gflops(threads)
     step_results[("gpt", "limit")] = {"flops": flops, "sgemm_gflops": rate,
                                       "limit_ms": flops / (rate * 1e9) * 1e3}
     assert flops > 0 and rate > 0
