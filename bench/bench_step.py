@@ -1,6 +1,7 @@
-"""Training-step time side by side (issue 6): the MNIST-1D MLP and CNN (batch 100) and the
-char-GPT (batch 12, context 64), each in PyTorch eager, PyTorch `torch.compile` and SexpGPU,
-in one run, with torch.set_num_threads equal to SexpGPU's thread count.
+"""Training-step time side by side (issues 6 and 15): the MNIST-1D examples (logistic
+regression, MLP, CNN, GRU; batch 100) and the char-GPT (batch 12, context 64), each in
+PyTorch eager, PyTorch `torch.compile` and SexpGPU, in one run, with
+torch.set_num_threads equal to SexpGPU's thread count.
 
 Run: `pytest bench/bench_step.py --benchmark-only [--no-torch-compile] [--step-json F]`.
 A step is forward, backward and the optimizer update on one fixed batch; the summary at
@@ -26,10 +27,11 @@ torch = pytest.importorskip("torch", reason="the PyTorch side needs `pip install
 import torch_models as tm  # noqa: E402  (bench/ is on sys.path under pytest)
 
 ROOT = Path(__file__).resolve().parent.parent
-MODELS = ("mlp", "cnn", "gpt")
+MODELS = ("logreg", "mlp", "cnn", "gru", "gpt")
 BACKENDS = ("torch-eager", "torch-compile", "sexpgpu")
-ROUNDS = {"mlp": 200, "cnn": 100, "gpt": 30}
-EXAMPLES = {"mlp": "mnist1d-mlp.sx", "cnn": "mnist1d-cnn.sx", "gpt": "shakespeare-char.sx"}
+ROUNDS = {"logreg": 200, "mlp": 200, "cnn": 100, "gru": 30, "gpt": 30}
+EXAMPLES = {"logreg": "mnist1d-logreg.sx", "mlp": "mnist1d-mlp.sx", "cnn": "mnist1d-cnn.sx",
+            "gru": "mnist1d-gru.sx", "gpt": "shakespeare-char.sx"}
 SELECTIONS: dict[str, dict[str, Any]] = {"gpt": {"data": str(tm.SHAKESPEARE)}}
 WARMUP_CALLS = 3  # before timing: torch.compile compiles here, numba kernels load here
 
