@@ -1,6 +1,6 @@
-"""Start-up time of `sexpgpu run FILE --set steps=1` (issue 6): cold (an empty cache
-directory, so every kernel is generated and compiled) and warm (the same cache again), for
-the char-GPT (on a small generated text) and the MNIST-1D MLP.
+"""Start-up time of `sexpgpu run FILE --set steps=1` (issues 6 and 15): cold (an empty
+cache directory, so every kernel is generated and compiled) and warm (the same cache
+again), for every example (the char-GPT on a small generated text); `-k gpt` for one.
 
 Run: `pytest bench/bench_startup.py --benchmark-only`. The benchmark times the whole
 command; the summary also gives the time to the first `step` event in events.jsonl.
@@ -21,7 +21,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SHAKESPEARE = ROOT.parent / "shared" / "data" / "tinyshakespeare.txt"
-EXAMPLES = {"gpt": "shakespeare-char.sx", "mlp": "mnist1d-mlp.sx"}
+EXAMPLES = {"gpt": "shakespeare-char.sx", "mlp": "mnist1d-mlp.sx", "logreg": "mnist1d-logreg.sx",
+            "cnn": "mnist1d-cnn.sx", "gru": "mnist1d-gru.sx"}
 TIMEOUT_S = 900
 
 

@@ -1,10 +1,13 @@
-"""Training-step time side by side (issue 6): the MNIST-1D MLP and CNN (batch 100) and the
-char-GPT (batch 12, context 64), each in PyTorch eager, PyTorch `torch.compile` and SexpGPU,
-in one run, with torch.set_num_threads equal to SexpGPU's thread count.
+"""Training-step time side by side (issues 6 and 15): the MNIST-1D examples (logistic
+regression, MLP, CNN, GRU; batch 100) and the char-GPT (batch 12, context 64), each in
+PyTorch eager, PyTorch `torch.compile` and SexpGPU, in one run, with
+torch.set_num_threads equal to SexpGPU's thread count.
 
 Run: `pytest bench/bench_step.py --benchmark-only [--no-torch-compile] [--step-json F]`.
 A step is forward, backward and the optimizer update on one fixed batch; the summary at
-the end prints the medians and the ratios SexpGPU/eager and SexpGPU/compile.
+the end prints the medians and the ratios SexpGPU/eager and SexpGPU/compile, and for
+the GPT its step's FLOPs over the best sgemm rate measured in the same run (the time
+the step would take at the machine's matmul limit) beside the measured step.
 """
 
 from __future__ import annotations
@@ -24,10 +27,11 @@ torch = pytest.importorskip("torch", reason="the PyTorch side needs `pip install
 import torch_models as tm  # noqa: E402  (bench/ is on sys.path under pytest)
 
 ROOT = Path(__file__).resolve().parent.parent
-MODELS = ("mlp", "cnn", "gpt")
+MODELS = ("logreg", "mlp", "cnn", "gru", "gpt")
 BACKENDS = ("torch-eager", "torch-compile", "sexpgpu")
-ROUNDS = {"mlp": 200, "cnn": 100, "gpt": 30}
-EXAMPLES = {"mlp": "mnist1d-mlp.sx", "cnn": "mnist1d-cnn.sx", "gpt": "shakespeare-char.sx"}
+ROUNDS = {"logreg": 200, "mlp": 200, "cnn": 100, "gru": 30, "gpt": 30}
+EXAMPLES = {"logreg": "mnist1d-logreg.sx", "mlp": "mnist1d-mlp.sx", "cnn": "mnist1d-cnn.sx",
+            "gru": "mnist1d-gru.sx", "gpt": "shakespeare-char.sx"}
 SELECTIONS: dict[str, dict[str, Any]] = {"gpt": {"data": str(tm.SHAKESPEARE)}}
 WARMUP_CALLS = 3  # before timing: torch.compile compiles here, numba kernels load here
 
@@ -172,3 +176,33 @@ def test_step(benchmark, model: str, backend: str, threads: int, step_results,
         step_results[key] = {"median_ms": stats.stats.median * 1000.0,
                              "min_ms": stats.stats.min * 1000.0, "threads": threads,
                              "rounds": ROUNDS[model]}
+
+
+# ---------------------------------------------------------------------------
+# the machine's matmul limit (issue 15): the GPT step's FLOPs at the best sgemm rate
+
+
+def gpt_step_flops() -> int:
+    """All FLOPs of the char-GPT's training step graph (contract.plan's count)."""
+    from sexpgpu.contract.compile import compile_file
+    from sexpgpu.contract.plan import graph_summary
+    from sexpgpu.selection import Selection
+
+    compiled = compile_file(str(ROOT / "examples" / EXAMPLES["gpt"]),
+                            Selection.from_args([f"{k}={v}" for k, v in SELECTIONS["gpt"].items()]))
+    return int(graph_summary(compiled.graphs.step)["flops"]["total"])
+
+
+def test_gpt_matmul_limit(benchmark, threads: int, step_results) -> None:
+    """After the step rows (pytest keeps file order): the best rate of a 1024^3 float32
+    product on the same threads (torch.mm, the machine's sgemm), and the GPT step's
+    FLOPs at that rate."""
+    size = 1024
+    a, b = torch.randn(size, size), torch.randn(size, size)
+    benchmark.group = "matmul limit"
+    benchmark.pedantic(torch.mm, args=(a, b), rounds=30, iterations=1, warmup_rounds=3)
+    rate = 2 * size ** 3 / benchmark.stats.stats.min / 1e9
+    flops = gpt_step_flops()
+    step_results[("gpt", "limit")] = {"flops": flops, "sgemm_gflops": rate,
+                                      "limit_ms": flops / (rate * 1e9) * 1e3}
+    assert flops > 0 and rate > 0

@@ -77,7 +77,7 @@ def _step_summary(terminalreporter: Any, config: Any) -> None:
         return
     write = terminalreporter.write_line
     terminalreporter.section("training step, side by side")
-    models = list(dict.fromkeys(model for model, _ in STEP_RESULTS))
+    models = list(dict.fromkeys(model for model, b in STEP_RESULTS if b != "limit"))
     # the median is the figure of record; the minimum shows the step without interference
     # from other processes (on a shared machine the two can differ several times over)
     for stat in ("median_ms", "min_ms"):
@@ -87,7 +87,17 @@ def _step_summary(terminalreporter: Any, config: Any) -> None:
             row = [STEP_RESULTS.get((model, b)) for b in BACKENDS]
             write(f"{model:<8}" + "".join(f"{_cell(r, stat):>16}" for r in row)
                   + f"{_ratio(row[2], row[0], stat):>16}{_ratio(row[2], row[1], stat):>18}")
+    limit = STEP_RESULTS.get(("gpt", "limit"))
+    ours = STEP_RESULTS.get(("gpt", "sexpgpu"))
+    if limit:
+        times = "".join(f", SexpGPU {ours[s]:.1f} ms {s[:-3]} = {ours[s] / limit['limit_ms']:.2f}x"
+                        for s in ("median_ms", "min_ms") if ours and s in ours)
+        write(f"gpt: {limit['flops'] / 1e9:.3f} GFLOP per step; best sgemm "
+              f"{limit['sgemm_gflops']:.1f} GFLOP/s; at that rate {limit['limit_ms']:.1f} ms"
+              f"{times} the machine's matmul limit")
     for (model, backend), result in STEP_RESULTS.items():
+        if backend == "limit":
+            continue
         if "unavailable" in result:
             write(f"{model} {backend}: not available: {result['unavailable']}")
     threads = {r.get("threads") for r in STEP_RESULTS.values() if r.get("threads")}

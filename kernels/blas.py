@@ -28,3 +28,15 @@ def set_threads(n: int) -> bool:
         return False
     lib.scipy_openblas_set_num_threads(int(n))
     return True
+
+
+@functools.cache
+def name() -> str:
+    """The BLAS's own description ("OpenBLAS 0.3.30 DYNAMIC_ARCH ... SkylakeX ..."),
+    or what is known of it when it is not scipy's OpenBLAS."""
+    lib = _library()
+    if lib is None:
+        return "not scipy's OpenBLAS (thread count left as it is)"
+    describe = lib.scipy_openblas_get_config
+    describe.restype = ctypes.c_char_p
+    return describe().decode(errors="replace").strip()

@@ -349,11 +349,15 @@ def _cpu_step(codes: list[KernelCode], params: list[str],
             fname = functions[source] = f"f{code.name[1:]}"
             modules.append(source)
             imports.append(f"from {module_name(source)} import kernel as {fname}  # {ops}")
+        if code.blas_flops:  # the BLAS threads this matmul's size and the free cores allow
+            calls.append(f"blas_threads({code.blas_flops})")
         calls.append(f"{fname}({', '.join(code.params + ints)})")
         entry = index.setdefault(module_name(source), {"ops": [], "sites": [], "params": {}})
         _note(entry, code)
         entry["params"].setdefault(code.name, dict(zip(args, code.params)))
     calls += [f"{t}[:] = {v}" for t, v in copies]
+    if any(code.blas_flops for code in codes):
+        imports.insert(0, "from sexpgpu.kernels.threads import matmul as blas_threads")
     lines = imports + ["", "", f"def step({', '.join(params)}):"]
     return lines + _indent(calls or ["pass"], 1), modules, index
 

@@ -13,7 +13,6 @@ import numpy as np
 from numba.core.dispatcher import Dispatcher
 from numba.core.errors import NumbaPerformanceWarning
 from sexpgpu.kernels.bf16 import from_bf16
-from sexpgpu.kernels.blas import set_threads as set_blas_threads
 from sexpgpu.kernels.cache import load_module, module_path
 from sexpgpu.kernels.cache import record as record_index
 from sexpgpu.kernels.codegen import Generated
@@ -24,7 +23,6 @@ from sexpgpu.kernels.memplan import MemoryPlan, plan_memory
 from sexpgpu.kernels.render import Names
 from sexpgpu.kernels.source import storage
 
-from sexpgpu import env
 from sexpgpu.devices import DEVICES, require_usable
 from sexpgpu.diagnostics import error
 from sexpgpu.ir.graph import Graph, Value
@@ -122,7 +120,6 @@ def compile(graph: Graph, outputs: list[str] | None = None, device: str = "cpu",
     if device not in DEVICES:
         raise ValueError(f"device must be one of {DEVICES}, not {device!r}")
     if device == "cpu":
-        set_blas_threads(env.blas_threads())
         _quiet_view_packing()
     else:
         require_usable(device)  # E-DEVICE-UNAVAILABLE before anything is generated

@@ -535,7 +535,9 @@ def _matmul(node, names, name, params):
             # contiguous (batch * m, k) matrix, so one sgemm does them all
             lines = [f"np.dot({A}[0:{rows * m * k}].reshape(({rows * m}, {k})), {b2}, "
                      f"{O}[0:{rows * m * n}].reshape(({rows * m}, {n})))"]
+            code.blas_flops = 2 * rows * m * n * k
         else:
+            code.blas_flops = 2 * m * n * k
             lines = [f"np.dot({a2}, {b2}, {O}[{oo}:{oo} + {m * n}].reshape(({m}, {n})))"]
             for i, d in reversed(list(zip(bidx, out.shape[:-2]))):
                 lines = [f"for {i} in range({d}):"] + ["    " + line for line in lines]
@@ -579,5 +581,6 @@ def render_batch_sum_matmul(mm: Node, total: Node, names, name: str,
         code.cpu = [f"np.dot({A}[0:{rows * k * m}].reshape(({rows * k}, {m})).T, "
                     f"{B}[0:{rows * k * n}].reshape(({rows * k}, {n})), "
                     f"{O}[0:{m * n}].reshape(({m}, {n})))"]
+        code.blas_flops = 2 * m * n * rows * k
         code.sizes_as_args = True
     return code

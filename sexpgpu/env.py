@@ -39,17 +39,27 @@ def cuda_sync() -> bool:
     return os.environ.get("SEXPGPU_CUDA_SYNC", "") not in ("", "0")
 
 
-def blas_threads() -> int:
-    """SEXPGPU_BLAS_THREADS: threads of the BLAS behind CPU matmuls; default
-    SEXPGPU_NUM_THREADS, else every core this process may run on (as numpy and
-    PyTorch do). The kernels between matmuls run on one thread, so the BLAS's
-    threads have the other cores to themselves: the GPT step went 74 -> 60 ms
-    with 2 on 2 cores. On a box busy with other work, 1 avoids waiting on threads
-    that are not scheduled."""
+def blas_threads_fixed() -> int | None:
+    """SEXPGPU_BLAS_THREADS: a fixed thread count for every CPU matmul's BLAS call.
+    Unset (the default), each matmul gets threads by its size and by the cores the
+    machine leaves free (kernels/threads.py): a parallel sgemm waits for all
+    its threads, so on a box busy with other work a second thread that is not
+    scheduled made a 100x256x256 matmul 13 times slower."""
     value = os.environ.get("SEXPGPU_BLAS_THREADS")
-    if value:
-        return int(value)
-    return num_threads() or len(os.sched_getaffinity(0))
+    return max(1, int(value)) if value else None
+
+
+def usable_cores() -> int:
+    """The cores this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def thread_cap() -> int:
+    """The most threads a matmul or parallel kernel may get: SEXPGPU_NUM_THREADS,
+    else every core this process may run on."""
+    return num_threads() or usable_cores()
 
 
 def num_threads() -> int | None:

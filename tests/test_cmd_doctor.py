@@ -103,8 +103,9 @@ def test_cuda_under_numbas_simulator(tmp_path) -> None:
     assert checks["memory"]["status"] == "warn"  # the simulator has no memory figures
 
 
-@pytest.mark.parametrize("load,blas,status", [(0.1, None, "ok"), (1.2, None, "warn"),
-                                              (1.2, "1", "ok"), (3.5, None, "warn")])
+@pytest.mark.parametrize("load,blas,status", [(0.1, None, "ok"), (1.2, None, "ok"),
+                                              (1.2, "1", "ok"), (1.2, "2", "warn"),
+                                              (3.5, None, "ok"), (3.5, "2", "warn")])
 def test_busy_cores_warn_with_the_blas_threads_to_use(monkeypatch, load, blas, status) -> None:
     monkeypatch.setattr(doctor.os, "sched_getaffinity", lambda pid: {0, 1})
     monkeypatch.delenv("SEXPGPU_NUM_THREADS", raising=False)

@@ -287,3 +287,53 @@ def test_objective_receives_only_the_fields_it_names(tmp_path: Path) -> None:
 """))
     data = [v.name for v in compiled.graphs.step.inputs if v.role == "data"]
     assert data == ["data/x"]
+
+
+def _lstm_reference(inputs: dict, cell: str, xs: np.ndarray, order: range) -> np.ndarray:
+    """PyTorch's LSTM equations in float64: gates i, f, g, o of W_ih x + b_ih + W_hh h + b_hh."""
+    p = {k: inputs[f"{cell}/{k}"].astype(np.float64)
+         for k in ("weight-ih", "weight-hh", "bias-ih", "bias-hh")}
+    hidden = p["weight-hh"].shape[1]
+    h, c = np.zeros((xs.shape[0], hidden)), np.zeros((xs.shape[0], hidden))
+    hs = np.zeros((xs.shape[0], xs.shape[1], hidden))
+    for t in order:
+        g = xs[:, t] @ p["weight-ih"].T + p["bias-ih"] + h @ p["weight-hh"].T + p["bias-hh"]
+        i, f, cell_in, o = (g[:, k * hidden:(k + 1) * hidden] for k in range(4))
+        c = (1 / (1 + np.exp(-f))) * c + (1 / (1 + np.exp(-i))) * np.tanh(cell_in)
+        h = (1 / (1 + np.exp(-o))) * np.tanh(c)
+        hs[:, t] = h
+    return hs
+
+
+def test_lstm_layer_and_run_cell_with_a_list_state_match_pytorch_equations(
+        tmp_path: Path) -> None:
+    """nn:lstm (bidirectional) and run-cell over an lstm-cell, whose state is the list
+    (h c), against the LSTM equations in numpy."""
+    compiled = compile_file(write(tmp_path, """
+(defloader train :source (mnist1d :split :train) :batch 4)
+(defmodel net ()
+  (defchild lstm (nn:lstm 2 3 :bidirectional t))
+  (defchild cell (nn:lstm-cell 2 3))
+  (defchild head (nn:linear 120 10))
+  (lambda (x)
+    (let* ((xs (reshape x (list 4 20 2)))
+           (hs (lstm xs))
+           (zero (zeros (list 4 3)))
+           (cs (nn:run-cell #'cell xs (list zero zero))))
+      (metric hsum (sum (* hs (iota 6 :dtype :f32))))
+      (metric csum (sum (* cs (iota 3 :dtype :f32))))
+      (head (nn:flatten hs)))))
+(defobjective (model &key x y)
+  (nn:cross-entropy (model x) y))
+"""))
+    step = compiled.graphs.step
+    rng = np.random.default_rng(2)
+    inputs = {v.name: (rng.standard_normal(v.shape).astype(np.float32) if v.dtype == "f32"
+                       else np.zeros(v.shape, np.int64)) for v in step.inputs}
+    out = run_reference(step, {k: v.copy() for k, v in inputs.items()})
+    xs = inputs["data/x"].astype(np.float64).reshape(4, 20, 2)
+    hs = np.concatenate([_lstm_reference(inputs, "lstm/cells/0", xs, range(20)),
+                         _lstm_reference(inputs, "lstm/cells/1", xs, range(19, -1, -1))], -1)
+    assert float(out["hsum"]) == pytest.approx(float(np.sum(hs * np.arange(6))), rel=1e-4)
+    cs = _lstm_reference(inputs, "cell", xs, range(20))
+    assert float(out["csum"]) == pytest.approx(float(np.sum(cs * np.arange(3))), rel=1e-4)

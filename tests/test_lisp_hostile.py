@@ -102,13 +102,30 @@ def test_require_reads_declared_library_roots(tmp_path, monkeypatch):
     assert out.getvalue() == "42"
 
 
-def test_prelude_reads_and_writes_no_cache_file(tmp_path, monkeypatch):
+def test_prelude_cache_is_json_data_and_never_a_pickle(tmp_path, monkeypatch):
+    """The prelude's disk cache (lisp/formcache.py) is one JSON file of data; a pickle
+    put in its place is not loaded (it would run code), the text is read instead."""
+    import pickle
+
+    import orjson
+
     from sexpgpu.lisp import prelude
 
     monkeypatch.setenv("SEXPGPU_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(prelude, "_FORMS", {})
     forms, _, _ = prelude.prelude_forms()
-    assert forms and not any(tmp_path.rglob("*"))
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert forms and [p.parent.name for p in written] == ["forms"]
+    assert set(orjson.loads(written[0].read_bytes())) == {"forms", "spans"}
+
+    class Boom:
+        def __reduce__(self):
+            return (pytest.fail, ("the cache was unpickled",))
+
+    written[0].write_bytes(pickle.dumps(Boom()))
+    monkeypatch.setattr(prelude, "_FORMS", {})
+    again, _, _ = prelude.prelude_forms()
+    assert len(again) == len(forms)
 
 
 def test_extra_argument_to_a_tensor_builtin_is_an_arity_error(tmp_path):

@@ -26,7 +26,8 @@ from sexpgpu.runtime.events import read_events
 HELP = """\
 Show what differs between two run files, or two runs, by section (knobs, data, model,
 objective, optimizer, run) and nothing else: comments and layout are not differences.
-For two runs, their results are compared too: final metrics, targets, steps and time.
+For two runs, their results are compared too: final metrics, targets, steps, time and
+the CPU thread policy and BLAS each ran with.
 
 Usage:
   sexpgpu diff A B [--json]
@@ -165,10 +166,13 @@ def results_of(run_dir: Path) -> dict[str, Any]:
     final metrics (the last loss and the last eval) and targets."""
     status = read_json(run_dir / "status.json") if (run_dir / "status.json").is_file() else {}
     closed: dict[str, Any] = {}
+    threads = None
     if (run_dir / "events.jsonl").is_file():
         for event in read_events(run_dir / "events.jsonl"):
             if event.get("event") == "close":
                 closed = event.get("summary") or {}
+            elif event.get("event") == "open":
+                threads = event.get("threads")  # the last opening's (a resume's)
     elapsed = closed.get("elapsed_s")
     if elapsed is None and status.get("started") and status.get("updated"):
         elapsed = round(status["updated"] - status["started"], 3)
@@ -180,7 +184,7 @@ def results_of(run_dir: Path) -> dict[str, Any]:
             "steps": status.get("steps", closed.get("steps")), "time_s": elapsed,
             "metrics": {k: v for k, v in metrics.items() if v is not None},
             "targets": status.get("targets") or closed.get("targets") or [],
-            "targets_met": closed.get("targets_met")}
+            "targets_met": closed.get("targets_met"), "threads": threads}
 
 
 def compare_results(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
@@ -261,6 +265,15 @@ def _short(value: Any, width: int = 90) -> str:
     return text if len(text) <= width else text[:width - 3] + "..."
 
 
+def threads_text(threads: dict[str, Any] | None) -> str:
+    """A run's thread policy in a few words: `BLAS auto (up to 2), numba 2`."""
+    if not threads:
+        return "(not recorded)"
+    blas = f"up to {threads['blas_threads']}" if threads["policy"] == "auto" \
+        else f"{threads['blas_threads']}"
+    return f"BLAS {threads['policy']} ({blas}), numba {threads['numba_threads']}"
+
+
 def render_results(results: dict[str, Any]) -> list[str]:
     a, b = results["a"], results["b"]
 
@@ -271,6 +284,12 @@ def render_results(results: dict[str, Any]) -> list[str]:
            f"  state: {a['state']} -> {b['state']}",
            f"  steps: {a['step']} of {a['steps']} -> {b['step']} of {b['steps']}",
            f"  time: {took(a)} -> {took(b)}"]
+    if a.get("threads") or b.get("threads"):
+        mark = "" if a.get("threads") == b.get("threads") else "  (differ)"
+        out.append(f"  threads: {threads_text(a.get('threads'))} -> "
+                   f"{threads_text(b.get('threads'))}{mark}")
+        if a.get("threads") and b.get("threads") and a["threads"]["blas"] != b["threads"]["blas"]:
+            out.append(f"  blas: {a['threads']['blas']} -> {b['threads']['blas']}")
     for m in results["metrics"]:
         delta = f"  ({'+' if m['delta'] >= 0 else ''}{humanize.number(m['delta'])})" \
             if m["delta"] is not None else ""

@@ -76,18 +76,22 @@ def versions() -> list[Check]:
 
 
 def cpus(load: float | None = None) -> Check:
-    """The cores this process may use, and whether other work already keeps them busy:
-    the BLAS runs a matmul on every core and waits for the slowest, so a core that
-    another job holds stalls each step (a GPT step went 36 ms -> over 1 s)."""
+    """The cores this process may use, and whether other work already keeps them busy.
+    By default each matmul takes a second BLAS thread only when it is big and a core is
+    free (kernels/threads.py); a fixed SEXPGPU_BLAS_THREADS above the free
+    cores stalls every step instead (the BLAS waits for its slowest thread: a GPT step
+    went 36 ms -> over 1 s)."""
     total = os.cpu_count() or 1
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else total
     if load is None:
         load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
     detail = f"{usable} usable of {total}, load {load:.1f}"
-    if load >= 0.75 and env.blas_threads() > max(1, round(usable - load)):
+    fixed, free = env.blas_threads_fixed(), max(1, round(usable - load))
+    if fixed is None:
+        return Check("cpus", "ok", f"{detail}; BLAS threads chosen per matmul")
+    if load >= 0.75 and fixed > free:
         return Check("cpus", "warn", f"{detail}: other work holds about {load:.0f} of them; "
-                     f"set SEXPGPU_BLAS_THREADS={max(1, round(usable - load))} "
-                     f"(now {env.blas_threads()})")
+                     f"set SEXPGPU_BLAS_THREADS={free} or unset it (now {fixed})")
     return Check("cpus", "ok", detail)
 
 

@@ -31,13 +31,16 @@ class Env:
 class Closure:
     """A function written in Lisp: lambda list, body forms and captured environment."""
 
-    __slots__ = ("name", "ll", "body", "env")
+    __slots__ = ("name", "ll", "body", "env", "library")
 
     def __init__(self, name: str | None, ll: LambdaList, body: list, env: Env | None):
         self.name = name
         self.ll = ll
         self.body = body
         self.env = env
+        # whether the body was written in a library file; None until its first call
+        # (`Interpreter.call_closure` decides it: only the interpreter knows those files)
+        self.library: bool | None = None
 
     def lisp_repr(self, escape: bool) -> str:
         if self.name:

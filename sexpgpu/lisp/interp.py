@@ -29,6 +29,7 @@ from sexpgpu.lisp.errors import (
     ThrowExit,
     limit_error,
 )
+from sexpgpu.lisp.formcache import read_cached
 from sexpgpu.lisp.printer import prin1_to_string
 from sexpgpu.lisp.reader import read_all
 from sexpgpu.lisp.registry import SPECIAL_FORMS, Builtin
@@ -41,6 +42,7 @@ DEFAULT_MAX_SECONDS = 1.0  # CPU-time backstop for steps that are individually s
 DEFAULT_MAX_DEPTH = 10_000
 DEFAULT_MAX_ALLOC = 1_000_000
 MAX_INTEGER_BITS = 100_000  # every integer and ratio a builtin returns stays below this
+UNKNOWN_SITE = object()  # `user_site` when the user's call into a library had no position
 _PY_FRAMES_PER_CALL = 40  # generous: Python frames one Lisp call may use
 
 
@@ -66,6 +68,10 @@ class Interpreter(Reporting):
         # the span of the innermost call with a position now running (set just before a
         # function is applied): what a tracer records as the source of an IR node
         self.current_span = None
+        # while a library closure runs under user code: the span of the user's call into
+        # it (UNKNOWN_SITE when that call had no position); None while user code runs.
+        # Tracing reads it instead of walking the Python stack (trace/site.py)
+        self.user_site: Any = None
         self.struct_setters: dict = {}
         self.generic_op = default_generic_op
         self.library_files: set[str] = set()
@@ -149,7 +155,7 @@ class Interpreter(Reporting):
         self.sources[file] = text
         if library:
             self.library_files.add(file)
-        forms = read_all(text, file)
+        forms = read_cached(text, file) if library else read_all(text, file)
         saved, self.defining_standard = self.defining_standard, library
         try:
             return self.eval_forms(forms)
@@ -305,8 +311,9 @@ class Interpreter(Reporting):
                     value = value[0] if value else NIL
                 args.append(value)
                 node = node.cdr
-            if form.span is not None:
-                self.current_span = form.span  # for builtins that record where they ran
+            # for builtins that record where they ran; None for a form without position,
+            # so that a stale span is never taken for this call's
+            self.current_span = form.span
             return self.apply(fn, args)
         except SexpError as exc:
             self._trail(exc, form)
@@ -361,6 +368,41 @@ class Interpreter(Reporting):
                     fix="pass #'name or a lambda")
 
     def call_closure(self, fn: Closure, args: list) -> Any:
+        library = fn.library
+        if library is None:
+            library = fn.library = self._is_library(fn)
+        site = self.user_site
+        if library:  # entered from user code, or from a user form inlined by a macro
+            span = self.current_span
+            entry = site is None or (span is not None and span.file not in self.library_files)
+            site = (span or UNKNOWN_SITE) if entry else site
+        else:
+            site = None
+        if site is self.user_site:
+            return self._call_closure(fn, args)
+        saved, self.user_site = self.user_site, site
+        try:
+            return self._call_closure(fn, args)
+        finally:
+            self.user_site = saved
+
+    def _is_library(self, fn: Closure) -> bool:
+        """Whether the body's positioned forms (a bounded look) all come from library
+        files. A library macro's expansion that holds user forms (defobjective's) is
+        user code: tracing then reads positions from the stack, as for any user code."""
+        todo, seen, library = list(reversed(fn.body)), 0, False
+        while todo and seen < 64:
+            form = todo.pop()
+            seen += 1
+            if type(form) is Cons:
+                if form.span is not None:
+                    if form.span.file not in self.library_files:
+                        return False
+                    library = True
+                todo += (form.cdr, form.car)
+        return library
+
+    def _call_closure(self, fn: Closure, args: list) -> Any:
         self.depth += 1
         try:
             if self.depth > self.max_depth:

@@ -17,6 +17,7 @@ from typing import Any
 from sexpgpu import env
 from sexpgpu.diagnostics import Note, SexpError, Span, error
 from sexpgpu.lisp.errors import E_REQUIRE
+from sexpgpu.lisp.formcache import read_cached
 from sexpgpu.lisp.forms import args_of, syntax_error
 from sexpgpu.lisp.reader import read_all
 from sexpgpu.lisp.registry import special
@@ -141,9 +142,10 @@ class ModuleTable:
     def _load(self, text: str, file: str, canonical: str, span: Span | None) -> None:
         interp = self.interp
         interp.sources[file] = text
-        if file.startswith(str(STDLIB)):
+        standard = file.startswith(str(STDLIB))
+        if standard:
             interp.library_files.add(file)
-        forms = read_all(text, file)
+        forms = read_cached(text, file) if standard else read_all(text, file)
         renames = {}
         for form in forms:
             if type(form) is Cons and isinstance(form.car, Symbol) \

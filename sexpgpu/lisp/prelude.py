@@ -1,8 +1,5 @@
-"""Loading the prelude: its read forms are cached in the process, keyed by text and version.
-
-There is no disk cache: the prelude is about 3 KB and reads in under 20 ms, and a
-cache file that is unpickled would let whoever can write the cache directory run code
-(docs/security.md).
+"""Loading the prelude: its read forms are cached in the process, keyed by text and
+version, and on disk as data (lisp/formcache.py: JSON, never a pickle, docs/security.md).
 """
 
 from __future__ import annotations
@@ -12,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from sexpgpu import __version__
-from sexpgpu.lisp.reader import read_all
+from sexpgpu.lisp.formcache import read_cached
 
 PRELUDE_PATH = Path(__file__).resolve().parent / "prelude.sx"
 _FORMS: dict[str, list] = {}  # in-process cache: text hash -> forms
@@ -25,7 +22,7 @@ def prelude_forms() -> tuple[list, str, str]:
     digest = hashlib.sha256((__version__ + file + text).encode()).hexdigest()[:16]
     forms = _FORMS.get(digest)
     if forms is None:
-        forms = read_all(text, file)
+        forms = read_cached(text, file)
         _FORMS[digest] = forms
     return forms, file, text
 

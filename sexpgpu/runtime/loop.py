@@ -25,6 +25,7 @@ from sexpgpu.data.errors import data_error
 from sexpgpu.data.loader import Loader, split_microbatches
 from sexpgpu.diagnostics import Diagnostic, Note, SexpError, define_code
 from sexpgpu.exitcodes import EXIT_ERRORS, EXIT_OK, EXIT_PREEMPTED, EXIT_RUNTIME
+from sexpgpu.kernels import threads
 from sexpgpu.parallel.collective import Collective, RankEnded, Single
 from sexpgpu.runtime import checkpoint as ckpt
 from sexpgpu.runtime import rundir
@@ -426,7 +427,7 @@ def _numbers(out: dict[str, Any]) -> dict[str, float]:
 
 def _open_fields(plan: RunPlan, settings: Any, the_hash: str,
                  resumed_from: int | None) -> dict[str, Any]:
-    return {
+    fields = {
         "versions": _versions(), "device": settings.device, "pid": os.getpid(),
         "selection": plan.selection, "resumed_from": resumed_from,
         "plan": {"file": plan.file, "hash": the_hash, "steps": settings.steps,
@@ -435,6 +436,11 @@ def _open_fields(plan: RunPlan, settings: Any, the_hash: str,
                  "loaders": [ld.name for ld in plan.loaders],
                  "evals": [ev.name for ev in plan.evals]},
     }
+    if settings.device == "cpu":
+        # the BLAS and the thread policy: runs that differ only there can end
+        # differently in time, and `sexpgpu diff` shows it
+        fields["threads"] = threads.policy().describe()
+    return fields
 
 
 def _step_fields(step: int, out: dict[str, Any], step_ms: float, rows: int,

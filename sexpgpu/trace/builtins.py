@@ -202,11 +202,38 @@ def _literal(v: Any) -> str:
     return repr(v)
 
 
+class _Signature:
+    """What `_parse` needs of an entry, worked out once per entry rather than per call
+    (tracing a GRU makes thousands of calls)."""
+
+    def __init__(self, opdef: OpDef):
+        self.keys: dict[str, Arg | Input] = {a.lisp_key: a for a in opdef.args
+                                             if a.kind != "stream"}
+        self.keys.update({t.name: t for t in opdef.tensor_inputs if t.optional})
+        self.ins = [t for t in opdef.tensor_inputs if t.role != "rng"]
+        self.positional = [a for a in opdef.args if a.positional and a.kind != "stream"]
+        self.rest = any(t.role == "rest" for t in self.ins)
+        self.required_in = sum(1 for t in self.ins if not t.optional and t.role != "rest")
+        self.required_pos = sum(1 for a in self.positional if a.required)
+        self.most = None if self.rest else len(self.ins) + len(self.positional)
+
+
+_SIGNATURES: dict[int, tuple[OpDef, _Signature]] = {}  # id -> (the entry, its signature)
+
+
+def _signature(opdef: OpDef) -> _Signature:
+    known = _SIGNATURES.get(id(opdef))
+    if known is None or known[0] is not opdef:
+        known = _SIGNATURES[id(opdef)] = (opdef, _Signature(opdef))
+    return known[1]
+
+
 def _parse(fn: str, opdef: OpDef, args: tuple) -> tuple[list[Any], dict[str, Any]]:
     """The tensors and argument values of one call, or _Mismatch when its shape does
     not fit the entry (counts, keywords); E-ARG for a value of the wrong kind."""
-    keys: dict[str, Arg | Input] = {a.lisp_key: a for a in opdef.args if a.kind != "stream"}
-    keys.update({t.name: t for t in opdef.tensor_inputs if t.optional})
+    sig = _signature(opdef)
+    keys, ins, positional, rest = sig.keys, sig.ins, sig.positional, sig.rest
+    required_in, required_pos, most = sig.required_in, sig.required_pos, sig.most
 
     def is_key(x: Any) -> bool:
         return isinstance(x, Symbol) and x.is_keyword and A.kw_name(x) in keys
@@ -214,12 +241,6 @@ def _parse(fn: str, opdef: OpDef, args: tuple) -> tuple[list[Any], dict[str, Any
     lead = 0
     while lead < len(args) and not is_key(args[lead]):
         lead += 1
-    ins = [t for t in opdef.tensor_inputs if t.role != "rng"]
-    positional = [a for a in opdef.args if a.positional and a.kind != "stream"]
-    rest = any(t.role == "rest" for t in ins)
-    required_in = sum(1 for t in ins if not t.optional and t.role != "rest")
-    required_pos = sum(1 for a in positional if a.required)
-    most = None if rest else len(ins) + len(positional)
     if lead < required_in + required_pos or (most is not None and lead > most):
         raise _Mismatch(f"{fn} called with {lead} argument{'s' * (lead != 1)}", str(lead))
     given: list[Any] = list(args[:lead])

@@ -7,8 +7,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.special
 
+from sexpgpu.ir.ops import _special
 from sexpgpu.ir.ops._define import NUMERIC, const, unary
 from sexpgpu.ir.ops.opdef import Arg, OpDef
 
@@ -61,7 +61,7 @@ unary(OPS, "silu", lambda x: x * sigmoid(x), "x0 / (1.0 + math.exp(-x0))", _silu
 def _gelu(x: np.ndarray, approximate: str = "none") -> np.ndarray:
     if approximate == "tanh":
         return 0.5 * x * (1.0 + np.tanh(GELU_C * (x + GELU_K * x ** 3)))
-    return 0.5 * x * (1.0 + scipy.special.erf(x * SQRT_HALF))
+    return 0.5 * x * (1.0 + _special.erf(x * SQRT_HALF))
 
 
 def _gelu_body(attrs: dict) -> str:

@@ -8,8 +8,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.special
 
+from sexpgpu.ir.ops import _special
 from sexpgpu.ir.ops._define import BOOL, FLOAT, NUMERIC, const, unary, zero_vjp
 from sexpgpu.ir.ops.opdef import Arg, OpDef
 from sexpgpu.ir.shapes import ShapeRuleError
@@ -200,7 +200,7 @@ def _erf_vjp(g, node, cts):
     return [g.apply("mul", cts[0], slope)]
 
 
-unary(OPS, "erf", scipy.special.erf, "math.erf(x0)", _erf_vjp, doc="the error function")
+unary(OPS, "erf", _special.erf, "math.erf(x0)", _erf_vjp, doc="the error function")
 
 
 # -- special values ------------------------------------------------------------------

@@ -8,10 +8,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.special
 
 from sexpgpu.ir import build
 from sexpgpu.ir.build import expand_reduced, scalar
+from sexpgpu.ir.ops import _special
 from sexpgpu.ir.ops._define import composite
 from sexpgpu.ir.ops._sampling import distinct, values
 from sexpgpu.ir.ops.opdef import Arg, OpDef
@@ -191,7 +191,7 @@ composite(OPS, "var", build.var,
 
 
 composite(OPS, "logsumexp", build.logsumexp,
-          lambda x, axes=None, keepdims=False: scipy.special.logsumexp(
+          lambda x, axes=None, keepdims=False: _special.special().logsumexp(
               x, axis=_opt_axes(axes), keepdims=keepdims),
           args=AXES, integers="reject", samples=_reduce_samples,
           extra={"reorders_sums": True},
@@ -204,12 +204,12 @@ def _axis_samples(rng: np.random.Generator) -> list:
 
 
 composite(OPS, "softmax", build.softmax,
-          lambda x, axis=-1: scipy.special.softmax(x, axis=axis),
+          lambda x, axis=-1: _special.special().softmax(x, axis=axis),
           args=(Arg("axis", "axis", -1),), integers="reject", samples=_axis_samples,
           function="softmax", extra={"reorders_sums": True},
           doc="exp(x - m) / sum(exp(x - m)) along axis, m the max")
 composite(OPS, "log_softmax", build.log_softmax,
-          lambda x, axis=-1: scipy.special.log_softmax(x, axis=axis),
+          lambda x, axis=-1: _special.special().log_softmax(x, axis=axis),
           args=(Arg("axis", "axis", -1),), integers="reject", samples=_axis_samples,
           function="log_softmax", extra={"reorders_sums": True},
           doc="(x - m) - log(sum(exp(x - m))) along axis")

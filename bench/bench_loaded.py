@@ -1,0 +1,97 @@
+"""Step time on a loaded machine (issue 15): the MNIST-1D MLP and the char-GPT, SexpGPU
+and PyTorch eager, each timed quiet and then with four CPU-bound processes that this
+script starts itself (and always stops), so the slowdowns sit side by side.
+
+Run: `python bench/bench_loaded.py [--models mlp gpt] [--seconds 8] [--busy 4]
+[--json F]`. Each phase runs steps for at most `--seconds` (at least 5 steps) and
+reports the mean step time (the descheduled steps are the point, so no median);
+whole run bounded by models x backends x 2 phases x seconds plus compile time.
+PyTorch runs with torch.set_num_threads = the usable cores, its default; SexpGPU with
+its default thread policy (kernels/threads.py) unless SEXPGPU_BLAS_THREADS is set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import bench_step as bs  # bench/ is sys.path[0] when run as a script
+
+BUSY = "import time\nend = time.time() + {limit}\nwhile time.time() < end:\n    pass\n"
+MIN_STEPS = 5
+
+
+@contextmanager
+def busy_processes(count: int, limit_s: float) -> Iterator[None]:
+    """`count` processes spinning on a core each; each also stops itself after
+    `limit_s`, so none outlives the benchmark even if this one is killed."""
+    procs = [subprocess.Popen([sys.executable, "-c", BUSY.format(limit=limit_s)])
+             for _ in range(count)]
+    try:
+        time.sleep(0.5)  # let the scheduler see them
+        yield
+    finally:
+        for proc in procs:
+            proc.kill()
+        for proc in procs:
+            proc.wait()
+
+
+def mean_step_s(step: Callable[[], float], seconds: float) -> tuple[float, int]:
+    """Mean wall seconds per step over at most `seconds` (at least MIN_STEPS steps)."""
+    start = time.perf_counter()
+    done = 0
+    while done < MIN_STEPS or time.perf_counter() - start < seconds:
+        step()
+        done += 1
+        if time.perf_counter() - start > 4 * seconds:  # a collapsed step: stop early
+            break
+    return (time.perf_counter() - start) / done, done
+
+
+def measure(model: str, backend: str, seconds: float, busy: int) -> dict[str, float]:
+    step = bs.sexpgpu_step(model) if backend == "sexpgpu" else bs.torch_step(model, False)
+    for _ in range(bs.WARMUP_CALLS):
+        step()
+    quiet, n_quiet = mean_step_s(step, seconds)
+    with busy_processes(busy, limit_s=6 * seconds + 30):
+        loaded, n_loaded = mean_step_s(step, seconds)
+    return {"quiet_ms": quiet * 1e3, "loaded_ms": loaded * 1e3,
+            "slowdown": loaded / quiet, "steps": [n_quiet, n_loaded]}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", nargs="+", default=["mlp", "gpt"], choices=["mlp", "gpt"])
+    parser.add_argument("--backends", nargs="+", default=["sexpgpu", "torch-eager"],
+                        choices=["sexpgpu", "torch-eager"])
+    parser.add_argument("--seconds", type=float, default=8.0)
+    parser.add_argument("--busy", type=int, default=4)
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args()
+    cores = len(os.sched_getaffinity(0))
+    bs.torch.set_num_threads(cores)
+    print(f"{cores} cores, load before: {os.getloadavg()[0]:.1f}, {args.busy} busy processes",
+          flush=True)
+    results: dict[str, dict[str, float]] = {}
+    for model in args.models:
+        for backend in args.backends:
+            row = results[f"{model} {backend}"] = measure(model, backend, args.seconds,
+                                                          args.busy)
+            print(f"{model:4} {backend:12} quiet {row['quiet_ms']:8.3f} ms  loaded "
+                  f"{row['loaded_ms']:8.3f} ms  slowdown {row['slowdown']:5.2f}x  "
+                  f"(steps {row['steps'][0]}, {row['steps'][1]})", flush=True)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump({"cores": cores, "busy": args.busy, "results": results}, fh, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

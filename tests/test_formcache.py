@@ -1,0 +1,95 @@
+"""The standard modules' forms cache (lisp/formcache.py): a cached read gives the same
+forms and positions as the reader; a changed text, a tampered or truncated file and
+forms the cache does not keep all read the text again; nothing in it is code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from sexpgpu.lisp import formcache
+from sexpgpu.lisp.printer import prin1_to_string
+from sexpgpu.lisp.reader import read_all
+from sexpgpu.lisp.types import Cons
+
+ROOT = Path(__file__).resolve().parent.parent
+LIBRARY = [ROOT / "sexpgpu" / "lisp" / "prelude.sx", ROOT / "sexpgpu" / "stdlib" / "nn.sx",
+           ROOT / "sexpgpu" / "stdlib" / "optim.sx", ROOT / "sexpgpu" / "contract" / "forms.sx"]
+
+
+@pytest.fixture(autouse=True)
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("SEXPGPU_CACHE_DIR", str(tmp_path))
+    return tmp_path / "forms"
+
+
+def _positions(form: object) -> list:
+    """Every cons's position, depth first (the reader gives each list's first cell one)."""
+    out, todo = [], [form]
+    while todo:
+        x = todo.pop()
+        while type(x) is Cons:
+            out.append(None if x.span is None else (x.span.file, x.span.line, x.span.col,
+                                                   x.span.width))
+            todo.append(x.car)
+            x = x.cdr
+    return out
+
+
+def _same(a: list, b: list) -> bool:
+    return [prin1_to_string(x) for x in a] == [prin1_to_string(x) for x in b] \
+        and [_positions(x) for x in a] == [_positions(x) for x in b] \
+        and a.spans == b.spans
+
+
+@pytest.mark.parametrize("path", LIBRARY, ids=lambda p: p.name)
+def test_a_cached_read_equals_the_reader(path: Path, cache: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    first = formcache.read_cached(text, str(path))  # reads, and writes the cache
+    assert len(list(cache.glob("*.json"))) == 1
+    again = formcache.read_cached(text, str(path))
+    assert _same(again, read_all(text, str(path))) and _same(first, again)
+
+
+def test_a_changed_text_is_read_again(cache: Path) -> None:
+    formcache.read_cached("(defun f () 1)", "lib.sx")
+    forms = formcache.read_cached("(defun f () 2)", "lib.sx")
+    assert prin1_to_string(forms[0]) == "(DEFUN F NIL 2)"
+    assert len(list(cache.glob("*.json"))) == 2
+
+
+@pytest.mark.parametrize("content", [b"not json", b'{"forms": [[9, 1]], "spans": [null]}',
+                                     b'{"forms": [' * 5000, b'{"forms": 3}',
+                                     b'[' * 100000 + b']' * 100000])
+def test_a_tampered_file_is_read_from_the_text(cache: Path, content: bytes) -> None:
+    text = "(defun f (x) (* x 2))"
+    formcache.read_cached(text, "lib.sx")
+    (path,) = cache.glob("*.json")
+    path.write_bytes(content)
+    assert prin1_to_string(formcache.read_cached(text, "lib.sx")[0]) == \
+        "(DEFUN F (X) (* X 2))"
+
+
+def test_values_it_does_not_keep_are_not_cached(cache: Path) -> None:
+    for text in ("(list '#:g 1)", "(list 123456789012345678901234567890)", "#2A((1 2) (3 4))"):
+        forms = formcache.read_cached(text, "lib.sx")
+        assert prin1_to_string(forms[0]) == prin1_to_string(read_all(text, "lib.sx")[0])
+    assert not list(cache.glob("*.json"))
+
+
+def test_the_cache_is_data(cache: Path) -> None:
+    text = (ROOT / "sexpgpu" / "stdlib" / "optim.sx").read_text(encoding="utf-8")
+    formcache.read_cached(text, "optim.sx")
+    (path,) = cache.glob("*.json")
+    data = orjson.loads(path.read_bytes())
+    assert set(data) == {"forms", "spans"}
+
+
+def test_an_unwritable_cache_still_reads(tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setenv("SEXPGPU_CACHE_DIR", str(blocker))  # a file: no directory under it
+    assert prin1_to_string(formcache.read_cached("(+ 1 2)", "lib.sx")[0]) == "(+ 1 2)"
