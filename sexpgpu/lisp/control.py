@@ -234,6 +234,9 @@ def sf_dolist(interp, form, env):
             interp.steps += 1
             _loop_body(interp, body, Env({var: node.car}, block_env))
             node = node.cdr
+        if node is not NIL:
+            raise error(E_TYPE, "dolist needs a proper list", form.span,
+                        actual=prin1_to_string(node), fix="pass a list that ends in NIL")
         return interp.eval(spec[2], Env({var: NIL}, block_env)) if len(spec) > 2 else NIL
 
     return _in_nil_block(interp, env, run)

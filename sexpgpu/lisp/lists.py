@@ -13,6 +13,7 @@ from sexpgpu.lisp.types import (
     Cons,
     T,
     boolean,
+    cars,
     check_not_circular,
     intern,
     is_circular,
@@ -176,7 +177,7 @@ def _check_butlast(lst: Any, n: Any) -> None:
 @builtin("BUTLAST")
 def butlast(lst, n=1):
     _check_butlast(lst, n)
-    items = to_py(lst)
+    items = cars(lst)
     return lisp_list(items[: max(0, len(items) - n)])
 
 
@@ -184,7 +185,7 @@ def butlast(lst, n=1):
 def nbutlast(lst, n=1):
     """BUTLAST that cuts the list itself (the cdr of its last kept cons becomes NIL)."""
     _check_butlast(lst, n)
-    keep = len(to_py(lst)) - n
+    keep = len(cars(lst)) - n
     if keep <= 0:
         return NIL
     node = lst
@@ -200,7 +201,7 @@ def list_length(lst):
     non-list) is a type-error."""
     if is_circular(lst):
         return NIL
-    items = to_py(lst)
+    items = cars(lst)
     node = lst
     for _ in items:
         node = node.cdr

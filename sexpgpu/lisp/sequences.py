@@ -109,11 +109,46 @@ def _indices(items: list, opts: dict) -> range:
     return range(start, end)
 
 
+def list_head(lst: Any, count: int) -> list:
+    """The first `count` elements of a list (fewer if it is shorter); a dotted tail met
+    before them is a TypeError, one after them is never looked at (as in SBCL)."""
+    out = []
+    while len(out) < count and type(lst) is Cons:
+        out.append(lst.car)
+        lst = lst.cdr
+    if len(out) < count and lst is not NIL:
+        raise TypeError("lisp: not a proper list")
+    return out
+
+
 def _find(interp, seq, opts, check):
+    if type(seq) is Cons and opts.get("FROM-END", NIL) is NIL:
+        return _find_in_list(seq, opts, check)
     items = items_of(seq)
     for i in _indices(items, opts):
         if check(items[i]):
             return items[i], i
+    return NIL, NIL
+
+
+def _find_in_list(lst: Cons, opts: dict, check) -> tuple[Any, Any]:
+    """find/position from the front of a list, stopping at the first match like SBCL
+    (so a dotted tail after the match is never reached)."""
+    start, end = opts.get("START", 0), opts.get("END", NIL)
+    items = list_head(lst, start)
+    if len(items) < start:
+        raise IndexError("bad :start/:end")
+    node, i = lst, 0
+    while i < start:
+        node, i = node.cdr, i + 1
+    while type(node) is Cons and (end is NIL or i < end):
+        if check(node.car):
+            return node.car, i
+        node, i = node.cdr, i + 1
+    if node is not NIL and type(node) is not Cons:
+        raise TypeError("lisp: not a proper list")
+    if end is not NIL and i < end:
+        raise IndexError("bad :start/:end")
     return NIL, NIL
 
 
@@ -289,6 +324,8 @@ def length(seq):
         seq = seq.cdr
         if n == 1 << 20 and is_circular(start):
             raise ValueError("lisp: circular list has no length")
+    if seq is not NIL:
+        raise TypeError("lisp: not a proper list")
     return n
 
 
@@ -298,8 +335,10 @@ def elt(seq, index):
         return Char(seq[index]) if index >= 0 else _oob()
     if type(seq) is list:
         return seq[index] if index >= 0 else _oob()
-    items = items_of(seq)
-    return items[index] if 0 <= index < len(items) else _oob()
+    if index < 0:
+        _oob()
+    items = list_head(seq, index + 1) if type(seq) is Cons else items_of(seq)
+    return items[index] if index < len(items) else _oob()
 
 
 def _oob():
@@ -308,6 +347,11 @@ def _oob():
 
 @builtin("SUBSEQ")
 def subseq(seq, start, end=NIL):
+    if type(seq) is Cons and end is not NIL:
+        items = list_head(seq, end)
+        if not 0 <= start <= end <= len(items):
+            raise IndexError("subseq bounds")
+        return lisp_list(items[start:end])
     n = length(seq)
     end = n if end is NIL else end
     if not 0 <= start <= end <= n:
@@ -336,6 +380,8 @@ def reverse(seq):
         node = node.cdr
         cells += 1
         check_not_circular(seq, cells)
+    if node is not NIL:
+        raise TypeError("lisp: not a proper list")
     return result
 
 

@@ -224,8 +224,20 @@ def check_not_circular(start: Any, cells: int) -> None:
         raise ValueError("lisp: circular list")
 
 
+def cars(lst: Any) -> list:
+    """The cars of a list's conses, ignoring a dotted tail (for butlast and the like)."""
+    out = []
+    node = lst
+    while type(node) is Cons:
+        out.append(node.car)
+        node = node.cdr
+        check_not_circular(lst, len(out))
+    return out
+
+
 def to_py(lst: Any) -> list:
-    """The elements of a proper Lisp list as a Python list."""
+    """The elements of a proper Lisp list as a Python list; a dotted list is a TypeError
+    (a type-error in Lisp), as SBCL signals for any sequence function given one."""
     out = []
     start = lst
     while type(lst) is Cons:
@@ -233,6 +245,8 @@ def to_py(lst: Any) -> list:
         lst = lst.cdr
         if len(out) == _LONG_LIST and is_circular(start):
             raise ValueError("lisp: circular list")
+    if lst is not NIL and out:
+        raise TypeError("lisp: not a proper list")
     return out
 
 
