@@ -29,6 +29,8 @@ def diagnose(text: str, file: str = "user.sx"):
         ('(+ 1 "a")', "E-TYPE", 1, 1),
         ("(defun f (x) (car x))\n(f 5)", "E-TYPE", 1, 14),
         ("(/ 1 0)", "E-DIVISION-BY-ZERO", 1, 1),
+        ("(print 1)\n(exp 1000.0)", "E-FLOAT-OVERFLOW", 2, 1),
+        ("(* 1d300 1d300)", "E-FLOAT-OVERFLOW", 1, 1),
         ("(loop)", "E-EVAL-LIMIT", 1, 1),
         ("(defun f () (f))\n(f)", "E-EVAL-LIMIT", 1, 13),
         ("(make-list 100000000)", "E-EVAL-LIMIT", 1, 1),

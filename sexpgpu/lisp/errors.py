@@ -18,6 +18,12 @@ E_UNDEFINED_FUNCTION = define_code(
     "E-UNDEFINED-FUNCTION", "undefined function",
     "A form calls a function (or macro) that is not defined.",
 )
+E_FLOAT_OVERFLOW = define_code(
+    "E-FLOAT-OVERFLOW", "float overflow",
+    "A float operation's result is too large for its format (single-floats reach about "
+    "3.4e38, double-floats 1.8d308), e.g. `(exp 1000.0)`; catchable as "
+    "`floating-point-overflow`.",
+)
 E_ARITY = define_code(
     "E-ARITY", "wrong number of arguments",
     "A function was called with too few or too many arguments, or with an unknown or "

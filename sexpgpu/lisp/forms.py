@@ -54,7 +54,10 @@ def with_dynamic(interp, dynamic: list, body, env):
     saved = []
     for var, value in dynamic:
         saved.append((var, interp.globals.get(var, MISSING)))
-        interp.globals[var] = value
+        if value is MISSING:  # progv with fewer values than symbols: bound, but no value
+            interp.globals.pop(var, None)
+        else:
+            interp.globals[var] = value
     try:
         return body()
     finally:

@@ -34,7 +34,7 @@ class HashTable:
         return self.table.pop(self.keyfn(key), None) is not None
 
     def equalp_to(self, other: HashTable, test) -> bool:
-        if len(self.table) != len(other.table):
+        if self.test != other.test or len(self.table) != len(other.table):
             return False
         for key, value in self.table.values():
             found, ok = other.get(key)

@@ -33,7 +33,7 @@ from sexpgpu.lisp.printer import prin1_to_string
 from sexpgpu.lisp.reader import read_all
 from sexpgpu.lisp.registry import SPECIAL_FORMS, Builtin
 from sexpgpu.lisp.reporting import CHECK_EVERY, Reporting, default_generic_op
-from sexpgpu.lisp.types import MV, NIL, Cons, Symbol, T, intern
+from sexpgpu.lisp.types import MV, NIL, Cons, FloatOverflow, Symbol, T, intern
 from sexpgpu.suggest import nearest
 
 DEFAULT_MAX_STEPS = 1_000_000
@@ -59,7 +59,6 @@ class Interpreter(Reporting):
         self.column = 0
         self._init_namespaces()
         self._init_limits(max_steps, max_depth, max_alloc, max_seconds)
-        self.gensym_counter = 1
         self.user_condition_types: dict = {}
         self.structs: dict = {}
         self.handlers: list = []  # type specs of the active handler-case clauses
@@ -346,6 +345,8 @@ class Interpreter(Reporting):
                 raise self._builtin_type_error(fn, args, exc) from None
             except ZeroDivisionError:
                 raise self._division_by_zero(fn, args) from None
+            except FloatOverflow:
+                raise self._float_overflow(fn, args) from None
             except OverflowError:
                 raise limit_error(f"{fn.name.lower()}: number too large",
                                   f"keep integers and ratios under {MAX_INTEGER_BITS} bits "

@@ -12,7 +12,7 @@ from fractions import Fraction
 from typing import Any
 
 from sexpgpu.lisp.registry import builtin
-from sexpgpu.lisp.types import MV, NIL, NUMBER_TYPES, Single, T, boolean, intern
+from sexpgpu.lisp.types import MV, NIL, NUMBER_TYPES, FloatOverflow, Single, T, boolean, intern
 
 _NUM = frozenset(NUMBER_TYPES)
 
@@ -27,14 +27,28 @@ def contagion(a: Any, b: Any, r: Any) -> Any:
     """Coerce result `r` of an operation on a and b to the CL result type."""
     ta, tb = type(a), type(b)
     if ta is float or tb is float:
-        return float(r)
+        r = float(r)
+        if r - r != 0.0:  # inf or nan: from finite arguments, a double-float overflow
+            check_finite(r, a, b)
+        return r
     if ta is Single or tb is Single:
         return Single(r)
     return norm(r)
 
 
+def check_finite(r: float, *args: Any) -> None:
+    """Raise FloatOverflow when r is infinite though no argument was (SBCL traps it)."""
+    if math.isinf(r) and not any(type(a) in (float, Single) and math.isinf(a) for a in args):
+        raise FloatOverflow("double-float overflow")
+
+
 def to_float_like(x: Any, proto: Any) -> Any:
-    return float(x) if type(proto) is float else Single(x)
+    if type(proto) is not float:
+        return Single(x)
+    try:
+        return float(x)
+    except OverflowError:  # an integer or ratio past the double range
+        raise FloatOverflow("double-float overflow") from None
 
 
 def _lisp_float_result(x: Any, value: float) -> Any:
@@ -268,10 +282,16 @@ def lisp_expt(interp, base, power):
                                        and abs(power) * math.log2(abs(base)) > 1_000_000):
                 raise OverflowError
             return norm(Fraction(base) ** power)
-        return contagion(base, base, base ** power)
+        try:
+            return contagion(base, base, base ** power)
+        except OverflowError:  # a double past its range (Python raises for **)
+            raise FloatOverflow("expt overflow") from None
     if base == 0:
         return contagion(base, power, 0.0)
-    value = float(base) ** float(power)
+    try:
+        value = float(base) ** float(power)
+    except OverflowError:
+        raise FloatOverflow("expt overflow") from None
     if isinstance(value, complex):
         raise ValueError("lisp: expt of a negative number to a fractional power is complex")
     return contagion(base, power, value) if type(base) is not int or type(power) is not Fraction \
@@ -282,7 +302,10 @@ def _unary_float(name: str, fn):
     def op(interp, x):
         if type(x) not in _NUM:
             return generic(interp, name, (x,))
-        return _lisp_float_result(x, fn(float(x)))
+        try:
+            return _lisp_float_result(x, fn(float(x)))
+        except OverflowError:  # math.exp/sinh/cosh past the double range
+            raise FloatOverflow(f"{name} overflow") from None
 
     return op
 

@@ -12,6 +12,7 @@ from sexpgpu.lisp.conditions import Condition
 from sexpgpu.lisp.errors import (
     E_ARITY,
     E_DIVISION_BY_ZERO,
+    E_FLOAT_OVERFLOW,
     E_TYPE,
     E_UNBOUND,
     E_UNDEFINED_FUNCTION,
@@ -144,6 +145,17 @@ class Reporting:
         exc.condition = Condition(
             "DIVISION-BY-ZERO",
             f"arithmetic error DIVISION-BY-ZERO signalled\nOperation was {operation}.")
+        return exc
+
+    def _float_overflow(self, fn: Builtin, args: list) -> SexpError:
+        """E-FLOAT-OVERFLOW, carrying the FLOATING-POINT-OVERFLOW condition SBCL signals."""
+        operation = "(" + " ".join([fn.name] + [prin1_to_string(a) for a in args]) + ")"
+        exc = error(E_FLOAT_OVERFLOW, f"float overflow in {operation.lower()}",
+                    fix="keep single-floats under 3.4e38 and double-floats under 1.8d308, "
+                        "or catch floating-point-overflow with handler-case")
+        exc.condition = Condition(
+            "FLOATING-POINT-OVERFLOW",
+            "arithmetic error FLOATING-POINT-OVERFLOW signalled")
         return exc
 
     def _trail(self, exc: SexpError, form: Cons) -> None:

@@ -75,20 +75,28 @@ builtin("MAKE-SYMBOL")(lambda name: Uninterned(name))
 builtin("MAKE-KEYWORD")(lambda name: keyword(designator(name)))
 
 
+_GENSYM_COUNTER = intern("*GENSYM-COUNTER*")
+
+
+def _next_count(interp) -> int:
+    """*gensym-counter*'s value, incremented: programs may bind or set it, as in CL."""
+    count = interp.globals.get(_GENSYM_COUNTER)
+    if type(count) is not int or count < 0:
+        raise TypeError("lisp: *gensym-counter* must be a non-negative integer")
+    interp.globals[_GENSYM_COUNTER] = count + 1
+    return count
+
+
 @builtin("GENSYM", interp=True)
 def gensym(interp, prefix="G"):
     if type(prefix) is int:
         return Uninterned(f"G{prefix}")
-    sym = Uninterned(f"{prefix}{interp.gensym_counter}")
-    interp.gensym_counter += 1
-    return sym
+    return Uninterned(f"{prefix}{_next_count(interp)}")
 
 
 @builtin("GENTEMP", interp=True)
 def gentemp(interp, prefix="T"):
-    sym = intern(f"{prefix}{interp.gensym_counter}")
-    interp.gensym_counter += 1
-    return sym
+    return intern(f"{prefix}{_next_count(interp)}")
 
 
 @builtin("SYMBOL-PACKAGE")

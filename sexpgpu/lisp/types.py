@@ -133,12 +133,18 @@ class Char:
 _PACK = struct.Struct("f")
 
 
+class FloatOverflow(OverflowError):
+    """A float result too large for its format: FLOATING-POINT-OVERFLOW in Lisp (an
+    OverflowError of any other kind is an integer past the evaluation limits)."""
+
+
 def to_single(x: float) -> float:
-    """Round a Python float to the nearest float32 value."""
-    try:
-        return _PACK.unpack(_PACK.pack(x))[0]
-    except OverflowError:
-        return float("inf") if x > 0 else float("-inf")
+    """Round a Python float to the nearest float32 value; a finite value past the
+    single-float range is a FloatOverflow, as SBCL traps it."""
+    r = _PACK.unpack(_PACK.pack(x))[0]
+    if r - r != 0.0 and r != x and x == x:  # rounded to an infinity: not a NaN, not inf in
+        raise FloatOverflow("single-float overflow")
+    return r
 
 
 class Single(float):
@@ -147,7 +153,10 @@ class Single(float):
     __slots__ = ()
 
     def __new__(cls, value: float):
-        return float.__new__(cls, to_single(float(value)))
+        try:
+            return float.__new__(cls, to_single(float(value)))
+        except OverflowError:  # an integer or ratio past the float range
+            raise FloatOverflow("single-float overflow") from None
 
 
 NUMBER_TYPES = (int, Fraction, Single, float)
