@@ -14,7 +14,7 @@ from fractions import Fraction
 from typing import Any, TextIO
 
 from sexpgpu.diagnostics import SexpError, error
-from sexpgpu.lisp import lambdalist, modules
+from sexpgpu.lisp import lambdalist, modules, printer
 from sexpgpu.lisp.closures import LAMBDA, MISSING, Closure, Env, Macro, split_body
 from sexpgpu.lisp.conditions import Condition
 from sexpgpu.lisp.errors import (
@@ -41,6 +41,7 @@ DEFAULT_MAX_SECONDS = 1.0  # CPU-time backstop for steps that are individually s
 DEFAULT_MAX_DEPTH = 10_000
 DEFAULT_MAX_ALLOC = 1_000_000
 MAX_INTEGER_BITS = 100_000  # every integer and ratio a builtin returns stays below this
+_PRINT_CASE = intern("*PRINT-CASE*")
 _PY_FRAMES_PER_CALL = 40  # generous: Python frames one Lisp call may use
 
 
@@ -194,12 +195,16 @@ class Interpreter(Reporting):
         """Start of an evaluation from Python: the outermost one resets the limits."""
         self.active += 1
         if self.active == 1:
+            printer.print_case = self._print_case  # symbols print as this world says
             self.steps = 0
             self.allocated = 0
             self.checkpoint = min(self.max_steps, CHECK_EVERY)
             self.started = time.process_time()
             return True
         return False
+
+    def _print_case(self) -> Any:
+        return self.globals.get(_PRINT_CASE)
 
     def call(self, fn: Any, *args: Any) -> Any:
         """Call a Lisp function (object or symbol naming one) from Python; one value."""

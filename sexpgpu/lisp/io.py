@@ -14,7 +14,7 @@ from sexpgpu.lisp.format_ import format_to_string
 from sexpgpu.lisp.printer import prin1_to_string, princ_to_string
 from sexpgpu.lisp.reader import Reader
 from sexpgpu.lisp.registry import builtin, keywords
-from sexpgpu.lisp.types import MV, NIL, Char, T, intern
+from sexpgpu.lisp.types import MV, NIL, Char, T, intern, keyword
 
 STANDARD_OUTPUT = intern("*STANDARD-OUTPUT*")
 
@@ -95,7 +95,7 @@ def install(interp) -> None:
     for name, value in (("*PRINT-BASE*", 10), ("*PRINT-PRETTY*", T), ("*PRINT-ESCAPE*", T),
                         ("*PRINT-READABLY*", NIL), ("*PRINT-CIRCLE*", NIL),
                         ("*READ-DEFAULT-FLOAT-FORMAT*", intern("SINGLE-FLOAT")),
-                        ("*GENSYM-COUNTER*", 1)):
+                        ("*GENSYM-COUNTER*", 1), ("*PRINT-CASE*", keyword("UPCASE"))):
         interp.set_global(name, value)
 
 

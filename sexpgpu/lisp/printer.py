@@ -69,10 +69,34 @@ def format_float(x: float, single: bool) -> str:
     return f"{sign}{digits[0]}.{digits[1:] or '0'}{marker}{exp}"
 
 
+def _default_case() -> Any:
+    return None
+
+
+# the value of *print-case* now (a keyword, or None for :upcase); the interpreter that
+# is evaluating installs a reader of its own variable, so let-bindings of it are seen
+print_case = _default_case
+_WORD_START = re.compile(r"(?<![A-Za-z0-9])[a-z]")
+
+
+def _cased(name: str) -> str:
+    """A symbol name as *print-case* :downcase or :capitalize prints it (only uppercase
+    letters change, as in SBCL)."""
+    case = print_case()
+    if case is None or case.name == "UPCASE" or not any("A" <= c <= "Z" for c in name):
+        return name
+    lowered = "".join(c.lower() if "A" <= c <= "Z" else c for c in name)
+    if case.name == "DOWNCASE":
+        return lowered
+    return _WORD_START.sub(lambda m: m.group().upper(), lowered)
+
+
 def _symbol(sym: Symbol, escape: bool) -> str:
     name = sym.name
     if escape and (_NEEDS_BARS.search(name) or _LOOKS_NUMERIC.match(name)):
         name = "|" + name.replace("\\", "\\\\").replace("|", "\\|") + "|"
+    else:
+        name = _cased(name)
     if sym.is_keyword:
         return ":" + name if escape else name
     if escape and not sym.interned:

@@ -10,7 +10,6 @@ from sexpgpu.lisp.conditions import Condition, is_subtype
 from sexpgpu.lisp.equality import eql
 from sexpgpu.lisp.registry import Builtin, builtin
 from sexpgpu.lisp.types import (
-    MV,
     NIL,
     Char,
     Cons,
@@ -61,8 +60,8 @@ _ATOMIC = {
     "SIMPLE-STRING": lambda x: type(x) is str,
     "BASE-STRING": lambda x: type(x) is str,
     "CHARACTER": lambda x: type(x) is Char,
-    "BASE-CHAR": lambda x: type(x) is Char,
-    "STANDARD-CHAR": lambda x: type(x) is Char,
+    "BASE-CHAR": lambda x: type(x) is Char and ord(x.ch) < 128,
+    "STANDARD-CHAR": lambda x: type(x) is Char and (" " <= x.ch <= "~" or x.ch == "\n"),
     "VECTOR": lambda x: type(x) in (list, str),
     "SIMPLE-VECTOR": lambda x: type(x) is list,
     "ARRAY": lambda x: type(x) in (list, str, MDArray),
@@ -177,11 +176,3 @@ def type_of(x: Any) -> Any:
 
 builtin("TYPE-OF")(type_of)
 builtin("TYPEP", interp=True)(lambda interp, x, spec, env=NIL: boolean(typep(interp, x, spec)))
-
-
-@builtin("SUBTYPEP", interp=True)
-def subtypep(interp, a, b, env=NIL):
-    # knows the condition type hierarchy only; for other types it answers NIL, T
-    if isinstance(a, Symbol) and isinstance(b, Symbol):
-        return MV((boolean(is_subtype(a.name, b.name, interp.user_condition_types)), T))
-    return MV((NIL, NIL))
