@@ -43,7 +43,8 @@ _NUMBER_KINDS = ("INTEGER", "RATIONAL", "REAL", "FLOAT", "SINGLE-FLOAT", "DOUBLE
                  "SHORT-FLOAT", "LONG-FLOAT", "NUMBER")
 # types that are unions of others (the or-rule proves (subtypep 'list '(or cons null)))
 _UNIONS = {"LIST": ("CONS", "NULL"), "SEQUENCE": ("LIST", "VECTOR"),
-           "RATIONAL": ("INTEGER", "RATIO"), "FLOAT": ("SINGLE-FLOAT", "DOUBLE-FLOAT"), "REAL": ("RATIONAL", "FLOAT")}
+           "RATIONAL": ("INTEGER", "RATIO"), "FLOAT": ("SINGLE-FLOAT", "DOUBLE-FLOAT"),
+           "REAL": ("RATIONAL", "FLOAT")}
 _STAR = intern("*")
 
 
