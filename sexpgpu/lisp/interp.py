@@ -14,7 +14,7 @@ from fractions import Fraction
 from typing import Any, TextIO
 
 from sexpgpu.diagnostics import SexpError, error
-from sexpgpu.lisp import lambdalist, modules, printer
+from sexpgpu.lisp import lambdalist, macrofns, modules, printer
 from sexpgpu.lisp.closures import LAMBDA, MISSING, Closure, Env, Macro, split_body
 from sexpgpu.lisp.conditions import Condition
 from sexpgpu.lisp.errors import (
@@ -360,6 +360,8 @@ class Interpreter(Reporting):
                 raise limit_error("out of memory", "allocate less") from None
         if t is Symbol:
             return self.apply(self.function_of(fn, None), args)
+        if t is Macro:  # what macro-function returned, called on a form and environment
+            return macrofns.call_macro(self, fn, args)
         if callable(fn) and not isinstance(fn, (Macro, type)):
             return fn(*args)
         raise error(E_TYPE, f"{prin1_to_string(fn)} is not a function",
@@ -490,6 +492,8 @@ class Interpreter(Reporting):
             lambdalist.bind_destructure(self, ll, form.cdr, vars, menv, macro.name.lower())
             if ll.whole is not None:
                 vars[ll.whole] = form  # &whole is the entire form, not the arguments
+            if ll.environment is not None:  # the caller's lexical macros, for macroexpand-1
+                vars[ll.environment] = env if env is not None else NIL
             result: Any = NIL
             for body_form in macro.body:
                 result = self.eval(body_form, menv)

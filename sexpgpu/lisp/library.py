@@ -20,6 +20,7 @@ from sexpgpu.lisp import (
     io,
     lists,
     loop,
+    macrofns,
     modules,
     numbers,
     places,
@@ -41,7 +42,7 @@ SPECIAL_FORM_MODULES = (specials, definitions, control, places, loop, signals, s
 # Their order is the order of an interpreter's function table, which decides between
 # equally close "did you mean" names; it is the order the builtins had before this list.
 BUILTIN_MODULES = (sequences, arrays, hashtables, io, lists, equality, symbols, functions,
-                   typespec, subtypes, evaluation, signals, numbers, strings)
+                   typespec, subtypes, evaluation, macrofns, signals, numbers, strings)
 
 
 def install(interp: Any, prelude: bool = True) -> None:
