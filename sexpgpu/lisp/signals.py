@@ -213,7 +213,8 @@ def sf_check_type(interp, form, env):
                f"which is not of type {prin1_to_string(items[1])}.")
     exc = error(E_TYPE, message, form.span, expected=prin1_to_string(items[1]),
                 actual=prin1_to_string(value), fix="pass a value of the declared type")
-    exc.condition = Condition("TYPE-ERROR", message)
+    exc.condition = Condition("TYPE-ERROR", message,
+                              {"DATUM": value, "EXPECTED-TYPE": items[1]})
     raise exc
 
 

@@ -91,6 +91,10 @@ def typep(interp: Any, x: Any, spec: Any) -> bool:
 
 
 _RANGE_TYPES = ("INTEGER", "REAL", "FLOAT", "RATIONAL", "SINGLE-FLOAT", "DOUBLE-FLOAT", "NUMBER")
+ATOMIC_TYPES = frozenset(_ATOMIC)
+# compound type specifiers typep decides exactly (others fall back to their head)
+COMPOUND_TYPES = frozenset(("OR", "AND", "NOT", "MEMBER", "EQL", "SATISFIES", "UNSIGNED-BYTE",
+                            "SIGNED-BYTE", "MOD") + _RANGE_TYPES)
 
 
 def _compound_typep(interp: Any, x: Any, spec: Cons) -> bool:
