@@ -24,7 +24,7 @@ from sexpgpu.lisp.format_numbers import (
 from sexpgpu.lisp.format_parse import COUNT, Directive, V, bad_control, parse
 from sexpgpu.lisp.printer import integer_to_string, prin1_to_string, princ_to_string
 from sexpgpu.lisp.strings import capitalize, char_name
-from sexpgpu.lisp.types import NIL, Single, to_py
+from sexpgpu.lisp.types import NIL, Char, Cons, Single, to_py
 
 _REAL = (int, Fraction, float, Single)
 
@@ -323,6 +323,8 @@ def _tabulate(f: _Formatter, d: Directive) -> None:
 def _character(f: _Formatter, d: Directive) -> None:
     """~C the character; ~:C its name when it has one; ~@C as #\\c"""
     value = f.args.next()
+    if type(value) is not Char:
+        raise TypeError(f"format: ~c needs a character, not {prin1_to_string(value)}")
     if d.colon:
         name = char_name(value)
         f.emit(value.ch if name is NIL else name)
@@ -397,7 +399,7 @@ def _iterate(f: _Formatter, d: Directive) -> None:
     """~n{body~}: the body over the elements of a list argument (at most n times);
     ~:{ over sublists, ~@{ over the remaining arguments, ~:} at least once"""
     limit = f.param(d, 0, None)
-    source = f.args if d.at else _Args(to_py(f.args.next()))
+    source = f.args if d.at else _Args(_list_arg(f.args.next()))
     interp = f.interp
     count = 0
     once = d.default_last
@@ -407,7 +409,7 @@ def _iterate(f: _Formatter, d: Directive) -> None:
             break
         count += 1
         if d.colon:
-            inner = _Args(to_py(source.next()))
+            inner = _Args(_list_arg(source.next()))
             try:
                 f.nested(args=inner).run(d.body)
             except _Stop:
@@ -421,6 +423,13 @@ def _iterate(f: _Formatter, d: Directive) -> None:
         interp.steps += 1
         if interp.steps > interp.checkpoint:
             interp.check_limits()
+
+
+def _list_arg(value: Any) -> list:
+    """The elements of a list argument of ~{ (anything else is a type-error in SBCL)."""
+    if value is not NIL and type(value) is not Cons:
+        raise TypeError(f"format: ~{{ needs a list, not {prin1_to_string(value)}")
+    return to_py(value)
 
 
 @directive("(")
@@ -444,6 +453,19 @@ def _convert_case(text: str, colon: bool, at: bool) -> str:
         idx = next((i for i, ch in enumerate(lower) if ch.isalpha()), None)
         return lower if idx is None else lower[:idx] + lower[idx].upper() + lower[idx + 1:]
     return text.lower()
+
+
+@directive("w")
+def _write(f: _Formatter, d: Directive) -> None:
+    """~W: the argument as `write` prints it (prin1 with the printer variables)"""
+    f.emit(prin1_to_string(f.args.next()))
+
+
+@directive("i", "_")
+def _pretty_only(f: _Formatter, d: Directive) -> None:
+    """~I indentation and ~_ conditional newlines act only inside a pretty-printing
+    logical block (~<...~:>), which this Lisp does not have: outside one, as here, SBCL
+    prints nothing for them either"""
 
 
 @directive("<")
