@@ -15,6 +15,7 @@ from sexpgpu.lisp import (
     definitions,
     equality,
     evaluation,
+    floats,
     functions,
     hashtables,
     io,
@@ -42,7 +43,7 @@ SPECIAL_FORM_MODULES = (specials, definitions, control, places, loop, signals, s
 # Their order is the order of an interpreter's function table, which decides between
 # equally close "did you mean" names; it is the order the builtins had before this list.
 BUILTIN_MODULES = (sequences, arrays, hashtables, io, lists, equality, symbols, functions,
-                   typespec, subtypes, evaluation, macrofns, signals, numbers, strings)
+                   typespec, subtypes, evaluation, macrofns, signals, numbers, floats, strings)
 
 
 def install(interp: Any, prelude: bool = True) -> None:
