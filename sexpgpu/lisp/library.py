@@ -32,6 +32,7 @@ from sexpgpu.lisp import (
     structs,
     subtypes,
     symbols,
+    trees,
     typespec,
 )
 from sexpgpu.lisp.prelude import load_prelude
@@ -42,7 +43,7 @@ SPECIAL_FORM_MODULES = (specials, definitions, control, places, loop, signals, s
 
 # Their order is the order of an interpreter's function table, which decides between
 # equally close "did you mean" names; it is the order the builtins had before this list.
-BUILTIN_MODULES = (sequences, arrays, hashtables, io, lists, equality, symbols, functions,
+BUILTIN_MODULES = (sequences, arrays, hashtables, io, lists, trees, equality, symbols, functions,
                    typespec, subtypes, evaluation, macrofns, signals, numbers, floats, strings)
 
 

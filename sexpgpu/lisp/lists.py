@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sexpgpu.lisp.equality import eql, equal
+from sexpgpu.lisp.equality import eql
 from sexpgpu.lisp.registry import builtin, keywords
-from sexpgpu.lisp.sequences import test_fn
 from sexpgpu.lisp.types import (
     MV,
     NIL,
@@ -295,41 +294,6 @@ def get_properties(plist, indicators):
             return MV((node.car, node.cdr.car, node))
         node = node.cdr.cdr
     return MV((NIL, NIL, NIL))
-
-
-@builtin("TREE-EQUAL", interp=True)
-def tree_equal(interp, a, b, *options):
-    return boolean(equal(a, b))
-
-
-@builtin("SUBST", interp=True)
-def subst(interp, new, old, tree, *options):
-    opts = keywords(options, ("TEST", "KEY", "TEST-NOT"))
-    test = test_fn(interp, opts)
-
-    def walk(x):
-        if test(old, x):
-            return new
-        if type(x) is Cons:
-            return Cons(walk(x.car), walk(x.cdr))
-        return x
-
-    return walk(tree)
-
-
-@builtin("SUBLIS", interp=True)
-def sublis(interp, alist, tree, *options):
-    pairs = [(p.car, p.cdr) for p in to_py(alist)]
-
-    def walk(x):
-        for k, v in pairs:
-            if eql(k, x):
-                return v
-        if type(x) is Cons:
-            return Cons(walk(x.car), walk(x.cdr))
-        return x
-
-    return walk(tree)
 
 
 @builtin("TAILP")

@@ -309,6 +309,18 @@ def rassoc_if(interp, pred, alist, *options):
     return _assoc(interp, _matches(interp, keywords(options, ("KEY",)), pred=pred), alist, True)
 
 
+@builtin("ASSOC-IF-NOT", interp=True)
+def assoc_if_not(interp, pred, alist, *options):
+    check = _matches(interp, keywords(options, ("KEY",)), pred=pred, negate=True)
+    return _assoc(interp, check, alist, False)
+
+
+@builtin("RASSOC-IF-NOT", interp=True)
+def rassoc_if_not(interp, pred, alist, *options):
+    check = _matches(interp, keywords(options, ("KEY",)), pred=pred, negate=True)
+    return _assoc(interp, check, alist, True)
+
+
 @builtin("LENGTH")
 def length(seq):
     if type(seq) in (str, list):
@@ -586,6 +598,21 @@ def build(kind: str, items: list) -> Any:
     return items
 
 
+@builtin("MAKE-SEQUENCE", interp=True)
+def make_sequence(interp, spec, size, *options):
+    """A list, vector or string of `size` copies of :initial-element (SBCL's default: 0,
+    or the character of code 0 in a string)."""
+    opts = keywords(options, ("INITIAL-ELEMENT",))
+    if type(size) is not int or size < 0:
+        raise TypeError("lisp: the size must be a non-negative integer")
+    interp.note_alloc(size)
+    kind = _result_kind(spec)
+    fill = opts.get("INITIAL-ELEMENT", Char("\x00") if kind == "string" else 0)
+    if kind == "list" and "INITIAL-ELEMENT" not in opts:
+        fill = NIL
+    return build(kind, [fill] * size)
+
+
 @builtin("CONCATENATE", interp=True)
 def concatenate(interp, spec, *seqs):
     items: list = []
@@ -669,6 +696,28 @@ _set_op("INTERSECTION", True)
 _set_op("NINTERSECTION", True)
 _set_op("SET-DIFFERENCE", False)
 _set_op("NSET-DIFFERENCE", False)
+
+
+def _exclusive_or(interp, a, b, options: tuple) -> list:
+    """The elements of either list not in the other: those of the first, then the second."""
+    opts = keywords(options, ("KEY", "TEST", "TEST-NOT"))
+    test, key = test_fn(interp, opts), key_fn(interp, opts)
+    xs, ys = to_py(a), to_py(b)
+    kx = [key(x) if key else x for x in xs]
+    ky = [key(y) if key else y for y in ys]
+    only_a = [x for x, k in zip(xs, kx) if not any(test(k, j) for j in ky)]
+    only_b = [y for y, k in zip(ys, ky) if not any(test(j, k) for j in kx)]
+    return only_a + only_b
+
+
+@builtin("SET-EXCLUSIVE-OR", interp=True)
+def set_exclusive_or(interp, a, b, *options):
+    return lisp_list(reversed(_exclusive_or(interp, a, b, options)))  # SBCL pushes them
+
+
+@builtin("NSET-EXCLUSIVE-OR", interp=True)
+def nset_exclusive_or(interp, a, b, *options):
+    return lisp_list(_exclusive_or(interp, a, b, options))
 
 
 @builtin("UNION", "NUNION", interp=True)
