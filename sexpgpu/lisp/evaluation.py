@@ -1,10 +1,35 @@
-"""The evaluator as Lisp sees it: eval, compile, and a
+"""The evaluator as Lisp sees it: eval, compile, constantp, load-time-value, and a
 clock that always reads 0 (compile-time evaluation must not depend on the time)."""
 
 from __future__ import annotations
 
-from sexpgpu.lisp.registry import builtin
-from sexpgpu.lisp.types import NIL
+from sexpgpu.lisp.forms import args_of
+from sexpgpu.lisp.registry import builtin, special
+from sexpgpu.lisp.types import NIL, Cons, Symbol, boolean, intern
+
+_QUOTE = intern("QUOTE")
+
+
+@builtin("CONSTANTP", interp=True)
+def constantp(interp, form, env=NIL):
+    """Self-evaluating objects, keywords, defconstant names and quoted forms."""
+    if type(form) is Symbol:
+        return boolean(form.is_keyword or form in interp.constants)
+    if type(form) is Cons:
+        return boolean(form.car is _QUOTE)
+    return boolean(True)
+
+
+@special("LOAD-TIME-VALUE")
+def sf_load_time_value(interp, form, env):
+    """(load-time-value form [read-only-p]): form evaluated once, in the global
+    environment, the first time this call site runs (there is one time here)"""
+    items = args_of(form, 1, 2, "(load-time-value form [read-only-p])")
+    cached = interp.load_time_values.get(id(form))
+    if cached is None or cached[0] is not form:
+        cached = (form, interp.eval1(items[0], None))
+        interp.load_time_values[id(form)] = cached
+    return cached[1]
 
 
 @builtin("EVAL", interp=True)

@@ -491,18 +491,23 @@ _CACHE: dict[str, list] = {}
 def format_to_string(interp, control: Any, args: list, line_start: bool = True,
                      column: int = 0) -> str:
     """The text `(format nil control args...)` produces."""
+    return format_with_rest(interp, control, args, line_start, column)[0]
+
+
+def format_with_rest(interp, control: Any, args: list, line_start: bool = True,
+                     column: int = 0) -> tuple[str, list]:
+    """The text a control string produces, and the arguments it left unused (what a
+    `formatter` function returns)."""
     if type(control) is not str:
-        if callable(control) or type(control).__name__ in ("Closure", "Builtin"):
-            raise error(E_TYPE, "format: function control strings are not supported",
-                        fix="pass a control string")
-        raise error(E_TYPE, "format: the control must be a string",
+        raise error(E_TYPE, "format: the control must be a string or a function",
                     actual=prin1_to_string(control), fix='write (format nil "~a" x)')
     tree = _CACHE.get(control)
     if tree is None:
         tree = _CACHE[control] = parse(control)
     out = _Out(line_start, column)
+    source = _Args(list(args))
     try:
-        _Formatter(interp, control, _Args(list(args)), out).run(tree)
+        _Formatter(interp, control, source, out).run(tree)
     except _Stop:
         pass
-    return "".join(out.parts)
+    return "".join(out.parts), source.items[source.pos:]

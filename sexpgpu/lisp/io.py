@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from sexpgpu.lisp.format_ import format_to_string
+from sexpgpu.lisp.format_ import format_to_string, format_with_rest
 from sexpgpu.lisp.printer import prin1_to_string, princ_to_string
 from sexpgpu.lisp.reader import Reader
 from sexpgpu.lisp.registry import builtin, keywords
-from sexpgpu.lisp.types import MV, NIL, Char, T, intern, keyword
+from sexpgpu.lisp.types import MV, NIL, Char, T, intern, keyword, lisp_list, to_py
 
 STANDARD_OUTPUT = intern("*STANDARD-OUTPUT*")
 
@@ -181,6 +181,8 @@ def finish_output(stream=NIL):
 
 @builtin("FORMAT", interp=True)
 def lisp_format(interp, destination, control, *args):
+    if type(control) is not str and type(control).__name__ in ("Closure", "Builtin"):
+        return _format_with_function(interp, destination, control, args)
     if destination is NIL:
         return format_to_string(interp, control, list(args))
     if type(destination) is str:
@@ -190,6 +192,28 @@ def lisp_format(interp, destination, control, *args):
     interp.note_alloc(len(text) // 8)
     out.write(text)
     return NIL
+
+
+def _format_with_function(interp, destination: Any, fn: Any, args: tuple) -> Any:
+    """(format dest (formatter "...") args...): fn writes to the stream itself."""
+    if destination is NIL:
+        stream = StringStream()
+        interp.call1(fn, stream, *args)
+        return "".join(stream.parts)
+    if type(destination) is str:
+        raise TypeError("format to a string with a fill pointer is not supported")
+    interp.call1(fn, stream_of(interp, destination), *args)
+    return NIL
+
+
+@builtin("%FORMATTER-RUN", interp=True)
+def formatter_run(interp, stream, control, args):
+    """The body of a (formatter control) function: prints, returns the unused arguments."""
+    out = stream_of(interp, stream)
+    text, rest = format_with_rest(interp, control, to_py(args), out.at_line_start(),
+                                  out.column())
+    out.write(text)
+    return lisp_list(rest)
 
 
 class StringInputStream:

@@ -5,7 +5,17 @@ from __future__ import annotations
 
 from sexpgpu.lisp.registry import builtin
 from sexpgpu.lisp.strings import designator
-from sexpgpu.lisp.types import MV, NIL, Symbol, Uninterned, boolean, intern, keyword, lisp_list
+from sexpgpu.lisp.types import (
+    MV,
+    NIL,
+    Symbol,
+    Uninterned,
+    boolean,
+    find_interned,
+    intern,
+    keyword,
+    lisp_list,
+)
 
 # ------------------------------------------------------------------ global values
 
@@ -85,6 +95,21 @@ def _next_count(interp) -> int:
         raise TypeError("lisp: *gensym-counter* must be a non-negative integer")
     interp.globals[_GENSYM_COUNTER] = count + 1
     return count
+
+
+@builtin("FIND-SYMBOL", interp=True)
+def find_symbol(interp, name, package=NIL):
+    """(values symbol status): :EXTERNAL for a keyword, :INHERITED for a name the language
+    defines, :INTERNAL for one the program interned; NIL NIL when there is none."""
+    is_keyword = designator(package) in ("KEYWORD", "") if package is not NIL else False
+    sym = find_interned(designator(name), is_keyword)
+    if sym is None:
+        return MV((NIL, NIL))
+    if is_keyword:
+        return MV((sym, keyword("EXTERNAL")))
+    standard = sym in interp.constants or sym in interp.special_forms \
+        or sym in interp.standard_names or type(interp.functions.get(sym)).__name__ == "Builtin"
+    return MV((sym, keyword("INHERITED" if standard else "INTERNAL")))
 
 
 @builtin("GENSYM", interp=True)

@@ -69,6 +69,11 @@ def intern(name: str) -> Symbol:
     return sym
 
 
+def find_interned(name: str, keywords: bool = False) -> Symbol | None:
+    """The symbol of that name if one was ever interned (read, or made by intern)."""
+    return (_KEYWORDS if keywords else _SYMBOLS).get(name)
+
+
 def keyword(name: str) -> Symbol:
     sym = _KEYWORDS.get(name)
     if sym is None:
