@@ -11,6 +11,7 @@ from typing import Any
 
 from sexpgpu.lisp import (
     arrays,
+    bits,
     control,
     definitions,
     equality,
@@ -44,7 +45,7 @@ SPECIAL_FORM_MODULES = (specials, definitions, control, places, loop, signals, s
 # Their order is the order of an interpreter's function table, which decides between
 # equally close "did you mean" names; it is the order the builtins had before this list.
 BUILTIN_MODULES = (sequences, arrays, hashtables, io, lists, trees, equality, symbols, functions,
-                   typespec, subtypes, evaluation, macrofns, signals, numbers, floats, strings)
+                   typespec, subtypes, evaluation, macrofns, signals, numbers, floats, bits, strings)
 
 
 def install(interp: Any, prelude: bool = True) -> None:
@@ -54,6 +55,7 @@ def install(interp: Any, prelude: bool = True) -> None:
     interp.special_forms = SPECIAL_FORMS
     io.install(interp)
     numbers.install(interp)
+    bits.install(interp)
     if prelude:
         load_prelude(interp)
 

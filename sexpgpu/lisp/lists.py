@@ -53,9 +53,10 @@ def _cxr(path: str):
     return accessor
 
 
-for _path in ["AA", "AD", "DA", "DD", "AAA", "AAD", "ADA", "ADD", "DAA", "DAD", "DDA", "DDD",
-              "ADDD", "DDDD"]:
-    builtin(f"C{_path}R")(_cxr(_path))
+for _n in (2, 3, 4):  # every c[ad]r of two to four letters
+    for _bits in range(2 ** _n):
+        _path = "".join("D" if _bits >> _k & 1 else "A" for _k in range(_n))
+        builtin(f"C{_path}R")(_cxr(_path))
 
 for _i, _name in enumerate(["SECOND", "THIRD", "FOURTH", "FIFTH", "SIXTH", "SEVENTH", "EIGHTH",
                             "NINTH", "TENTH"], start=1):

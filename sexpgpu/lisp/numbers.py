@@ -326,6 +326,9 @@ builtin("ACOS", interp=True)(_unary_float("acos", math.acos))
 builtin("SINH", interp=True)(_unary_float("sinh", math.sinh))
 builtin("COSH", interp=True)(_unary_float("cosh", math.cosh))
 builtin("TANH", interp=True)(_unary_float("tanh", math.tanh))
+builtin("ASINH", interp=True)(_unary_float("asinh", math.asinh))
+builtin("ACOSH", interp=True)(_unary_float("acosh", math.acosh))  # below 1: complex, E-TYPE
+builtin("ATANH", interp=True)(_unary_float("atanh", math.atanh))
 
 
 @builtin("ATAN", interp=True)
