@@ -31,6 +31,8 @@ def diagnose(text: str, file: str = "user.sx"):
         ("(/ 1 0)", "E-DIVISION-BY-ZERO", 1, 1),
         ("(print 1)\n(exp 1000.0)", "E-FLOAT-OVERFLOW", 2, 1),
         ("(* 1d300 1d300)", "E-FLOAT-OVERFLOW", 1, 1),
+        ("(print 1)\n(defclass point () (x y))", "E-UNSUPPORTED", 2, 1),
+        ("(make-array 3 :displaced-to (vector 1 2 3))", "E-UNSUPPORTED", 1, 1),
         ("(loop)", "E-EVAL-LIMIT", 1, 1),
         ("(defun f () (f))\n(f)", "E-EVAL-LIMIT", 1, 13),
         ("(make-list 100000000)", "E-EVAL-LIMIT", 1, 1),

@@ -7,7 +7,7 @@ from __future__ import annotations
 from functools import reduce
 
 from sexpgpu.lisp.registry import builtin
-from sexpgpu.lisp.types import boolean, intern
+from sexpgpu.lisp.types import NIL, T, boolean, intern
 
 
 def _ints(*xs: object) -> None:
@@ -125,3 +125,40 @@ def install(interp) -> None:
         sym = intern(name)
         interp.globals[sym] = value
         interp.constants.add(sym)
+
+
+# ------------------------------------------------------------------ bit arrays
+
+
+def _bit_result(a: list, bits: list, result) -> list:
+    """Where a bit-array operation's answer goes: a new vector (result NIL), the first
+    argument (T), or the given vector."""
+    if result is NIL:
+        return bits
+    target = a if result is T else result
+    if type(target) is not list or len(target) != len(bits):
+        raise TypeError("lisp: the result must be a bit vector of the same length")
+    target[:] = bits
+    return target
+
+
+def _bit_op(name: str, op) -> None:
+    def fn(a, b, result=NIL):
+        if type(a) is not list or type(b) is not list or len(a) != len(b):
+            raise TypeError("lisp: bit vectors of the same length")
+        _ints(*a, *b)
+        return _bit_result(a, [op(x, y) & 1 for x, y in zip(a, b)], result)
+
+    builtin(name)(fn)
+
+
+for _name, _op in _BOOLE[6:]:
+    _bit_op("BIT-" + _name[len("BOOLE-"):], _op)
+
+
+@builtin("BIT-NOT")
+def bit_not(a, result=NIL):
+    if type(a) is not list:
+        raise TypeError("lisp: not a bit vector")
+    _ints(*a)
+    return _bit_result(a, [1 - x for x in a], result)

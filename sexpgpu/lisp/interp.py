@@ -28,12 +28,14 @@ from sexpgpu.lisp.errors import (
     LimitError,
     ThrowExit,
     limit_error,
+    unsupported,
 )
 from sexpgpu.lisp.printer import prin1_to_string
 from sexpgpu.lisp.reader import read_all
 from sexpgpu.lisp.registry import SPECIAL_FORMS, Builtin
 from sexpgpu.lisp.reporting import CHECK_EVERY, Reporting, default_generic_op
 from sexpgpu.lisp.types import MV, NIL, Cons, FloatOverflow, Symbol, T, intern
+from sexpgpu.lisp.unsupported import REASONS
 from sexpgpu.suggest import nearest
 
 DEFAULT_MAX_STEPS = 1_000_000
@@ -451,6 +453,8 @@ class Interpreter(Reporting):
         if head in self.special_forms:
             raise error(E_TYPE, f"{head.name} is a special form, not a function",
                         form.span if form else None)
+        if head.interned and head.name in REASONS:
+            raise unsupported(head.name.lower(), REASONS[head.name], form.span if form else None)
         hint = nearest(head.name, [s.name for s in list(self.functions) + list(self.macros)])
         exc = error(E_UNDEFINED_FUNCTION, f"undefined function {head.name.lower()}",
                     form.span if form is not None else None,

@@ -45,7 +45,8 @@ SPECIAL_FORM_MODULES = (specials, definitions, control, places, loop, signals, s
 # Their order is the order of an interpreter's function table, which decides between
 # equally close "did you mean" names; it is the order the builtins had before this list.
 BUILTIN_MODULES = (sequences, arrays, hashtables, io, lists, trees, equality, symbols, functions,
-                   typespec, subtypes, evaluation, macrofns, signals, numbers, floats, bits, strings)
+                   typespec, subtypes, evaluation, macrofns, signals, numbers, floats, bits,
+                   strings)
 
 
 def install(interp: Any, prelude: bool = True) -> None:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sexpgpu.diagnostics import error
-from sexpgpu.lisp.arrays import aref
+from sexpgpu.lisp.arrays import aref, set_fill_pointer
 from sexpgpu.lisp.errors import E_TYPE
 from sexpgpu.lisp.forms import (
     args_of,
@@ -107,6 +107,9 @@ ACCESSORS: dict[str, Accessor] = {
     "SVREF": (_aref_get, _aref_set),
     "CHAR": (_aref_get, _aref_set),
     "SCHAR": (_aref_get, _aref_set),
+    "FILL-POINTER": (lambda a: len(a[0]), lambda a, v: set_fill_pointer(a[0], v)),
+    "BIT": (_aref_get, _aref_set),
+    "SBIT": (_aref_get, _aref_set),
     "NTHCDR": (lambda a: _nthcdr(a[0], a[1]),
                lambda a, v: _set_cdr(_nthcdr(a[0] - 1, a[1]), v)),
 }

@@ -263,6 +263,8 @@ for _name, _fold, _test in [
     ("CHAR<", False, lambda a, b: a < b), ("CHAR>", False, lambda a, b: a > b),
     ("CHAR<=", False, lambda a, b: a <= b), ("CHAR>=", False, lambda a, b: a >= b),
     ("CHAR-LESSP", True, lambda a, b: a < b), ("CHAR-GREATERP", True, lambda a, b: a > b),
+    ("CHAR-NOT-GREATERP", True, lambda a, b: a <= b),
+    ("CHAR-NOT-LESSP", True, lambda a, b: a >= b),
     ("CHAR/=", False, None), ("CHAR-NOT-EQUAL", True, None),
 ]:
     _char_compare(_name, _fold, _test)
