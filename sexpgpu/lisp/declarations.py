@@ -86,10 +86,13 @@ def known_type(interp, spec: Any) -> bool:
     """Whether typep understands spec (a declaration of any other type is not checked)."""
     if type(spec) is Symbol:
         return spec.name in ATOMIC_TYPES or spec.name in interp.structs \
+            or spec.name in interp.deftypes \
             or spec.name in CONDITION_PARENTS or spec.name in interp.user_condition_types
     if type(spec) is not Cons or type(spec.car) is not Symbol:
         return False
     head = spec.car.name
+    if head in interp.deftypes:
+        return True
     if head in ("OR", "AND", "NOT"):
         return all(known_type(interp, part) for part in to_py(spec.cdr))
     return head in COMPOUND_TYPES

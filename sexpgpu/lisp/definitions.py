@@ -125,6 +125,24 @@ def sf_defconstant(interp, form, env):
     return _define_variable(interp, form, env, True, True)
 
 
+_STAR_FORM = Cons(intern("QUOTE"), Cons(intern("*"), NIL))
+
+
+@special("DEFTYPE")
+def sf_deftype(interp, form, env):
+    """(deftype name lambda-list [doc] body...) — body returns the type name stands for;
+    optional parameters default to *"""
+    name, rest = _definition_name(form, "(deftype name (args...) body...)")
+    name = symbol_var(form, name, "a type name")
+    ll = lambdalist.parse(rest.car, form.span)
+    ll.optional = [(var, _STAR_FORM if default is NIL else default, supplied)
+                   for var, default, supplied in ll.optional]
+    body, doc = split_body(rest.cdr, True)
+    interp.deftypes[name.name] = Closure(name.name, ll, block_body(name, body), env)
+    _document(interp, name, "TYPE", doc)
+    return name
+
+
 @special("SYMBOL-MACROLET")
 def sf_symbol_macrolet(interp, form, env):
     """(symbol-macrolet ((name expansion)...) body...) — substitutes in the body"""

@@ -61,7 +61,7 @@ builtin("CONSTANTLY")(lambda value: _Constantly(value))
 builtin("COMPLEMENT", interp=True)(lambda interp, fn: _Complement(interp, fn))
 
 
-@builtin("FUNCTIONP")
+@builtin("FUNCTIONP", "COMPILED-FUNCTION-P")
 def functionp(x):
     return boolean(type(x) in (Closure, Builtin, _Constantly, _Complement))
 

@@ -64,8 +64,9 @@ class Interpreter(Reporting):
         self._init_limits(max_steps, max_depth, max_alloc, max_seconds)
         self.user_condition_types: dict = {}
         self.structs: dict = {}
-        self.docs: dict = {}  # (name, FUNCTION or VARIABLE) -> docstring
+        self.docs: dict = {}  # (name, FUNCTION, VARIABLE or TYPE) -> docstring
         self.load_time_values: dict = {}  # id(form) -> (form, its value)
+        self.deftypes: dict = {}  # type name -> the closure deftype made (its expander)
         self.handlers: list = []  # type specs of the active handler-case clauses
         # the span of the innermost call with a position now running (set just before a
         # function is applied): what a tracer records as the source of an IR node

@@ -22,7 +22,7 @@ from sexpgpu.lisp.lists import getf, putf
 from sexpgpu.lisp.printer import prin1_to_string
 from sexpgpu.lisp.registry import special
 from sexpgpu.lisp.sequences import adjoin_to
-from sexpgpu.lisp.types import NIL, Cons, MDArray, Symbol, intern, to_py
+from sexpgpu.lisp.types import NIL, Cons, MDArray, Symbol, T, intern, to_py
 
 Accessor = tuple[Callable[[list], Any], Callable[[list, Any], Any]]
 
@@ -356,6 +356,29 @@ def sf_pop(interp, form, env):
                     fix="pop from a variable holding a list")
     set_(value.cdr)
     return value.car
+
+
+@special("REMF")
+def sf_remf(interp, form, env):
+    """(remf place indicator): remove the indicator and its value from the property list
+    in place (the list's own conses); T if it was there"""
+    items = args_of(form, 2, 2, "(remf place indicator)")
+    get, set_ = resolve_place(interp, items[0], env, form)
+    indicator = interp.eval1(items[1], env)
+    plist = get()
+    previous, node = None, plist
+    while type(node) is Cons and type(node.cdr) is Cons:
+        if node.car is indicator:
+            if previous is None:
+                set_(node.cdr.cdr)
+            else:
+                previous.cdr.cdr = node.cdr.cdr
+            return T
+        previous, node = node, node.cdr.cdr
+    if node is not NIL:
+        raise error(E_TYPE, "remf needs a property list", form.span,
+                    actual=prin1_to_string(plist), fix="pass a list of indicator value pairs")
+    return NIL
 
 
 @special("PUSHNEW")

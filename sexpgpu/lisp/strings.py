@@ -39,7 +39,18 @@ def designator(x: Any) -> str:
     raise TypeError("not a string designator")
 
 
-builtin("STRINGP")(lambda x: boolean(type(x) is str))
+builtin("STRINGP", "SIMPLE-STRING-P")(lambda x: boolean(type(x) is str))
+
+
+@builtin("CHARACTER")
+def character(x):
+    """A character designator (a character, or a string or symbol name of length one)."""
+    if type(x) is Char:
+        return x
+    text = x.name if isinstance(x, Symbol) else x
+    if type(text) is not str or len(text) != 1:
+        raise TypeError("lisp: not a character designator")
+    return Char(text)
 builtin("CHARACTERP")(lambda x: boolean(type(x) is Char))
 builtin("STRING")(designator)
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from sexpgpu.lisp.forms import syntax_error
 from sexpgpu.lisp.printer import prin1_to_string, princ_to_string
-from sexpgpu.lisp.registry import Builtin, special
+from sexpgpu.lisp.registry import Builtin, builtin, special
 from sexpgpu.lisp.types import NIL, Cons, Symbol, boolean, intern, keyword, to_py
 
 
@@ -128,3 +128,11 @@ def _slot_setter(slot: str):
 
 def _designator(x: Any) -> str:
     return x if type(x) is str else x.name
+
+
+@builtin("COPY-STRUCTURE")
+def copy_structure(x):
+    """A new instance with the same slot values (a shallow copy)."""
+    if type(x) is not StructInstance:
+        raise TypeError("lisp: not a structure")
+    return StructInstance(x.struct, dict(x.values))

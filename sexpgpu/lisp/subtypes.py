@@ -18,8 +18,20 @@ from sexpgpu.lisp.conditions import CONDITION_PARENTS, Condition, is_subtype
 from sexpgpu.lisp.equality import equal
 from sexpgpu.lisp.registry import builtin
 from sexpgpu.lisp.structs import StructInstance
-from sexpgpu.lisp.types import MV, NIL, Char, Cons, MDArray, Single, Symbol, T, intern, keyword
-from sexpgpu.lisp.typespec import _FIXNUM_MAX, _FIXNUM_MIN, typep
+from sexpgpu.lisp.types import (
+    MV,
+    NIL,
+    Char,
+    Cons,
+    MDArray,
+    Single,
+    Symbol,
+    T,
+    intern,
+    keyword,
+    lisp_list,
+)
+from sexpgpu.lisp.typespec import _FIXNUM_MAX, _FIXNUM_MIN, expand_type, typep
 
 # atomic type -> its direct supertypes (the lattice rules walk up it)
 _PARENTS: dict[str, tuple[str, ...]] = {
@@ -61,6 +73,7 @@ _SAMPLES = _samples()
 
 def subtypep(interp: Any, a: Any, b: Any) -> tuple[bool, bool]:
     """(is a subtype, known for certain)."""
+    a, b = _expand_all(interp, a), _expand_all(interp, b)
     if _proves(interp, a, b):
         return True, True
     for w in _witnesses(interp, a):
@@ -75,6 +88,14 @@ def _safe_typep(interp: Any, x: Any, spec: Any) -> bool | None:
         return typep(interp, x, spec)
     except SexpError:
         return None
+
+
+def _expand_all(interp: Any, spec: Any) -> Any:
+    """deftype names replaced everywhere in or/and/not combinations."""
+    spec = expand_type(interp, spec)
+    if _head(spec) in ("OR", "AND", "NOT"):
+        return Cons(spec.car, lisp_list([_expand_all(interp, x) for x in _args(spec)]))
+    return spec
 
 
 def _head(spec: Any) -> str:

@@ -97,6 +97,19 @@ def _next_count(interp) -> int:
     return count
 
 
+@builtin("COPY-SYMBOL", interp=True)
+def copy_symbol(interp, sym, copy_props=NIL):
+    """A fresh uninterned symbol of the same name (with copies of the value, function and
+    property list when copy-props is true)."""
+    new = Uninterned(sym.name)
+    if copy_props is not NIL:
+        for table in (interp.globals, interp.functions):
+            if sym in table:
+                table[new] = table[sym]
+        _plist(interp, new).update(_plist(interp, sym))
+    return new
+
+
 @builtin("FIND-SYMBOL", interp=True)
 def find_symbol(interp, name, package=NIL):
     """(values symbol status): :EXTERNAL for a keyword, :INHERITED for a name the language

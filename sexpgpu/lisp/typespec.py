@@ -73,12 +73,26 @@ _ATOMIC = {
 }
 
 
+def expand_type(interp: Any, spec: Any) -> Any:
+    """A type specifier with deftype names replaced by what they stand for (at the top)."""
+    for _ in range(1000):  # a deftype that expands into itself must stop somewhere
+        if type(spec) is Symbol and spec.name in interp.deftypes:
+            spec = interp.call1(interp.deftypes[spec.name])
+        elif type(spec) is Cons and type(spec.car) is Symbol and spec.car.name in interp.deftypes:
+            spec = interp.call1(interp.deftypes[spec.car.name], *list(spec.cdr))
+        else:
+            return spec
+    raise ValueError("lisp: a deftype expands forever")
+
+
 def typep(interp: Any, x: Any, spec: Any) -> bool:
     """Whether `x` is of type `spec` (a symbol or a compound specifier)."""
     if type(spec) is Symbol:
         check = _ATOMIC.get(spec.name)
         if check is not None:
             return check(x)
+        if spec.name in interp.deftypes:
+            return typep(interp, x, expand_type(interp, spec))
         if type(x) is Condition:
             return is_subtype(x.type, spec.name, interp.user_condition_types)
         struct = getattr(x, "struct", None)
@@ -100,6 +114,8 @@ COMPOUND_TYPES = frozenset(("OR", "AND", "NOT", "MEMBER", "EQL", "SATISFIES", "U
 def _compound_typep(interp: Any, x: Any, spec: Cons) -> bool:
     """(or ...) (and ...) (not t) (member ...) (eql v) (satisfies f) (integer low high)..."""
     head = spec.car.name if isinstance(spec.car, Symbol) else ""
+    if head in interp.deftypes:
+        return typep(interp, x, expand_type(interp, spec))
     args = list(spec.cdr)
     if head == "OR":
         return any(typep(interp, x, a) for a in args)
