@@ -160,7 +160,10 @@ def _parse_with(p: _Parser, plan: _Plan) -> None:
     group = []
     while True:
         var = p.next()
-        init = p.next() if p.accept("=") else NIL
+        declared = _skip_type(p)
+        # a typed variable without an init starts at that type's zero, as in SBCL
+        default = _TYPE_ZEROS.get(getattr(declared, "name", None), NIL)
+        init = p.next() if p.accept("=") else default
         group.append((var, init))
         if not p.accept("AND"):
             break
@@ -217,13 +220,23 @@ def _parse_clause(p: _Parser, form: Cons) -> tuple:
                        "see docs/control.md for the loop clauses")
 
 
+_SIMPLE_TYPES = ("FIXNUM", "FLOAT", "INTEGER", "NUMBER")
+_TYPE_ZEROS = {"FIXNUM": 0, "INTEGER": 0, "NUMBER": 0}
+
+
+def _skip_type(p: _Parser) -> Any:
+    """The optional type of a loop variable (of-type spec, or fixnum/float/...): skipped,
+    returned so a with-clause can start the variable at the type's zero."""
+    if p.accept("OF-TYPE"):
+        return p.next()
+    if p.peek() in _SIMPLE_TYPES:
+        return p.next()
+    return None
+
+
 def _parse_for(p: _Parser, form: Cons) -> dict:
     var = p.next()
-    if p.peek() in ("FIXNUM", "FLOAT", "INTEGER", "OF-TYPE"):
-        if p.accept("OF-TYPE"):
-            p.next()
-        else:
-            p.pos += 1
+    _skip_type(p)
     word = p.peek()
     p.pos += 1
     if word == "IN" or word == "ON":
