@@ -7,6 +7,7 @@ directive character to one small function that consumes arguments and emits text
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
@@ -22,7 +23,12 @@ from sexpgpu.lisp.format_numbers import (
     roman,
 )
 from sexpgpu.lisp.format_parse import COUNT, Directive, V, bad_control, parse
-from sexpgpu.lisp.printer import integer_to_string, prin1_to_string, princ_to_string
+from sexpgpu.lisp.printer import (
+    integer_to_string,
+    prin1_to_string,
+    princ_to_string,
+    shortest_digits,
+)
 from sexpgpu.lisp.strings import capitalize, char_name
 from sexpgpu.lisp.types import NIL, Char, Cons, Single, to_py
 
@@ -53,6 +59,12 @@ class _Args:
 
     def left(self) -> int:
         return len(self.items) - self.pos
+
+    def peek(self) -> Any:
+        """The next argument, not consumed."""
+        value = self.next()
+        self.pos -= 1
+        return value
 
 
 MAX_FIELD = 100_000  # widths and repeat counts beyond this are runaway, not layout
@@ -257,8 +269,32 @@ def _exponent_float(f: _Formatter, d: Directive) -> None:
 
 @directive("g")
 def _general_float(f: _Formatter, d: Directive) -> None:
-    """~G: printed as by princ"""
-    f.emit(princ_to_string(f.args.next()))
+    """~w,d,eG: as ~F followed by e+2 spaces when the number's magnitude suits d digits,
+    else as ~E (CLHS 22.3.3.3)"""
+    width, digits, exp_digits = f.param(d, 0, None), f.param(d, 1, None), f.param(d, 2, None)
+    value = f.args.peek()
+    if type(value) not in _REAL:
+        _exponent_float(f, d)
+        return
+    x = float(value)
+    shown, exponent = shortest_digits(x, type(value) is not float)
+    n = exponent + 1  # digits before the point; q: the digits needed, as SBCL counts them
+    q = len(shown) - n if n < 0 else max(len(shown), n)
+    ee = 4 if exp_digits is None else exp_digits + 2
+    if digits is None:
+        digits = max(q, min(n, 7))
+    dd = digits - n
+    f.args.next()
+    if not 0 <= dd <= digits:
+        text = exponent_text(value, digits)
+        f.emit(text if width is None else _pad(text, width, " ", True))
+        return
+    text = fixed_text(value, dd)
+    if d.at and x >= 0:
+        text = "+" + text
+    if width is not None:
+        text = _pad(text, max(0, width - ee), f.param(d, 5, " "), True)
+    f.emit(text + " " * ee)
 
 
 @directive("$")

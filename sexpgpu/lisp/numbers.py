@@ -373,11 +373,51 @@ def lisp_float(x, proto=None):
     return to_float_like(x, proto)
 
 
-@builtin("RATIONAL", "RATIONALIZE")
+@builtin("RATIONAL")
 def lisp_rational(x):
     if type(x) in (float, Single):
-        return norm(Fraction(x) if True else x)
+        return norm(Fraction(x))
+    if type(x) not in (int, Fraction):
+        raise TypeError("lisp: not a real")
     return x
+
+
+@builtin("RATIONALIZE")
+def lisp_rationalize(x):
+    """The simplest rational that rounds to the float x (within half an ulp of it)."""
+    if type(x) not in (float, Single):
+        return lisp_rational(x)
+    if x == 0 or math.isinf(x) or x != x:
+        return norm(Fraction(x)) if x == 0 else _not_finite()
+    exact = Fraction(x)
+    if exact.denominator == 1:  # a whole float is that integer (SBCL does not search)
+        return exact.numerator
+    half_ulp = Fraction(_ulp(abs(x), type(x) is Single)) / 2
+    low, high = abs(exact) - half_ulp, abs(exact) + half_ulp
+    result = _simplest_between(low, high)
+    return norm(result if x > 0 else -result)
+
+
+def _not_finite():
+    raise TypeError("lisp: not a finite float")
+
+
+def _ulp(x: float, single: bool) -> float:
+    """The gap between x and the next float of its format away from zero."""
+    _, exponent = math.frexp(x)
+    digits = 24 if single else 53
+    return math.ldexp(1.0, exponent - digits)
+
+
+def _simplest_between(low: Fraction, high: Fraction) -> Fraction:
+    """The rational with the smallest denominator in [low, high] (0 < low < high), by
+    continued fractions."""
+    whole = math.floor(low)
+    if whole == low:
+        return Fraction(whole)
+    if whole + 1 <= high:
+        return Fraction(whole + 1)
+    return whole + 1 / _simplest_between(1 / (high - whole), 1 / (low - whole))
 
 
 @builtin("NUMERATOR")

@@ -79,6 +79,17 @@ print_case = _default_case
 _WORD_START = re.compile(r"(?<![A-Za-z0-9])[a-z]")
 
 
+def with_case(case: Any, thunk: Any) -> Any:
+    """thunk() with symbols printed in `case` (write's :case argument)."""
+    global print_case
+    saved = print_case
+    print_case = lambda: case  # noqa: E731 - the hook is a function by design
+    try:
+        return thunk()
+    finally:
+        print_case = saved
+
+
 def _cased(name: str) -> str:
     """A symbol name as *print-case* :downcase or :capitalize prints it (only uppercase
     letters change, as in SBCL)."""

@@ -12,6 +12,7 @@ from sexpgpu.lisp.printer import (
     integer_to_string,
     prin1_to_string,
     princ_to_string,
+    with_case,
 )
 from sexpgpu.lisp.reader import CHAR_NAMES, MAX_NUMBER_DIGITS, Reader
 from sexpgpu.lisp.registry import builtin, keywords
@@ -294,7 +295,10 @@ def write_to_string(x, *options):
     base = opts.get("BASE", 10)
     if type(x) is int and base != 10:
         return integer_to_string(x, base)
-    return prin1_to_string(x) if opts.get("ESCAPE", T) is not NIL else princ_to_string(x)
+    show = prin1_to_string if opts.get("ESCAPE", T) is not NIL else princ_to_string
+    if "CASE" in opts:
+        return with_case(opts["CASE"], lambda: show(x))
+    return show(x)
 
 
 builtin("PRINC-TO-STRING")(lambda x: princ_to_string(x))
