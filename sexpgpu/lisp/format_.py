@@ -7,7 +7,6 @@ directive character to one small function that consumes arguments and emits text
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
