@@ -73,6 +73,8 @@ def equalp(a: Any, b: Any) -> bool:
         return all(equalp(x, y) for x, y in zip(xs, ys))
     if hasattr(a, "table") and hasattr(b, "table"):
         return a.equalp_to(b, equalp)
+    if ta is tb and getattr(a, "struct", None) is not None:  # structures: slot by slot
+        return a.struct is b.struct and all(equalp(a.values[s], b.values[s]) for s in a.values)
     return False
 
 

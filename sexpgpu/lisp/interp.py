@@ -68,6 +68,7 @@ class Interpreter(Reporting):
         self.load_time_values: dict = {}  # id(form) -> (form, its value)
         self.deftypes: dict = {}  # type name -> the closure deftype made (its expander)
         self.handlers: list = []  # type specs of the active handler-case clauses
+        self.catch_tags: list = []  # the tags of the active catch forms, innermost last
         # the span of the innermost call with a position now running (set just before a
         # function is applied): what a tracer records as the source of an IR node
         self.current_span = None

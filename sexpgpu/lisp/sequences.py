@@ -378,7 +378,16 @@ def copy_seq(seq):
     return like(seq, items_of(seq))
 
 
-@builtin("REVERSE", "NREVERSE")
+@builtin("NREVERSE")
+def nreverse(seq):
+    """REVERSE that reverses a vector in place (strings are immutable: a new one)."""
+    if type(seq) is list:
+        seq.reverse()
+        return seq
+    return reverse(seq)
+
+
+@builtin("REVERSE")
 def reverse(seq):
     if type(seq) is str:
         return seq[::-1]

@@ -384,19 +384,27 @@ def sf_catch(interp, form, env):
     if type(form.cdr) is not Cons:
         raise syntax_error(form, "malformed catch", "write (catch tag body...)")
     tag = interp.eval1(form.cdr.car, env)
+    interp.catch_tags.append(tag)
     try:
         return interp.progn(form.cdr.cdr, env)
     except ThrowExit as thrown:
         if thrown.tag is tag or (type(tag) is int and thrown.tag == tag):
             return thrown.value
         raise
+    finally:
+        interp.catch_tags.pop()
 
 
 @special("THROW")
 def sf_throw(interp, form, env):
     """(throw tag value)"""
     items = args_of(form, 2, 2, "(throw tag value)")
-    raise ThrowExit(interp.eval1(items[0], env), interp.eval(items[1], env))
+    tag = interp.eval1(items[0], env)
+    value = interp.eval(items[1], env)
+    if not any(t is tag or (type(t) is int and t == tag) for t in interp.catch_tags):
+        # no catch for it: a CONTROL-ERROR here, where handler-case can still see it
+        raise interp._dead_exit(ThrowExit(tag, value), None, 0)
+    raise ThrowExit(tag, value)
 
 
 @special("UNWIND-PROTECT")
