@@ -72,7 +72,16 @@ def _make_md_array(interp, sizes: list, opts: dict) -> MDArray:
     return MDArray(list(sizes), data)
 
 
-@builtin("AREF", "SVREF", "ROW-MAJOR-AREF", "BIT", "SBIT")
+@builtin("ROW-MAJOR-AREF")
+def row_major_aref(array, index):
+    data = array.data if type(array) is MDArray else array
+    if type(index) is not int or not 0 <= index < len(data):
+        raise IndexError("index out of bounds")
+    value = data[index]
+    return Char(value) if type(value) is str else value
+
+
+@builtin("AREF", "SVREF", "BIT", "SBIT")
 def aref(array, *indices):
     if type(array) is MDArray:
         return array.data[array.index(indices)]

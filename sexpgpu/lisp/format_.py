@@ -226,7 +226,7 @@ def _radix(f: _Formatter, d: Directive) -> None:
         return
     value = f.args.next()
     if d.at:
-        f.emit(roman(value))
+        f.emit(roman(value, old=d.colon))
     elif d.colon:
         f.emit(ordinal(value))
     else:
@@ -244,6 +244,10 @@ def _fixed_float(f: _Formatter, d: Directive) -> None:
         f.emit(_pad(princ_to_string(value), width or 0, " ", True))
         return
     text = fixed_text(value, digits)
+    if width is not None and digits is None and len(text) > width and "." in text:
+        # too wide: SBCL drops decimals (down to none) to fit the width
+        whole = len(text.split(".")[0]) + (1 if d.at and value >= 0 else 0)
+        text = fixed_text(value, max(0, width - whole - 1))
     if d.at and value >= 0:
         text = "+" + text
     if width is not None:
@@ -373,6 +377,8 @@ def _character(f: _Formatter, d: Directive) -> None:
 def _plural(f: _Formatter, d: Directive) -> None:
     """~P: s unless the argument is 1; ~@P y/ies; ~:P looks at the previous argument"""
     if d.colon:
+        if f.args.pos == 0:
+            raise bad_control(f.control, "~:p needs an argument before it")
         f.args.pos -= 1
     value = f.args.next()
     if d.at:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sexpgpu.diagnostics import error
-from sexpgpu.lisp.arrays import aref, set_fill_pointer
+from sexpgpu.lisp.arrays import aref, row_major_aref, set_fill_pointer
 from sexpgpu.lisp.errors import E_TYPE
 from sexpgpu.lisp.forms import (
     args_of,
@@ -85,6 +85,14 @@ def _aref_set(args: list, value: Any) -> Any:
     return _set_elt(target, indices[-1], value)
 
 
+def _set_row_major(args: list, value: Any) -> Any:
+    array, index = args
+    if type(array) is MDArray:
+        array.data[index] = value
+        return value
+    return _set_elt(array, index, value)
+
+
 def _aref_get(args: list) -> Any:
     if type(args[0]) is MDArray:
         return aref(*args)
@@ -108,6 +116,7 @@ ACCESSORS: dict[str, Accessor] = {
     "CHAR": (_aref_get, _aref_set),
     "SCHAR": (_aref_get, _aref_set),
     "FILL-POINTER": (lambda a: len(a[0]), lambda a, v: set_fill_pointer(a[0], v)),
+    "ROW-MAJOR-AREF": (lambda a: row_major_aref(a[0], a[1]), lambda a, v: _set_row_major(a, v)),
     "BIT": (_aref_get, _aref_set),
     "SBIT": (_aref_get, _aref_set),
     "NTHCDR": (lambda a: _nthcdr(a[0], a[1]),
