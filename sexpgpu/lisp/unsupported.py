@@ -52,7 +52,10 @@ _GROUPS = {
     "there are no complex numbers here": """
         CIS COMPLEX COMPLEXP CONJUGATE IMAGPART PHASE REALPART UPGRADED-COMPLEX-PART-TYPE""",
     "arrays here are Python lists, which cannot share storage or be resized in place": """
-        ADJUST-ARRAY ARRAY-DISPLACEMENT""",
+        ADJUST-ARRAY ARRAY-DISPLACEMENT ADJUSTABLE-ARRAY-P ARRAY-HAS-FILL-POINTER-P
+        UPGRADED-ARRAY-ELEMENT-TYPE""",
+    "bit vectors are vectors of 0 and 1 here, not a type of their own": """
+        BIT-VECTOR-P SIMPLE-BIT-VECTOR-P""",
     "the compiler, debugger and environment tools of an image have no place here": """
         APROPOS APROPOS-LIST COMPILER-MACRO-FUNCTION DEFINE-COMPILER-MACRO DESCRIBE
         DISASSEMBLE ED FUNCTION-LAMBDA-EXPRESSION INSPECT ROOM SLEEP STEP TRACE UNTRACE
