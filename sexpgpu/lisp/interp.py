@@ -183,7 +183,7 @@ class Interpreter(Reporting):
         except (BlockExit, GoExit, ThrowExit) as exit_:
             raise self.finish_error(self._dead_exit(exit_, spans, index)) from None
         finally:
-            self.active -= 1
+            self._leave()
         return result
 
     def _dead_exit(self, exit_: Exception, spans: Any, index: int) -> SexpError:
@@ -209,6 +209,13 @@ class Interpreter(Reporting):
             return True
         return False
 
+    def _leave(self) -> None:
+        """End of an evaluation from Python: outside every evaluation, symbols print in
+        the default case again (a program's *print-case* must not leak into diagnostics)."""
+        self.active -= 1
+        if self.active == 0:
+            printer.print_case = printer.default_case
+
     def _print_case(self) -> Any:
         return self.globals.get(_PRINT_CASE)
 
@@ -227,7 +234,7 @@ class Interpreter(Reporting):
         except (BlockExit, GoExit, ThrowExit) as exit_:
             raise self.finish_error(self._dead_exit(exit_, None, 0)) from None
         finally:
-            self.active -= 1
+            self._leave()
         if type(value) is MV:
             return value[0] if value else NIL
         return value

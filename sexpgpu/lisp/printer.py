@@ -69,13 +69,13 @@ def format_float(x: float, single: bool) -> str:
     return f"{sign}{digits[0]}.{digits[1:] or '0'}{marker}{exp}"
 
 
-def _default_case() -> Any:
+def default_case() -> Any:
     return None
 
 
 # the value of *print-case* now (a keyword, or None for :upcase); the interpreter that
 # is evaluating installs a reader of its own variable, so let-bindings of it are seen
-print_case = _default_case
+print_case = default_case
 _WORD_START = re.compile(r"(?<![A-Za-z0-9])[a-z]")
 
 
