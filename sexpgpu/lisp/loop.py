@@ -202,6 +202,7 @@ def _parse_clause(p: _Parser, form: Cons) -> tuple:
     if word in _ACCUM:
         expr = p.next()
         into = p.next() if p.accept("INTO") else _DEFAULT
+        _skip_type(p)  # sum x of-type fixnum: the type changes nothing here
         return ("accum", _ACCUM[word], expr, into)
     if word in ("WHEN", "IF", "UNLESS"):
         test = p.next()
@@ -411,13 +412,15 @@ class _Driver:
 
 
 class _Accum:
-    __slots__ = ("kind", "value", "tail", "var")
+    __slots__ = ("kind", "value", "tail", "var", "seen")
 
     def __init__(self, kind: str, var: Any):
         self.kind = kind
         self.var = var
         self.tail = None
-        self.value = {"sum": 0, "count": 0}.get(kind, NIL)
+        # maximize/minimize of nothing is 0 in SBCL (its variable starts there)
+        self.value = {"sum": 0, "count": 0, "max": 0, "min": 0}.get(kind, NIL)
+        self.seen = False
 
 
 IT = intern("IT")
@@ -482,14 +485,11 @@ def _accumulate(interp, acc: _Accum, how: str, value: Any) -> None:
     elif how == "count":
         if value is not NIL:
             acc.value += 1
-    elif how == "max":
-        if acc.value is NIL or interp.apply(interp.functions[intern(">")],
-                                            [value, acc.value]) is not NIL:
+    elif how in ("max", "min"):
+        better = interp.functions[intern(">" if how == "max" else "<")]
+        if not acc.seen or interp.apply(better, [value, acc.value]) is not NIL:
             acc.value = value
-    elif how == "min":
-        if acc.value is NIL or interp.apply(interp.functions[intern("<")],
-                                            [value, acc.value]) is not NIL:
-            acc.value = value
+            acc.seen = True
 
 
 def _collect(acc: _Accum, how: str, value: Any) -> None:
@@ -630,7 +630,7 @@ def _declare_into(clause: tuple, vars: dict, accums: dict) -> None:
         if clause[3] is _DEFAULT:
             accums.setdefault(_DEFAULT, _Accum(clause[1], _DEFAULT))
         else:
-            vars.setdefault(clause[3], {"sum": 0, "count": 0}.get(clause[1], NIL))
+            vars.setdefault(clause[3], {"sum": 0, "count": 0, "max": 0, "min": 0}.get(clause[1], NIL))
     elif clause[0] == "if":
         for sub in clause[3] + clause[4]:
             _declare_into(sub, vars, accums)
