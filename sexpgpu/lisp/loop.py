@@ -630,7 +630,8 @@ def _declare_into(clause: tuple, vars: dict, accums: dict) -> None:
         if clause[3] is _DEFAULT:
             accums.setdefault(_DEFAULT, _Accum(clause[1], _DEFAULT))
         else:
-            vars.setdefault(clause[3], {"sum": 0, "count": 0, "max": 0, "min": 0}.get(clause[1], NIL))
+            start = {"sum": 0, "count": 0, "max": 0, "min": 0}.get(clause[1], NIL)
+            vars.setdefault(clause[3], start)
     elif clause[0] == "if":
         for sub in clause[3] + clause[4]:
             _declare_into(sub, vars, accums)

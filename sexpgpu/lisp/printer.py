@@ -23,13 +23,22 @@ _NEEDS_BARS = re.compile(r"[a-z\s()'\"`,;|\\#]|^$")
 _LOOKS_NUMERIC = re.compile(r"[+-]?(\d+\.?|\d+/\d+|\d*\.\d+([eEdD][+-]?\d+)?|\d+[eEdD][+-]?\d+)$")
 
 
+def _reads_back_single(text: str, x: float) -> bool:
+    """Whether the decimal text rounds to the single-float x (near the largest single a
+    short text can round past the range, which is simply not x)."""
+    try:
+        return to_single(float(text)) == x
+    except OverflowError:
+        return False
+
+
 def shortest_digits(x: float, single: bool) -> tuple[str, int]:
     """Shortest round-trip significant digits of |x| and the exponent of the first digit."""
     x = abs(x)
     if single:
         for precision in range(0, 10):
             text = f"{x:.{precision}e}"
-            if to_single(float(text)) == x:
+            if _reads_back_single(text, x):
                 break
     else:
         text = f"{x:e}" if False else repr(x)

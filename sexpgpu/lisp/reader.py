@@ -87,6 +87,7 @@ _TOKEN = re.compile(
   | (?P<uninterned>\#:)
   | (?P<radix>\#[xXbBoO][^\s()'"`,;]*)
   | (?P<feature>\#[+-])
+  | (?P<nradix>\#\d+[rR][^\s()'"`,;]*)
   | (?P<array>\#\d+[aA])
   | (?P<bits>\#\*[^\s()'"`,;]*)
   | (?P<hash>\#.?)
@@ -354,6 +355,19 @@ def _read_radix(reader: Reader, tok: str, start: int) -> Any:
                     fix=f"digits in base {base} only") from None
 
 
+def _read_nradix(reader: Reader, tok: str, start: int) -> Any:
+    """#36rZZ: an integer in any base from 2 to 36"""
+    split = tok.lower().index("r")
+    base = int(tok[1:split])
+    try:
+        if not 2 <= base <= 36:
+            raise ValueError
+        return int(tok[split + 1:], base)
+    except ValueError:
+        raise error(E_READ_NUMBER, f"malformed number `{tok}`", reader.span(start, len(tok)),
+                    fix="write #nR with n from 2 to 36 and digits of that base") from None
+
+
 def _read_bits(reader: Reader, tok: str, start: int) -> Any:
     """#*1011: a bit vector (a vector of 0s and 1s here)"""
     if any(ch not in "01" for ch in tok[2:]):
@@ -414,6 +428,7 @@ READTABLE: dict[str, Callable[[Reader, str, int], Any]] = {
     "feature": _read_feature,  # #+sbcl #-sbcl
     "array": _read_array,  # #2A(
     "bits": _read_bits,  # #*1011
+    "nradix": _read_nradix,  # #36rZZ
     "hash": _read_unsupported_dispatch,  # any other #
     "atom": _read_atom,  # numbers, symbols, the dot of a dotted list
     "badatom": _read_bad_atom,  # an unterminated | or a trailing backslash
@@ -463,7 +478,10 @@ def _float(reader: Reader, tok: str, m: re.Match, start: int) -> float:
             raise error(E_READ_NUMBER, f"float `{tok}` is out of range",
                         reader.span(start, len(tok)), fix="use a smaller exponent")
         return value
-    single = Single(value)
+    try:
+        single = Single(value)
+    except OverflowError:
+        single = float("inf")
     if single in (float("inf"), float("-inf")):
         raise error(E_READ_NUMBER, f"single-float `{tok}` is out of range",
                     reader.span(start, len(tok)),

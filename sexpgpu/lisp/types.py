@@ -6,6 +6,7 @@ Python str, vectors Python lists. Reader conses carry their source `Span` in `sp
 
 from __future__ import annotations
 
+import math
 import struct
 import sys
 from fractions import Fraction
@@ -136,6 +137,8 @@ class Char:
 
 
 _PACK = struct.Struct("f")
+_SINGLE_MAX = (2 - 2 ** -23) * 2.0 ** 127
+_SINGLE_ROUNDS_TO_MAX = _SINGLE_MAX + 2.0 ** 103  # half an ulp past it rounds to infinity
 
 
 class FloatOverflow(OverflowError):
@@ -148,6 +151,8 @@ def to_single(x: float) -> float:
     single-float range is a FloatOverflow, as SBCL traps it."""
     r = _PACK.unpack(_PACK.pack(x))[0]
     if r - r != 0.0 and r != x and x == x:  # rounded to an infinity: not a NaN, not inf in
+        if abs(x) < _SINGLE_ROUNDS_TO_MAX:  # within half an ulp of the largest single
+            return math.copysign(_SINGLE_MAX, x)
         raise FloatOverflow("single-float overflow")
     return r
 
