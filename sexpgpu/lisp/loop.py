@@ -25,6 +25,28 @@ class _End(Exception):
     """Leave the loop normally (run finally, return the accumulation)."""
 
 
+class _Finish(Exception):
+    """(loop-finish): leave the loop whose tag it carries normally."""
+
+    def __init__(self, tag: object):
+        self.tag = tag
+
+
+_LOOP_KEY = object()  # the environment key under which a loop's body finds its loop
+
+
+@special("LOOP-FINISH")
+def sf_loop_finish(interp, form, env):
+    """(loop-finish): end the innermost enclosing loop as if it ran out (finally runs)"""
+    e = env
+    while e is not None:
+        tag = e.vars.get(_LOOP_KEY)
+        if tag is not None:
+            raise _Finish(tag)
+        e = e.parent
+    raise syntax_error(form, "loop-finish outside a loop", "use it inside a loop's body")
+
+
 class _Done(Exception):
     """Leave the loop returning a value directly, skipping finally (always/never)."""
 
@@ -524,7 +546,7 @@ def sf_loop(interp, form, env):
         interp.expansions[id(form)] = cached
     plan: _Plan = cached[2]
     tag = object()
-    run = _Run(interp, plan, Env({plan.name.bkey: tag}, env))
+    run = _Run(interp, plan, Env({plan.name.bkey: tag, _LOOP_KEY: tag}, env))
     try:
         for f in plan.initially:
             interp.eval(f, run.env)
@@ -532,6 +554,9 @@ def sf_loop(interp, form, env):
             run.iterate()
         except _End:
             pass
+        except _Finish as finish:
+            if finish.tag is not tag:
+                raise
         for f in plan.finally_:
             interp.eval(f, run.env)
         return run.result()

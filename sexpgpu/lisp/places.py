@@ -10,6 +10,7 @@ from typing import Any
 
 from sexpgpu.diagnostics import error
 from sexpgpu.lisp.arrays import aref, row_major_aref, set_fill_pointer
+from sexpgpu.lisp.closures import LAMBDA
 from sexpgpu.lisp.errors import E_TYPE
 from sexpgpu.lisp.forms import (
     args_of,
@@ -20,9 +21,11 @@ from sexpgpu.lisp.forms import (
 )
 from sexpgpu.lisp.lists import getf, putf
 from sexpgpu.lisp.printer import prin1_to_string
-from sexpgpu.lisp.registry import special
+from sexpgpu.lisp.registry import Builtin, special
 from sexpgpu.lisp.sequences import adjoin_to
-from sexpgpu.lisp.types import NIL, Cons, MDArray, Symbol, T, intern, to_py
+from sexpgpu.lisp.types import NIL, Cons, MDArray, Symbol, T, intern, lisp_list, to_py
+
+QUOTE = intern("QUOTE")
 
 Accessor = tuple[Callable[[list], Any], Callable[[list, Any], Any]]
 
@@ -365,6 +368,42 @@ def sf_pop(interp, form, env):
                     fix="pop from a variable holding a list")
     set_(value.cdr)
     return value.car
+
+
+@special("DEFSETF")
+def sf_defsetf(interp, form, env):
+    """(defsetf access update) or (defsetf access (params...) (store) body...): how
+    (setf (access args...) value) stores; the long form's body returns the form to run,
+    with the parameters bound to the (quoted) argument values"""
+    items = args_of(form, 2, None, "(defsetf access update)")
+    name = items[0]
+    if type(name) is not Symbol:
+        raise syntax_error(form, "defsetf needs a function name", "write (defsetf name updater)")
+    if type(items[1]) is Symbol and len(items) <= 3:
+        updater = items[1]
+
+        def store_short(value, *args):
+            return interp.call1(updater, *args, value)
+
+        interp.setf_functions[name] = Builtin(f"(SETF {name.name})", store_short)
+        return name
+    if len(items) < 3 or type(items[2]) is not Cons:
+        raise syntax_error(form, "malformed defsetf",
+                           "write (defsetf name (args...) (store) body...)")
+    params = _append(items[1], items[2])
+    expander = interp.make_lambda(Cons(LAMBDA, Cons(params, form.cdr.cdr.cdr.cdr)), env,
+                                  f"(SETF {name.name})")
+
+    def store_long(value, *args):
+        quoted = [lisp_list([QUOTE, a]) for a in (*args, value)]
+        return interp.eval(interp.call1(expander, *quoted), None)
+
+    interp.setf_functions[name] = Builtin(f"(SETF {name.name})", store_long)
+    return name
+
+
+def _append(a: Any, b: Any) -> Any:
+    return lisp_list(to_py(a) + to_py(b))
 
 
 @special("REMF")

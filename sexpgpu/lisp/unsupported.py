@@ -54,6 +54,8 @@ _GROUPS = {
     "arrays here are Python lists, which cannot share storage or be resized in place": """
         ADJUST-ARRAY ARRAY-DISPLACEMENT ADJUSTABLE-ARRAY-P ARRAY-HAS-FILL-POINTER-P
         UPGRADED-ARRAY-ELEMENT-TYPE""",
+    "hash tables here are Python dicts, which grow on their own (no size to report)": """
+        HASH-TABLE-SIZE HASH-TABLE-REHASH-SIZE HASH-TABLE-REHASH-THRESHOLD""",
     "bit vectors are vectors of 0 and 1 here, not a type of their own": """
         BIT-VECTOR-P SIMPLE-BIT-VECTOR-P""",
     "the compiler, debugger and environment tools of an image have no place here": """
@@ -62,7 +64,8 @@ _GROUPS = {
         DEFINE-SETF-EXPANDER GET-SETF-EXPANSION DEFINE-SYMBOL-MACRO MAKE-RANDOM-STATE
         RANDOM-STATE-P PROVIDE WITH-COMPILATION-UNIT DECODE-UNIVERSAL-TIME
         ENCODE-UNIVERSAL-TIME GET-DECODED-TIME LONG-SITE-NAME SHORT-SITE-NAME
-        MACHINE-INSTANCE MACHINE-TYPE MACHINE-VERSION SOFTWARE-TYPE SOFTWARE-VERSION""",
+        MACHINE-INSTANCE MACHINE-TYPE MACHINE-VERSION SOFTWARE-TYPE SOFTWARE-VERSION
+        LISP-IMPLEMENTATION-TYPE LISP-IMPLEMENTATION-VERSION""",
 }
 
 REASONS: dict[str, str] = {name: why for why, names in _GROUPS.items()
