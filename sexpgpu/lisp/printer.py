@@ -6,6 +6,7 @@ Floats follow SBCL: the shortest digits that read back, positional between 1e-3 
 
 from __future__ import annotations
 
+import math
 import re
 from fractions import Fraction
 from typing import Any
@@ -32,10 +33,30 @@ def _reads_back_single(text: str, x: float) -> bool:
         return False
 
 
+_MIN_NORMAL_SINGLE = 2.0 ** -126
+_MIN_NORMAL_DOUBLE = 2.0 ** -1022
+
+
+def _denormal_text(x: float, bits: int) -> str:
+    """A denormal as SBCL prints it: the shortest digits that would identify it among
+    floats of full precision (`bits` significant bits) at its exponent."""
+    exact = Fraction(x)
+    exponent = math.frexp(x)[1]
+    scale = Fraction(2) ** (bits - exponent)
+    target = exact * scale  # an integer: x has fewer significant bits than `bits`
+    for precision in range(0, 20):
+        text = f"{x:.{precision}e}"
+        if round(Fraction(text) * scale) == target:
+            return text
+    return f"{x:.19e}"
+
+
 def shortest_digits(x: float, single: bool) -> tuple[str, int]:
     """Shortest round-trip significant digits of |x| and the exponent of the first digit."""
     x = abs(x)
-    if single:
+    if 0 < x < (_MIN_NORMAL_SINGLE if single else _MIN_NORMAL_DOUBLE):
+        text = _denormal_text(x, 24 if single else 53)
+    elif single:
         for precision in range(0, 10):
             text = f"{x:.{precision}e}"
             if _reads_back_single(text, x):
