@@ -44,6 +44,8 @@ DEFAULT_MAX_DEPTH = 10_000
 DEFAULT_MAX_ALLOC = 1_000_000
 MAX_INTEGER_BITS = 100_000  # every integer and ratio a builtin returns stays below this
 _PRINT_CASE = intern("*PRINT-CASE*")
+_PRINT_LEVEL = intern("*PRINT-LEVEL*")
+_PRINT_LENGTH = intern("*PRINT-LENGTH*")
 _PY_FRAMES_PER_CALL = 40  # generous: Python frames one Lisp call may use
 
 
@@ -202,6 +204,7 @@ class Interpreter(Reporting):
         self.active += 1
         if self.active == 1:
             printer.print_case = self._print_case  # symbols print as this world says
+            printer.print_limits = self._print_limits
             self.steps = 0
             self.allocated = 0
             self.checkpoint = min(self.max_steps, CHECK_EVERY)
@@ -215,6 +218,14 @@ class Interpreter(Reporting):
         self.active -= 1
         if self.active == 0:
             printer.print_case = printer.default_case
+            printer.print_limits = printer.default_limits
+
+    def _print_limits(self) -> tuple[Any, Any]:
+        """(*print-level*, *print-length*): each a non-negative integer, or None."""
+        level = self.globals.get(_PRINT_LEVEL, NIL)
+        length = self.globals.get(_PRINT_LENGTH, NIL)
+        return (level if type(level) is int and level >= 0 else None,
+                length if type(length) is int and length >= 0 else None)
 
     def _print_case(self) -> Any:
         return self.globals.get(_PRINT_CASE)

@@ -95,7 +95,12 @@ def install(interp) -> None:
     for name, value in (("*PRINT-BASE*", 10), ("*PRINT-PRETTY*", T), ("*PRINT-ESCAPE*", T),
                         ("*PRINT-READABLY*", NIL), ("*PRINT-CIRCLE*", NIL),
                         ("*READ-DEFAULT-FLOAT-FORMAT*", intern("SINGLE-FLOAT")),
-                        ("*GENSYM-COUNTER*", 1), ("*PRINT-CASE*", keyword("UPCASE"))):
+                        ("*GENSYM-COUNTER*", 1), ("*PRINT-CASE*", keyword("UPCASE")),
+                        ("*PRINT-LEVEL*", NIL), ("*PRINT-LENGTH*", NIL), ("*PRINT-LINES*", NIL),
+                        ("*PRINT-RADIX*", NIL), ("*PRINT-ARRAY*", T), ("*PRINT-GENSYM*", T),
+                        ("*PRINT-RIGHT-MARGIN*", NIL), ("*PRINT-MISER-WIDTH*", NIL),
+                        ("*READ-BASE*", 10), ("*READ-EVAL*", T), ("*READ-SUPPRESS*", NIL),
+                        ("*BREAK-ON-SIGNALS*", NIL)):
         interp.set_global(name, value)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sexpgpu.lisp.printer import PREFIX_PRINT, write
+from sexpgpu.lisp.printer import PREFIX_PRINT, limited, write
 from sexpgpu.lisp.registry import BUILTINS
 from sexpgpu.lisp.types import NIL, Cons, Symbol
 
@@ -82,6 +82,7 @@ def layout(obj: Any, escape: bool, column: int) -> str:
     """The printed text of `obj` when it starts at `column`."""
     if not isinstance(obj, (Cons, list)):
         return _flat(obj, escape)
+    obj = limited(obj)
     flat = _flat(obj, escape)
     if "\n" not in flat and column + len(flat) <= MARGIN and not _has_code(obj):
         return flat

@@ -256,14 +256,74 @@ def _md_array(array: MDArray, escape: bool) -> str:
 
 def prin1_to_string(obj: Any) -> str:
     out: list[str] = []
-    write(obj, True, out)
+    write(limited(obj), True, out)
     return "".join(out)
 
 
 def princ_to_string(obj: Any) -> str:
     out: list[str] = []
-    write(obj, False, out)
+    write(limited(obj), False, out)
     return "".join(out)
+
+
+def default_limits() -> tuple[Any, Any]:
+    return None, None
+
+
+# (*print-level*, *print-length*) now, None for no limit; installed like print_case
+print_limits = default_limits
+
+
+class _Elided:
+    """What stands for the parts *print-length* and *print-level* leave out."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def lisp_repr(self, escape: bool) -> str:
+        return self.text
+
+
+_ELLIPSIS = _Elided("...")
+_DEEPER = _Elided("#")
+
+
+def limited(obj: Any) -> Any:
+    """obj cut to *print-level* and *print-length* (itself when neither is set)."""
+    level, length = print_limits()
+    if level is None and length is None or type(obj) not in (Cons, list):
+        return obj
+    return _limit(obj, level, length, 0)
+
+
+def _limit(obj: Any, level: Any, length: Any, depth: int) -> Any:
+    t = type(obj)
+    if t is not Cons and t is not list:
+        return obj
+    if level is not None and depth >= level:
+        return _DEEPER
+    items, node, cells = [], obj, 0
+    parts = obj if t is list else None
+    while (cells < len(parts)) if parts is not None else (type(node) is Cons):
+        if length is not None and cells >= length:
+            items.append(_ELLIPSIS)
+            node = NIL
+            break
+        item = parts[cells] if parts is not None else node.car
+        items.append(_limit(item, level, length, depth + 1))
+        if parts is None:
+            node = node.cdr
+        cells += 1
+        if parts is None and cells == 1 << 16 and is_circular(obj):
+            raise ValueError("lisp: cannot print a circular list")
+    if parts is not None:
+        return items
+    result = node if node is not NIL else NIL
+    for item in reversed(items):
+        result = Cons(item, result)
+    return result
 
 
 def integer_to_string(value: int, base: int) -> str:
