@@ -45,6 +45,8 @@ DEFAULT_MAX_ALLOC = 1_000_000
 MAX_INTEGER_BITS = 100_000  # every integer and ratio a builtin returns stays below this
 _PRINT_CASE = intern("*PRINT-CASE*")
 _PRINT_LEVEL = intern("*PRINT-LEVEL*")
+_PRINT_BASE = intern("*PRINT-BASE*")
+_PRINT_RADIX = intern("*PRINT-RADIX*")
 _PRINT_LENGTH = intern("*PRINT-LENGTH*")
 _PY_FRAMES_PER_CALL = 40  # generous: Python frames one Lisp call may use
 
@@ -205,6 +207,7 @@ class Interpreter(Reporting):
         if self.active == 1:
             printer.print_case = self._print_case  # symbols print as this world says
             printer.print_limits = self._print_limits
+            printer.print_radix = self._print_radix
             self.steps = 0
             self.allocated = 0
             self.checkpoint = min(self.max_steps, CHECK_EVERY)
@@ -219,6 +222,13 @@ class Interpreter(Reporting):
         if self.active == 0:
             printer.print_case = printer.default_case
             printer.print_limits = printer.default_limits
+            printer.print_radix = printer.default_radix
+
+    def _print_radix(self) -> tuple[int, bool]:
+        """(*print-base*, *print-radix*), the base 10 when the variable holds no base."""
+        base = self.globals.get(_PRINT_BASE, 10)
+        return (base if type(base) is int and 2 <= base <= 36 else 10,
+                self.globals.get(_PRINT_RADIX, NIL) is not NIL)
 
     def _print_limits(self) -> tuple[Any, Any]:
         """(*print-level*, *print-length*): each a non-negative integer, or None."""

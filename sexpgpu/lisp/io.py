@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from sexpgpu.lisp.format_ import format_to_string, format_with_rest
-from sexpgpu.lisp.printer import prin1_to_string, princ_to_string, with_case
+from sexpgpu.lisp.printer import prin1_to_string, princ_to_string, with_options
 from sexpgpu.lisp.reader import Reader
 from sexpgpu.lisp.registry import builtin, keywords
 from sexpgpu.lisp.types import MV, NIL, Char, T, intern, keyword, lisp_list, to_py
@@ -136,7 +136,7 @@ def lisp_write(interp, obj, *options):
     opts = keywords(options, ("STREAM", "ESCAPE", "READABLY", "PRETTY", "CASE", "BASE",
                               "RADIX", "LEVEL", "LENGTH", "CIRCLE", "ARRAY", "GENSYM"))
     show = prin1_to_string if opts.get("ESCAPE", T) is not NIL else princ_to_string
-    text = with_case(opts["CASE"], lambda: show(obj)) if "CASE" in opts else show(obj)
+    text = with_options(opts, lambda: show(obj))
     stream_of(interp, opts.get("STREAM", NIL)).write(text)
     return obj
 

@@ -120,6 +120,21 @@ def with_case(case: Any, thunk: Any) -> Any:
         print_case = saved
 
 
+def with_options(opts: dict, thunk: Any) -> Any:
+    """thunk() printing with write's :case, :base and :radix (those given)."""
+    global print_radix
+    saved = print_radix
+    if "BASE" in opts or "RADIX" in opts:
+        base, radix = print_radix()
+        base = opts.get("BASE", base)
+        radix = opts["RADIX"] is not NIL if "RADIX" in opts else radix
+        print_radix = lambda: (base, radix)  # noqa: E731 - the hook is a function by design
+    try:
+        return with_case(opts["CASE"], thunk) if "CASE" in opts else thunk()
+    finally:
+        print_radix = saved
+
+
 def _cased(name: str) -> str:
     """A symbol name as *print-case* :downcase or :capitalize prints it (only uppercase
     letters change, as in SBCL)."""
@@ -178,7 +193,7 @@ def write(obj: Any, escape: bool, out: list[str]) -> None:
     if t is Symbol:
         out.append(_symbol(obj, escape))
     elif t is int:
-        out.append(str(obj))
+        out.append(str(obj) if print_radix is default_radix else _rational_text(obj))
     elif t is str:
         out.append(_string(obj, escape))
     elif t is Cons:
@@ -188,7 +203,8 @@ def write(obj: Any, escape: bool, out: list[str]) -> None:
     elif t is float:
         out.append(format_float(obj, False))
     elif t is Fraction:
-        out.append(f"{obj.numerator}/{obj.denominator}")
+        out.append(f"{obj.numerator}/{obj.denominator}" if print_radix is default_radix
+                   else _rational_text(obj))
     elif t is Char:
         out.append(_char(obj, escape))
     elif t is list:
@@ -264,6 +280,27 @@ def princ_to_string(obj: Any) -> str:
     out: list[str] = []
     write(limited(obj), False, out)
     return "".join(out)
+
+
+def default_radix() -> tuple[int, bool]:
+    return 10, False
+
+
+# (*print-base*, *print-radix*) now; installed like print_case
+print_radix = default_radix
+_RADIX_PREFIX = {2: "#b", 8: "#o", 16: "#x"}
+
+
+def _rational_text(x: Any) -> str:
+    """An integer or ratio in *print-base*, with SBCL's radix marks under *print-radix*."""
+    base, radix = print_radix()
+    if type(x) is int:
+        text = integer_to_string(x, base)
+        if radix:
+            text = text + "." if base == 10 else _RADIX_PREFIX.get(base, f"#{base}r") + text
+        return text
+    text = f"{integer_to_string(x.numerator, base)}/{integer_to_string(x.denominator, base)}"
+    return _RADIX_PREFIX.get(base, f"#{base}r") + text if radix else text
 
 
 def default_limits() -> tuple[Any, Any]:

@@ -9,10 +9,9 @@ from sexpgpu.lisp.conditions import Condition, condition_error
 from sexpgpu.lisp.errors import limit_error
 from sexpgpu.lisp.printer import (
     CHAR_PRINT_NAMES,
-    integer_to_string,
     prin1_to_string,
     princ_to_string,
-    with_case,
+    with_options,
 )
 from sexpgpu.lisp.reader import CHAR_NAMES, MAX_NUMBER_DIGITS, Reader
 from sexpgpu.lisp.registry import builtin, keywords
@@ -292,13 +291,8 @@ builtin("PRIN1-TO-STRING")(lambda x: prin1_to_string(x))
 def write_to_string(x, *options):
     opts = keywords(options, ("BASE", "RADIX", "ESCAPE", "PRETTY", "READABLY", "CASE",
                               "LEVEL", "LENGTH"))
-    base = opts.get("BASE", 10)
-    if type(x) is int and base != 10:
-        return integer_to_string(x, base)
     show = prin1_to_string if opts.get("ESCAPE", T) is not NIL else princ_to_string
-    if "CASE" in opts:
-        return with_case(opts["CASE"], lambda: show(x))
-    return show(x)
+    return with_options(opts, lambda: show(x))
 
 
 builtin("PRINC-TO-STRING")(lambda x: princ_to_string(x))
