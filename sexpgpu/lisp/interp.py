@@ -14,7 +14,7 @@ from fractions import Fraction
 from typing import Any, TextIO
 
 from sexpgpu.diagnostics import SexpError, error
-from sexpgpu.lisp import lambdalist, macrofns, modules, printer
+from sexpgpu.lisp import lambdalist, macrofns, modules, printvars
 from sexpgpu.lisp.closures import LAMBDA, MISSING, Closure, Env, Macro, split_body
 from sexpgpu.lisp.conditions import Condition
 from sexpgpu.lisp.errors import (
@@ -43,11 +43,6 @@ DEFAULT_MAX_SECONDS = 1.0  # CPU-time backstop for steps that are individually s
 DEFAULT_MAX_DEPTH = 10_000
 DEFAULT_MAX_ALLOC = 1_000_000
 MAX_INTEGER_BITS = 100_000  # every integer and ratio a builtin returns stays below this
-_PRINT_CASE = intern("*PRINT-CASE*")
-_PRINT_LEVEL = intern("*PRINT-LEVEL*")
-_PRINT_BASE = intern("*PRINT-BASE*")
-_PRINT_RADIX = intern("*PRINT-RADIX*")
-_PRINT_LENGTH = intern("*PRINT-LENGTH*")
 _PY_FRAMES_PER_CALL = 40  # generous: Python frames one Lisp call may use
 
 
@@ -205,9 +200,7 @@ class Interpreter(Reporting):
         """Start of an evaluation from Python: the outermost one resets the limits."""
         self.active += 1
         if self.active == 1:
-            printer.print_case = self._print_case  # symbols print as this world says
-            printer.print_limits = self._print_limits
-            printer.print_radix = self._print_radix
+            printvars.watch(self.globals)  # print as this world's variables say
             self.steps = 0
             self.allocated = 0
             self.checkpoint = min(self.max_steps, CHECK_EVERY)
@@ -220,25 +213,7 @@ class Interpreter(Reporting):
         the default case again (a program's *print-case* must not leak into diagnostics)."""
         self.active -= 1
         if self.active == 0:
-            printer.print_case = printer.default_case
-            printer.print_limits = printer.default_limits
-            printer.print_radix = printer.default_radix
-
-    def _print_radix(self) -> tuple[int, bool]:
-        """(*print-base*, *print-radix*), the base 10 when the variable holds no base."""
-        base = self.globals.get(_PRINT_BASE, 10)
-        return (base if type(base) is int and 2 <= base <= 36 else 10,
-                self.globals.get(_PRINT_RADIX, NIL) is not NIL)
-
-    def _print_limits(self) -> tuple[Any, Any]:
-        """(*print-level*, *print-length*): each a non-negative integer, or None."""
-        level = self.globals.get(_PRINT_LEVEL, NIL)
-        length = self.globals.get(_PRINT_LENGTH, NIL)
-        return (level if type(level) is int and level >= 0 else None,
-                length if type(length) is int and length >= 0 else None)
-
-    def _print_case(self) -> Any:
-        return self.globals.get(_PRINT_CASE)
+            printvars.reset()
 
     def call(self, fn: Any, *args: Any) -> Any:
         """Call a Lisp function (object or symbol naming one) from Python; one value."""

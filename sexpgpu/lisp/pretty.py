@@ -80,9 +80,9 @@ def _has_code(obj: Any, depth: int = 0) -> bool:
 
 def layout(obj: Any, escape: bool, column: int) -> str:
     """The printed text of `obj` when it starts at `column`."""
+    obj = limited(obj)
     if not isinstance(obj, (Cons, list)):
         return _flat(obj, escape)
-    obj = limited(obj)
     flat = _flat(obj, escape)
     if "\n" not in flat and column + len(flat) <= MARGIN and not _has_code(obj):
         return flat

@@ -11,6 +11,7 @@ import re
 from fractions import Fraction
 from typing import Any
 
+from sexpgpu.lisp import printvars
 from sexpgpu.lisp.errors import limit_error
 from sexpgpu.lisp.types import NIL, Char, Cons, MDArray, Single, Symbol, is_circular, to_single
 
@@ -24,17 +25,20 @@ _NEEDS_BARS = re.compile(r"[a-z\s()'\"`,;|\\#]|^$")
 _LOOKS_NUMERIC = re.compile(r"[+-]?(\d+\.?|\d+/\d+|\d*\.\d+([eEdD][+-]?\d+)?|\d+[eEdD][+-]?\d+)$")
 
 
-def _reads_back_single(text: str, x: float) -> bool:
-    """Whether the decimal text rounds to the single-float x (near the largest single a
-    short text can round past the range, which is simply not x)."""
-    try:
-        return to_single(float(text)) == x
-    except OverflowError:
-        return False
-
-
 _MIN_NORMAL_SINGLE = 2.0 ** -126
 _MIN_NORMAL_DOUBLE = 2.0 ** -1022
+
+
+def _single_digits(x: float) -> str:
+    """The shortest %e text that reads back as the single-float x."""
+    for precision in range(0, 10):
+        text = f"{x:.{precision}e}"
+        try:
+            if to_single(float(text)) == x:
+                return text
+        except OverflowError:  # near the largest single a short text rounds past it
+            continue
+    return text
 
 
 def _denormal_text(x: float, bits: int) -> str:
@@ -57,10 +61,7 @@ def shortest_digits(x: float, single: bool) -> tuple[str, int]:
     if 0 < x < (_MIN_NORMAL_SINGLE if single else _MIN_NORMAL_DOUBLE):
         text = _denormal_text(x, 24 if single else 53)
     elif single:
-        for precision in range(0, 10):
-            text = f"{x:.{precision}e}"
-            if _reads_back_single(text, x):
-                break
+        text = _single_digits(x)
     else:
         text = f"{x:e}" if False else repr(x)
         text = f"{float(text):.17e}"
@@ -99,50 +100,32 @@ def format_float(x: float, single: bool) -> str:
     return f"{sign}{digits[0]}.{digits[1:] or '0'}{marker}{exp}"
 
 
-def default_case() -> Any:
-    return None
-
-
-# the value of *print-case* now (a keyword, or None for :upcase); the interpreter that
-# is evaluating installs a reader of its own variable, so let-bindings of it are seen
-print_case = default_case
 _WORD_START = re.compile(r"(?<![A-Za-z0-9])[a-z]")
-
-
-def with_case(case: Any, thunk: Any) -> Any:
-    """thunk() with symbols printed in `case` (write's :case argument)."""
-    global print_case
-    saved = print_case
-    print_case = lambda: case  # noqa: E731 - the hook is a function by design
-    try:
-        return thunk()
-    finally:
-        print_case = saved
+_UPCASE, _DOWNCASE = "UPCASE", "DOWNCASE"
+# the settings of the print in progress (printvars.now, kept here for the inner loops)
+_case: Any = None
+_plain_numbers = True
 
 
 def with_options(opts: dict, thunk: Any) -> Any:
     """thunk() printing with write's :case, :base and :radix (those given)."""
-    global print_radix
-    saved = print_radix
-    if "BASE" in opts or "RADIX" in opts:
-        base, radix = print_radix()
-        base = opts.get("BASE", base)
-        radix = opts["RADIX"] is not NIL if "RADIX" in opts else radix
-        print_radix = lambda: (base, radix)  # noqa: E731 - the hook is a function by design
-    try:
-        return with_case(opts["CASE"], thunk) if "CASE" in opts else thunk()
-    finally:
-        print_radix = saved
+    values = {}
+    if "CASE" in opts:
+        values["case"] = opts["CASE"]
+    if "BASE" in opts:
+        values["base"] = opts["BASE"]
+    if "RADIX" in opts:
+        values["radix"] = opts["RADIX"] is not NIL
+    return printvars.with_overrides(values, thunk)
 
 
-def _cased(name: str) -> str:
+def _cased(name: str, case: Any) -> str:
     """A symbol name as *print-case* :downcase or :capitalize prints it (only uppercase
     letters change, as in SBCL)."""
-    case = print_case()
-    if case is None or case.name == "UPCASE" or not any("A" <= c <= "Z" for c in name):
+    if case.name == _UPCASE or not any("A" <= c <= "Z" for c in name):
         return name
     lowered = "".join(c.lower() if "A" <= c <= "Z" else c for c in name)
-    if case.name == "DOWNCASE":
+    if case.name == _DOWNCASE:
         return lowered
     return _WORD_START.sub(lambda m: m.group().upper(), lowered)
 
@@ -151,8 +134,8 @@ def _symbol(sym: Symbol, escape: bool) -> str:
     name = sym.name
     if escape and (_NEEDS_BARS.search(name) or _LOOKS_NUMERIC.match(name)):
         name = "|" + name.replace("\\", "\\\\").replace("|", "\\|") + "|"
-    else:
-        name = _cased(name)
+    elif _case is not None:
+        name = _cased(name, _case)
     if sym.is_keyword:
         return ":" + name if escape else name
     if escape and not sym.interned:
@@ -193,7 +176,7 @@ def write(obj: Any, escape: bool, out: list[str]) -> None:
     if t is Symbol:
         out.append(_symbol(obj, escape))
     elif t is int:
-        out.append(str(obj) if print_radix is default_radix else _rational_text(obj))
+        out.append(str(obj) if _plain_numbers else _rational_text(obj))
     elif t is str:
         out.append(_string(obj, escape))
     elif t is Cons:
@@ -203,7 +186,7 @@ def write(obj: Any, escape: bool, out: list[str]) -> None:
     elif t is float:
         out.append(format_float(obj, False))
     elif t is Fraction:
-        out.append(f"{obj.numerator}/{obj.denominator}" if print_radix is default_radix
+        out.append(f"{obj.numerator}/{obj.denominator}" if _plain_numbers
                    else _rational_text(obj))
     elif t is Char:
         out.append(_char(obj, escape))
@@ -282,18 +265,12 @@ def princ_to_string(obj: Any) -> str:
     return "".join(out)
 
 
-def default_radix() -> tuple[int, bool]:
-    return 10, False
-
-
-# (*print-base*, *print-radix*) now; installed like print_case
-print_radix = default_radix
 _RADIX_PREFIX = {2: "#b", 8: "#o", 16: "#x"}
 
 
 def _rational_text(x: Any) -> str:
     """An integer or ratio in *print-base*, with SBCL's radix marks under *print-radix*."""
-    base, radix = print_radix()
+    base, radix = printvars.now.base, printvars.now.radix
     if type(x) is int:
         text = integer_to_string(x, base)
         if radix:
@@ -301,14 +278,6 @@ def _rational_text(x: Any) -> str:
         return text
     text = f"{integer_to_string(x.numerator, base)}/{integer_to_string(x.denominator, base)}"
     return _RADIX_PREFIX.get(base, f"#{base}r") + text if radix else text
-
-
-def default_limits() -> tuple[Any, Any]:
-    return None, None
-
-
-# (*print-level*, *print-length*) now, None for no limit; installed like print_case
-print_limits = default_limits
 
 
 class _Elided:
@@ -328,8 +297,12 @@ _DEEPER = _Elided("#")
 
 
 def limited(obj: Any) -> Any:
-    """obj cut to *print-level* and *print-length* (itself when neither is set)."""
-    level, length = print_limits()
+    """obj cut to *print-level* and *print-length* (itself when neither is set); the
+    start of every print, so it reads the printer variables for it."""
+    global _case, _plain_numbers
+    settings = printvars.refresh()
+    _case, _plain_numbers = settings.case, printvars.plain_numbers
+    level, length = settings.level, settings.length
     if level is None and length is None or type(obj) not in (Cons, list):
         return obj
     return _limit(obj, level, length, 0)
