@@ -17,6 +17,7 @@ from sexpgpu.lisp.types import (
     intern,
     is_circular,
     lisp_list,
+    proper_items,
     to_py,
 )
 
@@ -103,7 +104,7 @@ def append(*lists):
         return NIL
     result = lists[-1]
     for lst in reversed(lists[:-1]):
-        items = to_py(_list(lst))
+        items = proper_items(_list(lst))
         for item in reversed(items):
             result = Cons(item, result)
     return result
@@ -325,7 +326,7 @@ def ldiff(lst, obj):
 
 
 def _lists_args(lists: tuple) -> list[list]:
-    return [to_py(_list(lst)) for lst in lists]
+    return [proper_items(_list(lst)) for lst in lists]
 
 
 def _tails(lst: Any) -> list:

@@ -22,6 +22,7 @@ from sexpgpu.lisp.types import (
     check_not_circular,
     is_circular,
     lisp_list,
+    proper_items,
     to_py,
 )
 
@@ -60,7 +61,7 @@ def items_of(seq: Any) -> list:
         return []
     t = type(seq)
     if t is Cons:
-        return to_py(seq)
+        return proper_items(seq)
     if t is list:
         return list(seq)
     if t is str:
@@ -281,7 +282,7 @@ def member_if_not(interp, pred, lst, *options):
 
 
 def _assoc(interp, check, alist, cdr: bool):
-    for pair in to_py(alist):
+    for pair in proper_items(alist):
         if type(pair) is Cons and check(pair.cdr if cdr else pair.car):
             return pair
     return NIL
@@ -693,8 +694,8 @@ def _set_op(name: str, keep_common: bool):
         opts = keywords(options, ("KEY", "TEST", "TEST-NOT"))
         test = test_fn(interp, opts)
         key = key_fn(interp, opts)
-        ys = [key(y) if key else y for y in to_py(b)]
-        out = [x for x in to_py(a)
+        ys = [key(y) if key else y for y in proper_items(b)]
+        out = [x for x in proper_items(a)
                if any(test(key(x) if key else x, y) for y in ys) == keep_common]
         return lisp_list(reversed(out))  # SBCL collects these by pushing
 
@@ -711,7 +712,7 @@ def _exclusive_or(interp, a, b, options: tuple) -> list:
     """The elements of either list not in the other: those of the first, then the second."""
     opts = keywords(options, ("KEY", "TEST", "TEST-NOT"))
     test, key = test_fn(interp, opts), key_fn(interp, opts)
-    xs, ys = to_py(a), to_py(b)
+    xs, ys = proper_items(a), proper_items(b)
     kx = [key(x) if key else x for x in xs]
     ky = [key(y) if key else y for y in ys]
     only_a = [x for x, k in zip(xs, kx) if not any(test(k, j) for j in ky)]
@@ -734,10 +735,10 @@ def union(interp, a, b, *options):
     opts = keywords(options, ("KEY", "TEST", "TEST-NOT"))
     test = test_fn(interp, opts)
     key = key_fn(interp, opts)
-    ys = [key(y) if key else y for y in to_py(b)]
+    ys = [key(y) if key else y for y in proper_items(b)]
     result = b
     # SBCL pushes the elements of the first list missing from the second onto it
-    for x in to_py(a):
+    for x in proper_items(a):
         if not any(test(key(x) if key else x, y) for y in ys):
             result = Cons(x, result)
     return result
@@ -747,8 +748,8 @@ def union(interp, a, b, *options):
 def subsetp(interp, a, b, *options):
     opts = keywords(options, ("KEY", "TEST", "TEST-NOT"))
     test = test_fn(interp, opts)
-    ys = to_py(b)
-    return boolean(all(any(test(x, y) for y in ys) for x in to_py(a)))
+    ys = proper_items(b)
+    return boolean(all(any(test(x, y) for y in ys) for x in proper_items(a)))
 
 
 @builtin("ADJOIN", interp=True)
@@ -800,4 +801,4 @@ def values(*items):
 
 @builtin("VALUES-LIST")
 def values_list(lst):
-    return MV(to_py(lst))
+    return MV(proper_items(lst))

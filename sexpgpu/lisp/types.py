@@ -255,8 +255,8 @@ def cars(lst: Any) -> list:
 
 
 def to_py(lst: Any) -> list:
-    """The elements of a proper Lisp list as a Python list; a dotted list is a TypeError
-    (a type-error in Lisp), as SBCL signals for any sequence function given one."""
+    """The elements of a Lisp list as a Python list (a dotted tail is ignored: forms
+    and host data; builtins on user lists use proper_items)."""
     out = []
     start = lst
     while type(lst) is Cons:
@@ -264,8 +264,19 @@ def to_py(lst: Any) -> list:
         lst = lst.cdr
         if len(out) == _LONG_LIST and is_circular(start):
             raise ValueError("lisp: circular list")
-    if lst is not NIL and out:
-        raise TypeError("lisp: not a proper list")
+    return out
+
+
+def proper_items(lst: Any) -> list:
+    """The elements of a proper list; a dotted list is a TypeError (a type-error in
+    Lisp), as SBCL signals when a sequence function walks one to its end."""
+    out = to_py(lst)
+    if out:
+        tail = lst
+        for _ in range(len(out)):
+            tail = tail.cdr
+        if tail is not NIL:
+            raise TypeError("lisp: not a proper list")
     return out
 
 
