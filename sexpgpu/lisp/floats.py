@@ -7,7 +7,7 @@ import math
 from typing import Any
 
 from sexpgpu.lisp.registry import builtin
-from sexpgpu.lisp.types import MV, FloatOverflow, Single
+from sexpgpu.lisp.types import MV, FloatOverflow, Single, single
 
 # mantissa bits (with the hidden bit) and the smallest normal exponent, by format
 _DIGITS = {Single: 24, float: 53}
@@ -23,7 +23,7 @@ def _float(x: Any) -> type:
 
 
 def _like(t: type, value: float) -> Any:
-    return Single(value) if t is Single else float(value)
+    return single(value) if t is Single else float(value)
 
 
 @builtin("FLOAT-RADIX")

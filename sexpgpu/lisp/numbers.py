@@ -12,7 +12,17 @@ from fractions import Fraction
 from typing import Any
 
 from sexpgpu.lisp.registry import builtin
-from sexpgpu.lisp.types import MV, NIL, NUMBER_TYPES, FloatOverflow, Single, T, boolean, intern
+from sexpgpu.lisp.types import (
+    MV,
+    NIL,
+    NUMBER_TYPES,
+    FloatOverflow,
+    Single,
+    T,
+    boolean,
+    intern,
+    single,
+)
 
 _NUM = frozenset(NUMBER_TYPES)
 
@@ -32,7 +42,7 @@ def contagion(a: Any, b: Any, r: Any) -> Any:
             check_finite(r, a, b)
         return r
     if ta is Single or tb is Single:
-        return Single(r)
+        return single(r)
     return norm(r)
 
 
@@ -44,7 +54,7 @@ def check_finite(r: float, *args: Any) -> None:
 
 def to_float_like(x: Any, proto: Any) -> Any:
     if type(proto) is not float:
-        return Single(x)
+        return single(x)
     try:
         return float(x)
     except OverflowError:  # an integer or ratio past the double range
@@ -53,7 +63,7 @@ def to_float_like(x: Any, proto: Any) -> Any:
 
 def _lisp_float_result(x: Any, value: float) -> Any:
     """Irrational function results: double in, double out; otherwise single."""
-    return float(value) if type(x) is float else Single(value)
+    return float(value) if type(x) is float else single(value)
 
 
 def _check(interp, name: str, args: tuple) -> bool:
@@ -295,7 +305,7 @@ def lisp_expt(interp, base, power):
     if isinstance(value, complex):
         raise ValueError("lisp: expt of a negative number to a fractional power is complex")
     return contagion(base, power, value) if type(base) is not int or type(power) is not Fraction \
-        else Single(value)
+        else single(value)
 
 
 def _unary_float(name: str, fn):
@@ -348,7 +358,7 @@ def lisp_log(interp, x, base=None):
     if base is None:
         return _lisp_float_result(x, math.log(float(x)))
     value = math.log(float(x)) / math.log(float(base))
-    return float(value) if float in (type(x), type(base)) else Single(value)
+    return float(value) if float in (type(x), type(base)) else single(value)
 
 
 @builtin("ISQRT")
@@ -369,7 +379,7 @@ def lisp_float(x, proto=None):
     if type(x) not in _NUM:
         raise TypeError("float")
     if proto is None:
-        return x if type(x) in (float, Single) else Single(x)
+        return x if type(x) in (float, Single) else single(x)
     return to_float_like(x, proto)
 
 

@@ -478,10 +478,7 @@ def _float(reader: Reader, tok: str, m: re.Match, start: int) -> float:
             raise error(E_READ_NUMBER, f"float `{tok}` is out of range",
                         reader.span(start, len(tok)), fix="use a smaller exponent")
         return value
-    try:
-        single = Single(value)
-    except OverflowError:
-        single = float("inf")
+    single = Single(value)
     if single in (float("inf"), float("-inf")):
         raise error(E_READ_NUMBER, f"single-float `{tok}` is out of range",
                     reader.span(start, len(tok)),

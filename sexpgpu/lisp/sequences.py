@@ -15,7 +15,6 @@ from sexpgpu.lisp.types import (
     NUMBER_TYPES,
     Char,
     Cons,
-    Single,
     Symbol,
     T,
     boolean,
@@ -23,6 +22,7 @@ from sexpgpu.lisp.types import (
     is_circular,
     lisp_list,
     proper_items,
+    single,
     to_py,
 )
 
@@ -773,7 +773,7 @@ def coerce(x, spec):
     if name in ("FLOAT", "SINGLE-FLOAT", "SHORT-FLOAT"):
         if type(x) not in NUMBER_TYPES:
             raise TypeError("coerce")
-        return x if name == "FLOAT" and type(x) is float else Single(x)
+        return x if name == "FLOAT" and type(x) is float else single(x)
     if name in ("DOUBLE-FLOAT", "LONG-FLOAT"):
         return float(x)
     if name == "CHARACTER":

@@ -147,13 +147,10 @@ class FloatOverflow(OverflowError):
 
 
 def to_single(x: float) -> float:
-    """Round a Python float to the nearest float32 value; a finite value past the
-    single-float range is a FloatOverflow, as SBCL traps it."""
+    """Round a Python float to the nearest float32 value (an infinity past the range)."""
     r = _PACK.unpack(_PACK.pack(x))[0]
-    if r - r != 0.0 and r != x and x == x:  # rounded to an infinity: not a NaN, not inf in
-        if abs(x) < _SINGLE_ROUNDS_TO_MAX:  # within half an ulp of the largest single
-            return math.copysign(_SINGLE_MAX, x)
-        raise FloatOverflow("single-float overflow")
+    if r - r != 0.0 and r != x and x == x and abs(x) < _SINGLE_ROUNDS_TO_MAX:
+        return math.copysign(_SINGLE_MAX, x)  # within half an ulp of the largest single
     return r
 
 
@@ -163,10 +160,20 @@ class Single(float):
     __slots__ = ()
 
     def __new__(cls, value: float):
-        try:
-            return float.__new__(cls, to_single(float(value)))
-        except OverflowError:  # an integer or ratio past the float range
-            raise FloatOverflow("single-float overflow") from None
+        return float.__new__(cls, to_single(float(value)))
+
+
+def single(value: Any) -> Single:
+    """A Lisp arithmetic result as a single-float: one past the single-float range (from
+    finite arguments) is a FloatOverflow, as SBCL traps it; hosts use Single, which gives
+    an infinity."""
+    try:
+        result = Single(value)
+    except OverflowError:  # an integer or ratio past the float range
+        raise FloatOverflow("single-float overflow") from None
+    if result - result != 0.0 and result == result and not math.isinf(value):
+        raise FloatOverflow("single-float overflow")
+    return result
 
 
 NUMBER_TYPES = (int, Fraction, Single, float)
