@@ -10,6 +10,7 @@ from typing import Any
 
 from sexpgpu.diagnostics import error
 from sexpgpu.lisp.arrays import aref, row_major_aref, set_fill_pointer
+from sexpgpu.lisp.bits import deposit_field, dpb, ldb, mask_field
 from sexpgpu.lisp.closures import LAMBDA
 from sexpgpu.lisp.errors import E_TYPE
 from sexpgpu.lisp.forms import (
@@ -189,9 +190,28 @@ def _symbol_value_place(interp, place: Cons, env, form: Any) -> tuple:
             lambda v: interp.globals.__setitem__(sym, v))
 
 
+def _byte_place(interp, place: Cons, env, form: Any) -> tuple:
+    """(ldb spec place) and (mask-field spec place): storing puts the bits back into the
+    integer in the inner place (with dpb / deposit-field) and returns the new value."""
+    parts = to_py(place.cdr)
+    if len(parts) != 2:
+        raise syntax_error(form, f"malformed {place.car.name.lower()} place",
+                           f"write ({place.car.name.lower()} (byte size position) place)")
+    spec = interp.eval1(parts[0], env)
+    inner_get, inner_set = resolve_place(interp, parts[1], env, form)
+    read, store = (ldb, dpb) if place.car.name == "LDB" else (mask_field, deposit_field)
+
+    def set_bits(value):
+        inner_set(store(value, spec, inner_get()))
+        return value
+
+    return (lambda: read(spec, inner_get()), set_bits)
+
+
 # places that are not (accessor args...) with a fixed getter and setter; they come
 # before (defun (setf name) ...) definitions
-_OWN_PLACES = {"GETHASH": _gethash_place, "GETF": _getf_place,
+_OWN_PLACES = {"GETHASH": _gethash_place, "GETF": _getf_place, "LDB": _byte_place,
+               "MASK-FIELD": _byte_place,
                "SYMBOL-VALUE": _symbol_value_place}
 
 
