@@ -3,9 +3,9 @@ clock that always reads 0 (compile-time evaluation must not depend on the time).
 
 from __future__ import annotations
 
-from sexpgpu.lisp.forms import args_of
+from sexpgpu.lisp.forms import args_of, as_function
 from sexpgpu.lisp.registry import builtin, special
-from sexpgpu.lisp.types import NIL, Cons, Symbol, boolean, intern
+from sexpgpu.lisp.types import MV, NIL, Cons, Symbol, boolean, intern
 
 _QUOTE = intern("QUOTE")
 
@@ -39,10 +39,13 @@ def lisp_eval(interp, form):
 
 @builtin("COMPILE", interp=True)
 def compile_(interp, name, definition=NIL):
+    """Nothing to compile here: (compile nil f) returns the function, (compile 'name
+    [f]) defines name as f (when given) and returns it, with NIL NIL as SBCL does."""
+    if name is NIL:
+        return MV((as_function(interp, definition), NIL, NIL))
     if definition is not NIL:
-        interp.functions[name] = definition
-        return definition
-    return name
+        interp.functions[name] = as_function(interp, definition)
+    return MV((name, NIL, NIL))
 
 
 @builtin("GET-UNIVERSAL-TIME", "GET-INTERNAL-REAL-TIME", "GET-INTERNAL-RUN-TIME")

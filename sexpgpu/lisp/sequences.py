@@ -7,6 +7,7 @@ from typing import Any
 
 from sexpgpu.lisp import equality
 from sexpgpu.lisp.equality import eql
+from sexpgpu.lisp.forms import as_function
 from sexpgpu.lisp.printer import prin1_to_string
 from sexpgpu.lisp.registry import builtin, keywords
 from sexpgpu.lisp.types import (
@@ -767,9 +768,11 @@ def adjoin_to(interp, item: Any, lst: Any, options: list | tuple) -> Any:
     return Cons(item, lst)
 
 
-@builtin("COERCE")
-def coerce(x, spec):
+@builtin("COERCE", interp=True)
+def coerce(interp, x, spec):
     name = spec.name if isinstance(spec, Symbol) else (spec.car.name if type(spec) is Cons else "")
+    if name == "FUNCTION":
+        return as_function(interp, x)
     if name in ("FLOAT", "SINGLE-FLOAT", "SHORT-FLOAT"):
         if type(x) not in NUMBER_TYPES:
             raise TypeError("coerce")
