@@ -40,10 +40,9 @@ def default_generic_op(name: str, args: list, span: Any) -> Any:
 
 
 def _sbcl_type_message(value: Any, name: str, args: list, expected: str) -> str:
-    """SBCL's wording of a type error, which `(format t "~a" condition)` prints."""
-    call = "(" + " ".join([name.upper()] + [prin1_to_string(a) for a in args]) + ")"
-    shown = prin1_to_string(value)
-    return f"Value of {shown} in {call} is {shown}, not a {expected}."
+    """SBCL's wording of a type error met at run time, which `(format t "~a" condition)`
+    prints."""
+    return f"The value\n  {prin1_to_string(value)}\nis not of type\n  {expected}"
 
 
 # the argument type SBCL names when these builtins get a wrong first argument
@@ -98,7 +97,8 @@ class Reporting:
                     fix=f"did you mean {hint.lower()}?" if hint
                     else "bind it with let, or define it with defvar/defparameter")
         # cell-error-name answers the variable
-        exc.condition = Condition("UNBOUND-VARIABLE", exc.diagnostic.message, {"NAME": sym})
+        exc.condition = Condition("UNBOUND-VARIABLE", f"The variable {sym.name} is unbound.",
+                                  {"NAME": sym})
         return exc
 
     def _builtin_arity(self, fn: Builtin, n: int) -> SexpError:
