@@ -11,9 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from sexpgpu.lisp.format_ import format_to_string, format_with_rest
+from sexpgpu.lisp.forms import args_of
 from sexpgpu.lisp.printer import prin1_to_string, princ_to_string, with_options
 from sexpgpu.lisp.reader import Reader
-from sexpgpu.lisp.registry import builtin, keywords
+from sexpgpu.lisp.registry import Builtin, builtin, keywords, special
 from sexpgpu.lisp.types import MV, NIL, Char, T, intern, keyword, lisp_list, to_py
 
 STANDARD_OUTPUT = intern("*STANDARD-OUTPUT*")
@@ -219,6 +220,20 @@ def formatter_run(interp, stream, control, args):
                                   out.column())
     out.write(text)
     return lisp_list(rest)
+
+
+@special("FORMATTER")
+def sf_formatter(interp, form, env):
+    """(formatter control): a function of a stream and arguments that prints them as
+    format with control would, returning the arguments control did not use"""
+    control = interp.eval1(args_of(form, 1, 1, "(formatter control-string)")[0], env)
+    if type(control) is not str:
+        raise TypeError("lisp: formatter needs a control string")
+
+    def run(stream, *args):
+        return formatter_run(interp, stream, control, lisp_list(args))
+
+    return Builtin("FORMATTER", run)
 
 
 class StringInputStream:

@@ -40,7 +40,7 @@ from sexpgpu.lisp.prelude import load_prelude
 from sexpgpu.lisp.registry import BUILTINS, SPECIAL_FORMS
 
 SPECIAL_FORM_MODULES = (specials, definitions, control, places, loop, signals, structs,
-                        modules, evaluation)
+                        modules, evaluation, hashtables, io)
 
 # Their order is the order of an interpreter's function table, which decides between
 # equally close "did you mean" names; it is the order the builtins had before this list.
