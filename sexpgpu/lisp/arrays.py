@@ -6,9 +6,10 @@ holds an array of another rank with its dimensions and row-major contents.
 
 from __future__ import annotations
 
+from sexpgpu.lisp.errors import unsupported
 from sexpgpu.lisp.registry import builtin, keywords
 from sexpgpu.lisp.sequences import items_of
-from sexpgpu.lisp.types import NIL, Char, Cons, MDArray, T, boolean, lisp_list, to_py
+from sexpgpu.lisp.types import NIL, Char, Cons, MDArray, T, boolean, intern, lisp_list, to_py
 
 
 @builtin("VECTOR", "%QQ-VECTOR")
@@ -19,7 +20,11 @@ def vector(*items):
 @builtin("MAKE-ARRAY", interp=True)
 def make_array(interp, dims, *options):
     opts = keywords(options, ("INITIAL-ELEMENT", "INITIAL-CONTENTS", "ELEMENT-TYPE",
-                              "ADJUSTABLE", "FILL-POINTER"))
+                              "ADJUSTABLE", "FILL-POINTER", "DISPLACED-TO",
+                              "DISPLACED-INDEX-OFFSET"))
+    if "DISPLACED-TO" in opts or "DISPLACED-INDEX-OFFSET" in opts:
+        raise unsupported("make-array :displaced-to", "arrays here are Python lists, which "
+                          "cannot share storage (copy with subseq instead)", interp.current_span)
     if type(dims) is Cons:
         sizes = to_py(dims)
         if len(sizes) != 1:
@@ -67,7 +72,16 @@ def _make_md_array(interp, sizes: list, opts: dict) -> MDArray:
     return MDArray(list(sizes), data)
 
 
-@builtin("AREF", "SVREF", "ROW-MAJOR-AREF")
+@builtin("ROW-MAJOR-AREF")
+def row_major_aref(array, index):
+    data = array.data if type(array) is MDArray else array
+    if type(index) is not int or not 0 <= index < len(data):
+        raise IndexError("index out of bounds")
+    value = data[index]
+    return Char(value) if type(value) is str else value
+
+
+@builtin("AREF", "SVREF", "BIT", "SBIT")
 def aref(array, *indices):
     if type(array) is MDArray:
         return array.data[array.index(indices)]
@@ -99,6 +113,38 @@ def vector_pop(vec):
 @builtin("FILL-POINTER")
 def fill_pointer(vec):
     return len(vec)
+
+
+@builtin("%SET-FILL-POINTER")
+def set_fill_pointer(vec, n):
+    """(setf fill-pointer) to at most the current length: the elements past it are
+    dropped (a vector here has no storage beyond its fill pointer)."""
+    if type(vec) is not list or type(n) is not int or not 0 <= n <= len(vec):
+        raise TypeError("lisp: a fill pointer must be between 0 and the vector's length")
+    del vec[n:]
+    return n
+
+
+@builtin("ARRAY-IN-BOUNDS-P")
+def array_in_bounds_p(array, *indices):
+    dims = array.dims if type(array) is MDArray else [len(array)]
+    if len(indices) != len(dims):
+        raise TypeError("lisp: one index per dimension")
+    return boolean(all(0 <= i < d for i, d in zip(indices, dims)))
+
+
+@builtin("ARRAY-ROW-MAJOR-INDEX")
+def array_row_major_index(array, *indices):
+    if type(array) is MDArray:
+        return array.index(indices)
+    if len(indices) != 1 or not 0 <= indices[0] < len(array):
+        raise IndexError("index out of bounds")
+    return indices[0]
+
+
+@builtin("ARRAY-ELEMENT-TYPE")
+def array_element_type(array):
+    return intern("CHARACTER" if type(array) is str else "T")
 
 
 @builtin("ARRAY-DIMENSIONS")

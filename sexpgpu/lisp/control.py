@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from sexpgpu.diagnostics import error
-from sexpgpu.lisp.closures import Env, split_body
+from sexpgpu.lisp.closures import MISSING, Env, split_body
 from sexpgpu.lisp.conditions import Condition
 from sexpgpu.lisp.equality import eql
 from sexpgpu.lisp.errors import E_LISP_ERROR, E_TYPE, BlockExit
@@ -234,6 +234,9 @@ def sf_dolist(interp, form, env):
             interp.steps += 1
             _loop_body(interp, body, Env({var: node.car}, block_env))
             node = node.cdr
+        if node is not NIL:
+            raise error(E_TYPE, "dolist needs a proper list", form.span,
+                        actual=prin1_to_string(node), fix="pass a list that ends in NIL")
         return interp.eval(spec[2], Env({var: NIL}, block_env)) if len(spec) > 2 else NIL
 
     return _in_nil_block(interp, env, run)
@@ -310,5 +313,5 @@ def sf_progv(interp, form, env):
     items = args_of(form, 2, None, "(progv symbols values body...)")
     syms = to_py(interp.eval1(items[0], env))
     values = to_py(interp.eval1(items[1], env))
-    dynamic = [(s, values[i] if i < len(values) else NIL) for i, s in enumerate(syms)]
+    dynamic = [(s, values[i] if i < len(values) else MISSING) for i, s in enumerate(syms)]
     return with_dynamic(interp, dynamic, lambda: interp.progn(form.cdr.cdr.cdr, env), env)

@@ -9,8 +9,8 @@ from sexpgpu.lisp import lambdalist
 from sexpgpu.lisp.closures import Closure, Macro, block_body, split_body
 from sexpgpu.lisp.errors import E_REDEFINE
 from sexpgpu.lisp.forms import args_of, symbol_var, syntax_error
-from sexpgpu.lisp.registry import Builtin, special
-from sexpgpu.lisp.types import Cons, Symbol, intern, to_py
+from sexpgpu.lisp.registry import Builtin, builtin, special
+from sexpgpu.lisp.types import NIL, Cons, Symbol, intern, to_py
 
 SETF = intern("SETF")
 QUOTE = intern("QUOTE")
@@ -48,7 +48,7 @@ def sf_defun(interp, form, env):
     """(defun name lambda-list [doc] body...)"""
     name, rest = _definition_name(form, "(defun name (args...) body...)")
     ll = lambdalist.parse(rest.car, form.span)
-    body, _ = split_body(rest.cdr, True)
+    body, doc = split_body(rest.cdr, True)
     if type(name) is Cons and name.car is SETF and type(name.cdr) is Cons:
         target = name.cdr.car
         interp.setf_functions[target] = Closure(f"(SETF {target.name})", ll,
@@ -58,7 +58,16 @@ def sf_defun(interp, form, env):
     check_not_standard(interp, form, name, "defun")
     interp.functions[name] = Closure(name.name, ll, block_body(name, body), env)
     interp.macros.pop(name, None)
+    _document(interp, name, "FUNCTION", doc)
     return name
+
+
+def _document(interp, name: Symbol, kind: str, doc: Any) -> None:
+    """Remember (or, for a definition without one, forget) a docstring for documentation."""
+    if doc is NIL:
+        interp.docs.pop((name, kind), None)
+    else:
+        interp.docs[(name, kind)] = doc
 
 
 @special("DEFMACRO")
@@ -68,8 +77,9 @@ def sf_defmacro(interp, form, env):
     name = symbol_var(form, name, "a macro name")
     check_not_standard(interp, form, name, "defmacro")
     ll = lambdalist.parse(rest.car, form.span, destructuring=True)
-    body, _ = split_body(rest.cdr, True)
+    body, doc = split_body(rest.cdr, True)
     interp.macros[name] = Macro(name.name, ll, block_body(name, body), env)
+    _document(interp, name, "FUNCTION", doc)
     return name
 
 
@@ -82,7 +92,19 @@ def _define_variable(interp, form, env, always: bool, constant: bool):
     if constant:
         interp.constants.add(name)
         interp.specials.discard(name)
+    if len(items) > 2:
+        _document(interp, name, "VARIABLE", items[2])
     return name
+
+
+@builtin("DOCUMENTATION", interp=True)
+def documentation(interp, name, doc_type):
+    """The docstring a definition gave name (functions and macros under FUNCTION,
+    defvar/defparameter/defconstant under VARIABLE), or NIL."""
+    key = doc_type.name if type(doc_type) is Symbol else ""
+    if type(name) is Closure or type(name) is Macro:
+        name = intern(name.name or "")
+    return interp.docs.get((name, key), NIL)
 
 
 @special("DEFVAR")
@@ -101,6 +123,24 @@ def sf_defparameter(interp, form, env):
 def sf_defconstant(interp, form, env):
     """(defconstant name value [doc])"""
     return _define_variable(interp, form, env, True, True)
+
+
+_STAR_FORM = Cons(intern("QUOTE"), Cons(intern("*"), NIL))
+
+
+@special("DEFTYPE")
+def sf_deftype(interp, form, env):
+    """(deftype name lambda-list [doc] body...) — body returns the type name stands for;
+    optional parameters default to *"""
+    name, rest = _definition_name(form, "(deftype name (args...) body...)")
+    name = symbol_var(form, name, "a type name")
+    ll = lambdalist.parse(rest.car, form.span)
+    ll.optional = [(var, _STAR_FORM if default is NIL else default, supplied)
+                   for var, default, supplied in ll.optional]
+    body, doc = split_body(rest.cdr, True)
+    interp.deftypes[name.name] = Closure(name.name, ll, block_body(name, body), env)
+    _document(interp, name, "TYPE", doc)
+    return name
 
 
 @special("SYMBOL-MACROLET")

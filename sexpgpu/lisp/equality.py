@@ -4,6 +4,7 @@ use) and hashing keys that agree with them."""
 from __future__ import annotations
 
 import math
+import zlib
 from fractions import Fraction
 from typing import Any
 
@@ -72,6 +73,8 @@ def equalp(a: Any, b: Any) -> bool:
         return all(equalp(x, y) for x, y in zip(xs, ys))
     if hasattr(a, "table") and hasattr(b, "table"):
         return a.equalp_to(b, equalp)
+    if ta is tb and getattr(a, "struct", None) is not None:  # structures: slot by slot
+        return a.struct is b.struct and all(equalp(a.values[s], b.values[s]) for s in a.values)
     return False
 
 
@@ -79,6 +82,31 @@ builtin("EQ")(lambda a, b: boolean(eq(a, b)))
 builtin("EQL")(lambda a, b: boolean(eql(a, b)))
 builtin("EQUAL")(lambda a, b: boolean(equal(a, b)))
 builtin("EQUALP")(lambda a, b: boolean(equalp(a, b)))
+
+
+@builtin("SXHASH")
+def sxhash(x: Any) -> int:
+    """A non-negative fixnum, the same for equal objects and in every run (the first
+    levels of a list decide it, as in SBCL; other objects hash by kind only)."""
+    return zlib.crc32(_hash_text(x, 4).encode("utf-8")) & 0x3FFFFFFFFFFFFFFF
+
+
+def _hash_text(x: Any, depth: int) -> str:
+    t = type(x)
+    if t is str:
+        return "s" + x
+    if t is Cons:
+        if depth == 0:
+            return "c"
+        return f"({_hash_text(x.car, depth - 1)} . {_hash_text(x.cdr, depth - 1)})"
+    if t in (int, Fraction, float, Single):
+        return f"{t.__name__}{x!r}"
+    if t is Char:
+        return "#" + x.ch
+    name = getattr(x, "name", None)
+    if type(name) is str and hasattr(x, "is_keyword"):  # a symbol
+        return ("k" if x.is_keyword else "y") + name
+    return t.__name__  # vectors, hash tables...: equal only when eq, so any value works
 
 
 def eql_key(x: Any) -> Any:

@@ -18,6 +18,12 @@ E_UNDEFINED_FUNCTION = define_code(
     "E-UNDEFINED-FUNCTION", "undefined function",
     "A form calls a function (or macro) that is not defined.",
 )
+E_FLOAT_OVERFLOW = define_code(
+    "E-FLOAT-OVERFLOW", "float overflow",
+    "A float operation's result is too large for its format (single-floats reach about "
+    "3.4e38, double-floats 1.8d308), e.g. `(exp 1000.0)`; catchable as "
+    "`floating-point-overflow`.",
+)
 E_ARITY = define_code(
     "E-ARITY", "wrong number of arguments",
     "A function was called with too few or too many arguments, or with an unknown or "
@@ -57,13 +63,34 @@ E_REDEFINE = define_code(
 )
 
 
+E_UNSUPPORTED = define_code(
+    "E-UNSUPPORTED", "unsupported Common Lisp feature",
+    "The program uses a part of standard Common Lisp this Lisp deliberately leaves out "
+    "(CLOS, packages, files and streams beyond strings, restarts, displaced arrays...); "
+    "docs/lisp.md lists each with the reason.",
+)
+
+
 class LimitError(SexpError):
     """E-EVAL-LIMIT: never caught by handler-case."""
+
+
+class UnsupportedError(LimitError):
+    """E-UNSUPPORTED: not caught by handler-case either, so that a program never quietly
+    takes another path around a feature that is missing."""
 
 
 def limit_error(message: str, fix: str, span: Any = None) -> LimitError:
     base = error(E_EVAL_LIMIT, message, span, fix=fix)
     return LimitError(*base.diagnostics)
+
+
+def unsupported(feature: str, why: str, span: Any = None) -> UnsupportedError:
+    """E-UNSUPPORTED naming the standard feature and why this Lisp leaves it out."""
+    base = error(E_UNSUPPORTED, f"{feature} is standard Common Lisp that this Lisp does not "
+                                f"support: {why}", span,
+                 fix="see docs/lisp.md (Deliberate differences) for what to write instead")
+    return UnsupportedError(*base.diagnostics)
 
 
 class BlockExit(Exception):

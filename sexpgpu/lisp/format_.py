@@ -22,9 +22,14 @@ from sexpgpu.lisp.format_numbers import (
     roman,
 )
 from sexpgpu.lisp.format_parse import COUNT, Directive, V, bad_control, parse
-from sexpgpu.lisp.printer import integer_to_string, prin1_to_string, princ_to_string
+from sexpgpu.lisp.printer import (
+    integer_to_string,
+    prin1_to_string,
+    princ_to_string,
+    shortest_digits,
+)
 from sexpgpu.lisp.strings import capitalize, char_name
-from sexpgpu.lisp.types import NIL, Single, to_py
+from sexpgpu.lisp.types import NIL, Char, Cons, Single, to_py
 
 _REAL = (int, Fraction, float, Single)
 
@@ -53,6 +58,12 @@ class _Args:
 
     def left(self) -> int:
         return len(self.items) - self.pos
+
+    def peek(self) -> Any:
+        """The next argument, not consumed."""
+        value = self.next()
+        self.pos -= 1
+        return value
 
 
 MAX_FIELD = 100_000  # widths and repeat counts beyond this are runaway, not layout
@@ -215,7 +226,7 @@ def _radix(f: _Formatter, d: Directive) -> None:
         return
     value = f.args.next()
     if d.at:
-        f.emit(roman(value))
+        f.emit(roman(value, old=d.colon))
     elif d.colon:
         f.emit(ordinal(value))
     else:
@@ -233,6 +244,10 @@ def _fixed_float(f: _Formatter, d: Directive) -> None:
         f.emit(_pad(princ_to_string(value), width or 0, " ", True))
         return
     text = fixed_text(value, digits)
+    if width is not None and digits is None and len(text) > width and "." in text:
+        # too wide: SBCL drops decimals (down to none) to fit the width
+        whole = len(text.split(".")[0]) + (1 if d.at and value >= 0 else 0)
+        text = fixed_text(value, max(0, width - whole - 1))
     if d.at and value >= 0:
         text = "+" + text
     if width is not None:
@@ -257,8 +272,32 @@ def _exponent_float(f: _Formatter, d: Directive) -> None:
 
 @directive("g")
 def _general_float(f: _Formatter, d: Directive) -> None:
-    """~G: printed as by princ"""
-    f.emit(princ_to_string(f.args.next()))
+    """~w,d,eG: as ~F followed by e+2 spaces when the number's magnitude suits d digits,
+    else as ~E (CLHS 22.3.3.3)"""
+    width, digits, exp_digits = f.param(d, 0, None), f.param(d, 1, None), f.param(d, 2, None)
+    value = f.args.peek()
+    if type(value) not in _REAL:
+        _exponent_float(f, d)
+        return
+    x = float(value)
+    shown, exponent = shortest_digits(x, type(value) is not float)
+    n = exponent + 1  # digits before the point; q: the digits needed, as SBCL counts them
+    q = len(shown) - n if n < 0 else max(len(shown), n)
+    ee = 4 if exp_digits is None else exp_digits + 2
+    if digits is None:
+        digits = max(q, min(n, 7))
+    dd = digits - n
+    f.args.next()
+    if not 0 <= dd <= digits:
+        text = exponent_text(value, digits)
+        f.emit(text if width is None else _pad(text, width, " ", True))
+        return
+    text = fixed_text(value, dd)
+    if d.at and x >= 0:
+        text = "+" + text
+    if width is not None:
+        text = _pad(text, max(0, width - ee), f.param(d, 5, " "), True)
+    f.emit(text + " " * ee)
 
 
 @directive("$")
@@ -323,6 +362,8 @@ def _tabulate(f: _Formatter, d: Directive) -> None:
 def _character(f: _Formatter, d: Directive) -> None:
     """~C the character; ~:C its name when it has one; ~@C as #\\c"""
     value = f.args.next()
+    if type(value) is not Char:
+        raise TypeError(f"format: ~c needs a character, not {prin1_to_string(value)}")
     if d.colon:
         name = char_name(value)
         f.emit(value.ch if name is NIL else name)
@@ -336,6 +377,8 @@ def _character(f: _Formatter, d: Directive) -> None:
 def _plural(f: _Formatter, d: Directive) -> None:
     """~P: s unless the argument is 1; ~@P y/ies; ~:P looks at the previous argument"""
     if d.colon:
+        if f.args.pos == 0:
+            raise bad_control(f.control, "~:p needs an argument before it")
         f.args.pos -= 1
     value = f.args.next()
     if d.at:
@@ -397,7 +440,7 @@ def _iterate(f: _Formatter, d: Directive) -> None:
     """~n{body~}: the body over the elements of a list argument (at most n times);
     ~:{ over sublists, ~@{ over the remaining arguments, ~:} at least once"""
     limit = f.param(d, 0, None)
-    source = f.args if d.at else _Args(to_py(f.args.next()))
+    source = f.args if d.at else _Args(_list_arg(f.args.next()))
     interp = f.interp
     count = 0
     once = d.default_last
@@ -407,7 +450,7 @@ def _iterate(f: _Formatter, d: Directive) -> None:
             break
         count += 1
         if d.colon:
-            inner = _Args(to_py(source.next()))
+            inner = _Args(_list_arg(source.next()))
             try:
                 f.nested(args=inner).run(d.body)
             except _Stop:
@@ -421,6 +464,13 @@ def _iterate(f: _Formatter, d: Directive) -> None:
         interp.steps += 1
         if interp.steps > interp.checkpoint:
             interp.check_limits()
+
+
+def _list_arg(value: Any) -> list:
+    """The elements of a list argument of ~{ (anything else is a type-error in SBCL)."""
+    if value is not NIL and type(value) is not Cons:
+        raise TypeError(f"format: ~{{ needs a list, not {prin1_to_string(value)}")
+    return to_py(value)
 
 
 @directive("(")
@@ -446,6 +496,19 @@ def _convert_case(text: str, colon: bool, at: bool) -> str:
     return text.lower()
 
 
+@directive("w")
+def _write(f: _Formatter, d: Directive) -> None:
+    """~W: the argument as `write` prints it (prin1 with the printer variables)"""
+    f.emit(prin1_to_string(f.args.next()))
+
+
+@directive("i", "_")
+def _pretty_only(f: _Formatter, d: Directive) -> None:
+    """~I indentation and ~_ conditional newlines act only inside a pretty-printing
+    logical block (~<...~:>), which this Lisp does not have: outside one, as here, SBCL
+    prints nothing for them either"""
+
+
 @directive("<")
 def _justification(f: _Formatter, d: Directive) -> None:
     """~<a~;b~>: the clauses one after another (no justification)"""
@@ -469,18 +532,23 @@ _CACHE: dict[str, list] = {}
 def format_to_string(interp, control: Any, args: list, line_start: bool = True,
                      column: int = 0) -> str:
     """The text `(format nil control args...)` produces."""
+    return format_with_rest(interp, control, args, line_start, column)[0]
+
+
+def format_with_rest(interp, control: Any, args: list, line_start: bool = True,
+                     column: int = 0) -> tuple[str, list]:
+    """The text a control string produces, and the arguments it left unused (what a
+    `formatter` function returns)."""
     if type(control) is not str:
-        if callable(control) or type(control).__name__ in ("Closure", "Builtin"):
-            raise error(E_TYPE, "format: function control strings are not supported",
-                        fix="pass a control string")
-        raise error(E_TYPE, "format: the control must be a string",
+        raise error(E_TYPE, "format: the control must be a string or a function",
                     actual=prin1_to_string(control), fix='write (format nil "~a" x)')
     tree = _CACHE.get(control)
     if tree is None:
         tree = _CACHE[control] = parse(control)
     out = _Out(line_start, column)
+    source = _Args(list(args))
     try:
-        _Formatter(interp, control, _Args(list(args)), out).run(tree)
+        _Formatter(interp, control, source, out).run(tree)
     except _Stop:
         pass
-    return "".join(out.parts)
+    return "".join(out.parts), source.items[source.pos:]

@@ -75,10 +75,12 @@ def ordinal(n: int) -> str:
     return head + sep + pre + dash + word
 
 
-def roman(n: int) -> str:
-    """~@R: 1999 -> MCMXCIX."""
+def roman(n: int, old: bool = False) -> str:
+    """~@R: 1999 -> MCMXCIX; ~:@R old Roman numerals, without subtraction: 4 -> IIII."""
     table = [(1000, "M"), (900, "CM"), (500, "D"), (400, "CD"), (100, "C"), (90, "XC"),
              (50, "L"), (40, "XL"), (10, "X"), (9, "IX"), (5, "V"), (4, "IV"), (1, "I")]
+    if old:
+        table = [entry for entry in table if len(entry[1]) == 1]
     out = ""
     for value, letters in table:
         while n >= value:

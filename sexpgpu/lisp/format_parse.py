@@ -7,6 +7,11 @@ from sexpgpu.diagnostics import error
 from sexpgpu.lisp.errors import E_TYPE
 
 CLOSERS = {"{": "}", "[": "]", "(": ")", "<": ">"}
+# how many prefix parameters each directive takes (SBCL rejects more at parse time)
+MAX_PARAMS = {"a": 4, "s": 4, "w": 0, "d": 4, "b": 4, "o": 4, "x": 4, "r": 5, "f": 5,
+              "e": 7, "g": 7, "$": 4, "%": 1, "&": 1, "|": 1, "~": 1, "t": 2, "c": 0,
+              "p": 0, "*": 1, "?": 0, "(": 0, ")": 0, "[": 1, "]": 0, "{": 1, "}": 0,
+              "^": 3, ";": 2, "<": 4, ">": 0, "i": 1, "_": 0, "\n": 0}
 V = object()  # the v parameter: take the value from the arguments
 COUNT = object()  # the # parameter: the number of arguments left
 
@@ -65,12 +70,18 @@ def _read_directive(control: str, start: int) -> tuple[Directive, int]:
     n = len(control)
     colon = at = False
     while i < n and control[i] in ":@":
+        if (colon and control[i] == ":") or (at and control[i] == "@"):
+            raise bad_control(control, f"a repeated {control[i]} modifier at {i}")
         colon = colon or control[i] == ":"
         at = at or control[i] == "@"
         i += 1
     if i >= n:
         raise bad_control(control, "the control string ends inside a directive")
-    return Directive(control[i].lower(), params, colon, at, start), i + 1
+    char = control[i].lower()
+    if len(params) > MAX_PARAMS.get(char, 7):
+        raise bad_control(control, f"~{char} takes at most {MAX_PARAMS.get(char, 7)} "
+                                   f"parameters, not {len(params)}")
+    return Directive(char, params, colon, at, start), i + 1
 
 
 def _read_params(control: str, i: int) -> tuple[list, int]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from sexpgpu.diagnostics import error
-from sexpgpu.lisp.closures import MISSING
+from sexpgpu.lisp.closures import LAMBDA, MISSING
 from sexpgpu.lisp.errors import E_SYNTAX
 from sexpgpu.lisp.printer import prin1_to_string
 from sexpgpu.lisp.types import MV, NIL, Cons, Symbol, T, to_py
@@ -54,7 +54,10 @@ def with_dynamic(interp, dynamic: list, body, env):
     saved = []
     for var, value in dynamic:
         saved.append((var, interp.globals.get(var, MISSING)))
-        interp.globals[var] = value
+        if value is MISSING:  # progv with fewer values than symbols: bound, but no value
+            interp.globals.pop(var, None)
+        else:
+            interp.globals[var] = value
     try:
         return body()
     finally:
@@ -99,3 +102,14 @@ def values_list(value: Any) -> list:
     if type(value) is MV:
         return list(value)
     return [value]
+
+
+def as_function(interp, x: Any) -> Any:
+    """A function object from a function, a function name or a lambda expression."""
+    if type(x) is Cons and x.car is LAMBDA:
+        return interp.make_lambda(x, None, None)
+    if type(x) is Symbol or type(x) is Cons:
+        return interp.function_of(x, None)
+    if type(x).__name__ in ("Closure", "Builtin"):
+        return x
+    raise TypeError("lisp: not a function designator")

@@ -1,6 +1,6 @@
 """Builtins on functions: calling them (funcall, apply), making them (identity,
 constantly, complement), and the global function namespace (fboundp, symbol-function,
-fdefinition, macro-function, fmakunbound, special-operator-p)."""
+fdefinition, fmakunbound); macro-function is in macrofns.py."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ builtin("CONSTANTLY")(lambda value: _Constantly(value))
 builtin("COMPLEMENT", interp=True)(lambda interp, fn: _Complement(interp, fn))
 
 
-@builtin("FUNCTIONP")
+@builtin("FUNCTIONP", "COMPILED-FUNCTION-P")
 def functionp(x):
     return boolean(type(x) in (Closure, Builtin, _Constantly, _Complement))
 
@@ -91,16 +91,6 @@ def symbol_function(interp, name):
     if isinstance(name, Symbol) and name in interp.macros:
         return interp.macros[name]
     return interp.function_of(name, None)
-
-
-@builtin("MACRO-FUNCTION", interp=True)
-def macro_function(interp, name, env=NIL):
-    return interp.macros.get(name, NIL)
-
-
-@builtin("SPECIAL-OPERATOR-P", interp=True)
-def special_operator_p(interp, name):
-    return boolean(name in interp.special_forms)
 
 
 @builtin("%UNDEFINED", interp=True)

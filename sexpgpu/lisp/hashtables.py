@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from sexpgpu.lisp import equality
-from sexpgpu.lisp.registry import builtin, keywords
-from sexpgpu.lisp.types import MV, NIL, Cons, T, boolean, intern, lisp_list
+from sexpgpu.lisp.closures import Env, split_body
+from sexpgpu.lisp.forms import args_of, eval_body, syntax_error
+from sexpgpu.lisp.registry import Builtin, builtin, keywords, special
+from sexpgpu.lisp.types import MV, NIL, Cons, Symbol, T, boolean, intern, lisp_list, to_py
 
 _KEYS = {"EQ": equality.eql_key, "EQL": equality.eql_key, "EQUAL": equality.equal_key,
          "EQUALP": equality.equalp_key}
@@ -34,7 +36,7 @@ class HashTable:
         return self.table.pop(self.keyfn(key), None) is not None
 
     def equalp_to(self, other: HashTable, test) -> bool:
-        if len(self.table) != len(other.table):
+        if self.test != other.test or len(self.table) != len(other.table):
             return False
         for key, value in self.table.values():
             found, ok = other.get(key)
@@ -106,3 +108,27 @@ def hash_table_values(table):
 @builtin("HASH-TABLE-ALIST")
 def hash_table_alist(table):
     return lisp_list(Cons(k, v) for k, v in table.table.values())
+
+
+@special("WITH-HASH-TABLE-ITERATOR")
+def sf_with_hash_table_iterator(interp, form, env):
+    """(with-hash-table-iterator (name table) body...): in body, (name) returns T, a key
+    and its value for each entry in turn, then NIL"""
+    items = args_of(form, 1, None, "(with-hash-table-iterator (name table) body...)")
+    spec = to_py(items[0]) if type(items[0]) is Cons else []
+    if len(spec) != 2 or type(spec[0]) is not Symbol:
+        raise syntax_error(form, "malformed with-hash-table-iterator",
+                           "write (with-hash-table-iterator (next table) body...)")
+    table = interp.eval1(spec[1], env)
+    if type(table) is not HashTable:
+        raise TypeError("lisp: with-hash-table-iterator needs a hash table")
+    entries = list(table.table.values())
+
+    def step():
+        if not entries:
+            return NIL
+        key, value = entries.pop(0)
+        return MV((T, key, value))
+
+    body, _ = split_body(form.cdr.cdr, False)
+    return eval_body(interp, body, Env({spec[0].fkey: Builtin(spec[0].name, step)}, env))

@@ -14,7 +14,7 @@ from fractions import Fraction
 from typing import Any, TextIO
 
 from sexpgpu.diagnostics import SexpError, error
-from sexpgpu.lisp import lambdalist, modules
+from sexpgpu.lisp import lambdalist, macrofns, modules, printvars
 from sexpgpu.lisp.closures import LAMBDA, MISSING, Closure, Env, Macro, split_body
 from sexpgpu.lisp.conditions import Condition
 from sexpgpu.lisp.errors import (
@@ -28,13 +28,15 @@ from sexpgpu.lisp.errors import (
     LimitError,
     ThrowExit,
     limit_error,
+    unsupported,
 )
 from sexpgpu.lisp.formcache import read_cached
 from sexpgpu.lisp.printer import prin1_to_string
 from sexpgpu.lisp.reader import read_all
 from sexpgpu.lisp.registry import SPECIAL_FORMS, Builtin
 from sexpgpu.lisp.reporting import CHECK_EVERY, Reporting, default_generic_op
-from sexpgpu.lisp.types import MV, NIL, Cons, Symbol, T, intern
+from sexpgpu.lisp.types import MV, NIL, Cons, FloatOverflow, Symbol, T, intern
+from sexpgpu.lisp.unsupported import REASONS
 from sexpgpu.suggest import nearest
 
 DEFAULT_MAX_STEPS = 1_000_000
@@ -61,10 +63,13 @@ class Interpreter(Reporting):
         self.column = 0
         self._init_namespaces()
         self._init_limits(max_steps, max_depth, max_alloc, max_seconds)
-        self.gensym_counter = 1
         self.user_condition_types: dict = {}
         self.structs: dict = {}
+        self.docs: dict = {}  # (name, FUNCTION, VARIABLE or TYPE) -> docstring
+        self.load_time_values: dict = {}  # id(form) -> (form, its value)
+        self.deftypes: dict = {}  # type name -> the closure deftype made (its expander)
         self.handlers: list = []  # type specs of the active handler-case clauses
+        self.catch_tags: list = []  # the tags of the active catch forms, innermost last
         # the span of the innermost call with a position now running (set just before a
         # function is applied): what a tracer records as the source of an IR node
         self.current_span = None
@@ -183,7 +188,7 @@ class Interpreter(Reporting):
         except (BlockExit, GoExit, ThrowExit) as exit_:
             raise self.finish_error(self._dead_exit(exit_, spans, index)) from None
         finally:
-            self.active -= 1
+            self._leave()
         return result
 
     def _dead_exit(self, exit_: Exception, spans: Any, index: int) -> SexpError:
@@ -201,12 +206,20 @@ class Interpreter(Reporting):
         """Start of an evaluation from Python: the outermost one resets the limits."""
         self.active += 1
         if self.active == 1:
+            printvars.watch(self.globals)  # print as this world's variables say
             self.steps = 0
             self.allocated = 0
             self.checkpoint = min(self.max_steps, CHECK_EVERY)
             self.started = time.process_time()
             return True
         return False
+
+    def _leave(self) -> None:
+        """End of an evaluation from Python: outside every evaluation, symbols print in
+        the default case again (a program's *print-case* must not leak into diagnostics)."""
+        self.active -= 1
+        if self.active == 0:
+            printvars.reset()
 
     def call(self, fn: Any, *args: Any) -> Any:
         """Call a Lisp function (object or symbol naming one) from Python; one value."""
@@ -223,7 +236,7 @@ class Interpreter(Reporting):
         except (BlockExit, GoExit, ThrowExit) as exit_:
             raise self.finish_error(self._dead_exit(exit_, None, 0)) from None
         finally:
-            self.active -= 1
+            self._leave()
         if type(value) is MV:
             return value[0] if value else NIL
         return value
@@ -353,6 +366,8 @@ class Interpreter(Reporting):
                 raise self._builtin_type_error(fn, args, exc) from None
             except ZeroDivisionError:
                 raise self._division_by_zero(fn, args) from None
+            except FloatOverflow:
+                raise self._float_overflow(fn, args) from None
             except OverflowError:
                 raise limit_error(f"{fn.name.lower()}: number too large",
                                   f"keep integers and ratios under {MAX_INTEGER_BITS} bits "
@@ -361,6 +376,8 @@ class Interpreter(Reporting):
                 raise limit_error("out of memory", "allocate less") from None
         if t is Symbol:
             return self.apply(self.function_of(fn, None), args)
+        if t is Macro:  # what macro-function returned, called on a form and environment
+            return macrofns.call_macro(self, fn, args)
         if callable(fn) and not isinstance(fn, (Macro, type)):
             return fn(*args)
         raise error(E_TYPE, f"{prin1_to_string(fn)} is not a function",
@@ -483,6 +500,8 @@ class Interpreter(Reporting):
         if head in self.special_forms:
             raise error(E_TYPE, f"{head.name} is a special form, not a function",
                         form.span if form else None)
+        if head.interned and head.name in REASONS:
+            raise unsupported(head.name.lower(), REASONS[head.name], form.span if form else None)
         hint = nearest(head.name, [s.name for s in list(self.functions) + list(self.macros)])
         exc = error(E_UNDEFINED_FUNCTION, f"undefined function {head.name.lower()}",
                     form.span if form is not None else None,
@@ -526,6 +545,8 @@ class Interpreter(Reporting):
             lambdalist.bind_destructure(self, ll, form.cdr, vars, menv, macro.name.lower())
             if ll.whole is not None:
                 vars[ll.whole] = form  # &whole is the entire form, not the arguments
+            if ll.environment is not None:  # the caller's lexical macros, for macroexpand-1
+                vars[ll.environment] = env if env is not None else NIL
             result: Any = NIL
             for body_form in macro.body:
                 result = self.eval(body_form, menv)

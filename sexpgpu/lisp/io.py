@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from sexpgpu.lisp.format_ import format_to_string
-from sexpgpu.lisp.printer import prin1_to_string, princ_to_string
+from sexpgpu.lisp.format_ import format_to_string, format_with_rest
+from sexpgpu.lisp.forms import args_of
+from sexpgpu.lisp.printer import prin1_to_string, princ_to_string, with_options
 from sexpgpu.lisp.reader import Reader
-from sexpgpu.lisp.registry import builtin, keywords
-from sexpgpu.lisp.types import MV, NIL, Char, T, intern
+from sexpgpu.lisp.registry import Builtin, builtin, keywords, special
+from sexpgpu.lisp.types import MV, NIL, Char, T, intern, keyword, lisp_list, to_py
 
 STANDARD_OUTPUT = intern("*STANDARD-OUTPUT*")
 
@@ -95,7 +96,12 @@ def install(interp) -> None:
     for name, value in (("*PRINT-BASE*", 10), ("*PRINT-PRETTY*", T), ("*PRINT-ESCAPE*", T),
                         ("*PRINT-READABLY*", NIL), ("*PRINT-CIRCLE*", NIL),
                         ("*READ-DEFAULT-FLOAT-FORMAT*", intern("SINGLE-FLOAT")),
-                        ("*GENSYM-COUNTER*", 1)):
+                        ("*GENSYM-COUNTER*", 1), ("*PRINT-CASE*", keyword("UPCASE")),
+                        ("*PRINT-LEVEL*", NIL), ("*PRINT-LENGTH*", NIL), ("*PRINT-LINES*", NIL),
+                        ("*PRINT-RADIX*", NIL), ("*PRINT-ARRAY*", T), ("*PRINT-GENSYM*", T),
+                        ("*PRINT-RIGHT-MARGIN*", NIL), ("*PRINT-MISER-WIDTH*", NIL),
+                        ("*READ-BASE*", 10), ("*READ-EVAL*", T), ("*READ-SUPPRESS*", NIL),
+                        ("*BREAK-ON-SIGNALS*", NIL)):
         interp.set_global(name, value)
 
 
@@ -130,8 +136,8 @@ def lisp_pprint(interp, obj, stream=NIL):
 def lisp_write(interp, obj, *options):
     opts = keywords(options, ("STREAM", "ESCAPE", "READABLY", "PRETTY", "CASE", "BASE",
                               "RADIX", "LEVEL", "LENGTH", "CIRCLE", "ARRAY", "GENSYM"))
-    escape = opts.get("ESCAPE", T) is not NIL
-    text = prin1_to_string(obj) if escape else princ_to_string(obj)
+    show = prin1_to_string if opts.get("ESCAPE", T) is not NIL else princ_to_string
+    text = with_options(opts, lambda: show(obj))
     stream_of(interp, opts.get("STREAM", NIL)).write(text)
     return obj
 
@@ -181,6 +187,8 @@ def finish_output(stream=NIL):
 
 @builtin("FORMAT", interp=True)
 def lisp_format(interp, destination, control, *args):
+    if type(control) is not str and type(control).__name__ in ("Closure", "Builtin"):
+        return _format_with_function(interp, destination, control, args)
     if destination is NIL:
         return format_to_string(interp, control, list(args))
     if type(destination) is str:
@@ -190,6 +198,42 @@ def lisp_format(interp, destination, control, *args):
     interp.note_alloc(len(text) // 8)
     out.write(text)
     return NIL
+
+
+def _format_with_function(interp, destination: Any, fn: Any, args: tuple) -> Any:
+    """(format dest (formatter "...") args...): fn writes to the stream itself."""
+    if destination is NIL:
+        stream = StringStream()
+        interp.call1(fn, stream, *args)
+        return "".join(stream.parts)
+    if type(destination) is str:
+        raise TypeError("format to a string with a fill pointer is not supported")
+    interp.call1(fn, stream_of(interp, destination), *args)
+    return NIL
+
+
+@builtin("%FORMATTER-RUN", interp=True)
+def formatter_run(interp, stream, control, args):
+    """The body of a (formatter control) function: prints, returns the unused arguments."""
+    out = stream_of(interp, stream)
+    text, rest = format_with_rest(interp, control, to_py(args), out.at_line_start(),
+                                  out.column())
+    out.write(text)
+    return lisp_list(rest)
+
+
+@special("FORMATTER")
+def sf_formatter(interp, form, env):
+    """(formatter control): a function of a stream and arguments that prints them as
+    format with control would, returning the arguments control did not use"""
+    control = interp.eval1(args_of(form, 1, 1, "(formatter control-string)")[0], env)
+    if type(control) is not str:
+        raise TypeError("lisp: formatter needs a control string")
+
+    def run(stream, *args):
+        return formatter_run(interp, stream, control, lisp_list(args))
+
+    return Builtin("FORMATTER", run)
 
 
 class StringInputStream:

@@ -11,15 +11,18 @@ from typing import Any
 
 from sexpgpu.lisp import (
     arrays,
+    bits,
     control,
     definitions,
     equality,
     evaluation,
+    floats,
     functions,
     hashtables,
     io,
     lists,
     loop,
+    macrofns,
     modules,
     numbers,
     places,
@@ -28,19 +31,22 @@ from sexpgpu.lisp import (
     specials,
     strings,
     structs,
+    subtypes,
     symbols,
+    trees,
     typespec,
 )
 from sexpgpu.lisp.prelude import load_prelude
 from sexpgpu.lisp.registry import BUILTINS, SPECIAL_FORMS
 
 SPECIAL_FORM_MODULES = (specials, definitions, control, places, loop, signals, structs,
-                        modules)
+                        modules, evaluation, hashtables, io)
 
 # Their order is the order of an interpreter's function table, which decides between
 # equally close "did you mean" names; it is the order the builtins had before this list.
-BUILTIN_MODULES = (sequences, arrays, hashtables, io, lists, equality, symbols, functions,
-                   typespec, evaluation, signals, numbers, strings)
+BUILTIN_MODULES = (sequences, arrays, hashtables, io, lists, trees, equality, symbols, functions,
+                   typespec, subtypes, evaluation, macrofns, signals, numbers, floats, bits,
+                   strings)
 
 
 def install(interp: Any, prelude: bool = True) -> None:
@@ -50,6 +56,7 @@ def install(interp: Any, prelude: bool = True) -> None:
     interp.special_forms = SPECIAL_FORMS
     io.install(interp)
     numbers.install(interp)
+    bits.install(interp)
     if prelude:
         load_prelude(interp)
 

@@ -4,19 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from sexpgpu.lisp.equality import eql, equal
+from sexpgpu.lisp.equality import eql
 from sexpgpu.lisp.registry import builtin, keywords
-from sexpgpu.lisp.sequences import test_fn
 from sexpgpu.lisp.types import (
     MV,
     NIL,
     Cons,
     T,
     boolean,
+    cars,
     check_not_circular,
     intern,
     is_circular,
     lisp_list,
+    proper_items,
     to_py,
 )
 
@@ -53,9 +54,10 @@ def _cxr(path: str):
     return accessor
 
 
-for _path in ["AA", "AD", "DA", "DD", "AAA", "AAD", "ADA", "ADD", "DAA", "DAD", "DDA", "DDD",
-              "ADDD", "DDDD"]:
-    builtin(f"C{_path}R")(_cxr(_path))
+for _n in (2, 3, 4):  # every c[ad]r of two to four letters
+    for _bits in range(2 ** _n):
+        _path = "".join("D" if _bits >> _k & 1 else "A" for _k in range(_n))
+        builtin(f"C{_path}R")(_cxr(_path))
 
 for _i, _name in enumerate(["SECOND", "THIRD", "FOURTH", "FIFTH", "SIXTH", "SEVENTH", "EIGHTH",
                             "NINTH", "TENTH"], start=1):
@@ -102,7 +104,7 @@ def append(*lists):
         return NIL
     result = lists[-1]
     for lst in reversed(lists[:-1]):
-        items = to_py(_list(lst))
+        items = proper_items(_list(lst))
         for item in reversed(items):
             result = Cons(item, result)
     return result
@@ -176,7 +178,7 @@ def _check_butlast(lst: Any, n: Any) -> None:
 @builtin("BUTLAST")
 def butlast(lst, n=1):
     _check_butlast(lst, n)
-    items = to_py(lst)
+    items = cars(lst)
     return lisp_list(items[: max(0, len(items) - n)])
 
 
@@ -184,7 +186,7 @@ def butlast(lst, n=1):
 def nbutlast(lst, n=1):
     """BUTLAST that cuts the list itself (the cdr of its last kept cons becomes NIL)."""
     _check_butlast(lst, n)
-    keep = len(to_py(lst)) - n
+    keep = len(cars(lst)) - n
     if keep <= 0:
         return NIL
     node = lst
@@ -200,7 +202,7 @@ def list_length(lst):
     non-list) is a type-error."""
     if is_circular(lst):
         return NIL
-    items = to_py(lst)
+    items = cars(lst)
     node = lst
     for _ in items:
         node = node.cdr
@@ -296,41 +298,6 @@ def get_properties(plist, indicators):
     return MV((NIL, NIL, NIL))
 
 
-@builtin("TREE-EQUAL", interp=True)
-def tree_equal(interp, a, b, *options):
-    return boolean(equal(a, b))
-
-
-@builtin("SUBST", interp=True)
-def subst(interp, new, old, tree, *options):
-    opts = keywords(options, ("TEST", "KEY", "TEST-NOT"))
-    test = test_fn(interp, opts)
-
-    def walk(x):
-        if test(old, x):
-            return new
-        if type(x) is Cons:
-            return Cons(walk(x.car), walk(x.cdr))
-        return x
-
-    return walk(tree)
-
-
-@builtin("SUBLIS", interp=True)
-def sublis(interp, alist, tree, *options):
-    pairs = [(p.car, p.cdr) for p in to_py(alist)]
-
-    def walk(x):
-        for k, v in pairs:
-            if eql(k, x):
-                return v
-        if type(x) is Cons:
-            return Cons(walk(x.car), walk(x.cdr))
-        return x
-
-    return walk(tree)
-
-
 @builtin("TAILP")
 def tailp(obj, lst):
     node = lst
@@ -359,7 +326,7 @@ def ldiff(lst, obj):
 
 
 def _lists_args(lists: tuple) -> list[list]:
-    return [to_py(_list(lst)) for lst in lists]
+    return [proper_items(_list(lst)) for lst in lists]
 
 
 def _tails(lst: Any) -> list:

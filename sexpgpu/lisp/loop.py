@@ -25,6 +25,28 @@ class _End(Exception):
     """Leave the loop normally (run finally, return the accumulation)."""
 
 
+class _Finish(Exception):
+    """(loop-finish): leave the loop whose tag it carries normally."""
+
+    def __init__(self, tag: object):
+        self.tag = tag
+
+
+_LOOP_KEY = object()  # the environment key under which a loop's body finds its loop
+
+
+@special("LOOP-FINISH")
+def sf_loop_finish(interp, form, env):
+    """(loop-finish): end the innermost enclosing loop as if it ran out (finally runs)"""
+    e = env
+    while e is not None:
+        tag = e.vars.get(_LOOP_KEY)
+        if tag is not None:
+            raise _Finish(tag)
+        e = e.parent
+    raise syntax_error(form, "loop-finish outside a loop", "use it inside a loop's body")
+
+
 class _Done(Exception):
     """Leave the loop returning a value directly, skipping finally (always/never)."""
 
@@ -160,7 +182,10 @@ def _parse_with(p: _Parser, plan: _Plan) -> None:
     group = []
     while True:
         var = p.next()
-        init = p.next() if p.accept("=") else NIL
+        declared = _skip_type(p)
+        # a typed variable without an init starts at that type's zero, as in SBCL
+        default = _TYPE_ZEROS.get(getattr(declared, "name", None), NIL)
+        init = p.next() if p.accept("=") else default
         group.append((var, init))
         if not p.accept("AND"):
             break
@@ -199,6 +224,7 @@ def _parse_clause(p: _Parser, form: Cons) -> tuple:
     if word in _ACCUM:
         expr = p.next()
         into = p.next() if p.accept("INTO") else _DEFAULT
+        _skip_type(p)  # sum x of-type fixnum: the type changes nothing here
         return ("accum", _ACCUM[word], expr, into)
     if word in ("WHEN", "IF", "UNLESS"):
         test = p.next()
@@ -217,13 +243,23 @@ def _parse_clause(p: _Parser, form: Cons) -> tuple:
                        "see docs/control.md for the loop clauses")
 
 
+_SIMPLE_TYPES = ("FIXNUM", "FLOAT", "INTEGER", "NUMBER")
+_TYPE_ZEROS = {"FIXNUM": 0, "INTEGER": 0, "NUMBER": 0}
+
+
+def _skip_type(p: _Parser) -> Any:
+    """The optional type of a loop variable (of-type spec, or fixnum/float/...): skipped,
+    returned so a with-clause can start the variable at the type's zero."""
+    if p.accept("OF-TYPE"):
+        return p.next()
+    if p.peek() in _SIMPLE_TYPES:
+        return p.next()
+    return None
+
+
 def _parse_for(p: _Parser, form: Cons) -> dict:
     var = p.next()
-    if p.peek() in ("FIXNUM", "FLOAT", "INTEGER", "OF-TYPE"):
-        if p.accept("OF-TYPE"):
-            p.next()
-        else:
-            p.pos += 1
+    _skip_type(p)
     word = p.peek()
     p.pos += 1
     if word == "IN" or word == "ON":
@@ -398,13 +434,15 @@ class _Driver:
 
 
 class _Accum:
-    __slots__ = ("kind", "value", "tail", "var")
+    __slots__ = ("kind", "value", "tail", "var", "seen")
 
     def __init__(self, kind: str, var: Any):
         self.kind = kind
         self.var = var
         self.tail = None
-        self.value = {"sum": 0, "count": 0}.get(kind, NIL)
+        # maximize/minimize of nothing is 0 in SBCL (its variable starts there)
+        self.value = {"sum": 0, "count": 0, "max": 0, "min": 0}.get(kind, NIL)
+        self.seen = False
 
 
 IT = intern("IT")
@@ -469,14 +507,11 @@ def _accumulate(interp, acc: _Accum, how: str, value: Any) -> None:
     elif how == "count":
         if value is not NIL:
             acc.value += 1
-    elif how == "max":
-        if acc.value is NIL or interp.apply(interp.functions[intern(">")],
-                                            [value, acc.value]) is not NIL:
+    elif how in ("max", "min"):
+        better = interp.functions[intern(">" if how == "max" else "<")]
+        if not acc.seen or interp.apply(better, [value, acc.value]) is not NIL:
             acc.value = value
-    elif how == "min":
-        if acc.value is NIL or interp.apply(interp.functions[intern("<")],
-                                            [value, acc.value]) is not NIL:
-            acc.value = value
+            acc.seen = True
 
 
 def _collect(acc: _Accum, how: str, value: Any) -> None:
@@ -511,7 +546,7 @@ def sf_loop(interp, form, env):
         interp.expansions[id(form)] = cached
     plan: _Plan = cached[2]
     tag = object()
-    run = _Run(interp, plan, Env({plan.name.bkey: tag}, env))
+    run = _Run(interp, plan, Env({plan.name.bkey: tag, _LOOP_KEY: tag}, env))
     try:
         for f in plan.initially:
             interp.eval(f, run.env)
@@ -519,6 +554,9 @@ def sf_loop(interp, form, env):
             run.iterate()
         except _End:
             pass
+        except _Finish as finish:
+            if finish.tag is not tag:
+                raise
         for f in plan.finally_:
             interp.eval(f, run.env)
         return run.result()
@@ -617,7 +655,8 @@ def _declare_into(clause: tuple, vars: dict, accums: dict) -> None:
         if clause[3] is _DEFAULT:
             accums.setdefault(_DEFAULT, _Accum(clause[1], _DEFAULT))
         else:
-            vars.setdefault(clause[3], {"sum": 0, "count": 0}.get(clause[1], NIL))
+            start = {"sum": 0, "count": 0, "max": 0, "min": 0}.get(clause[1], NIL)
+            vars.setdefault(clause[3], start)
     elif clause[0] == "if":
         for sub in clause[3] + clause[4]:
             _declare_into(sub, vars, accums)

@@ -12,7 +12,17 @@ from fractions import Fraction
 from typing import Any
 
 from sexpgpu.lisp.registry import builtin
-from sexpgpu.lisp.types import MV, NIL, NUMBER_TYPES, Single, T, boolean, intern
+from sexpgpu.lisp.types import (
+    MV,
+    NIL,
+    NUMBER_TYPES,
+    FloatOverflow,
+    Single,
+    T,
+    boolean,
+    intern,
+    single,
+)
 
 _NUM = frozenset(NUMBER_TYPES)
 
@@ -27,19 +37,33 @@ def contagion(a: Any, b: Any, r: Any) -> Any:
     """Coerce result `r` of an operation on a and b to the CL result type."""
     ta, tb = type(a), type(b)
     if ta is float or tb is float:
-        return float(r)
+        r = float(r)
+        if r - r != 0.0:  # inf or nan: from finite arguments, a double-float overflow
+            check_finite(r, a, b)
+        return r
     if ta is Single or tb is Single:
-        return Single(r)
+        return single(r)
     return norm(r)
 
 
+def check_finite(r: float, *args: Any) -> None:
+    """Raise FloatOverflow when r is infinite though no argument was (SBCL traps it)."""
+    if math.isinf(r) and not any(type(a) in (float, Single) and math.isinf(a) for a in args):
+        raise FloatOverflow("double-float overflow")
+
+
 def to_float_like(x: Any, proto: Any) -> Any:
-    return float(x) if type(proto) is float else Single(x)
+    if type(proto) is not float:
+        return single(x)
+    try:
+        return float(x)
+    except OverflowError:  # an integer or ratio past the double range
+        raise FloatOverflow("double-float overflow") from None
 
 
 def _lisp_float_result(x: Any, value: float) -> Any:
     """Irrational function results: double in, double out; otherwise single."""
-    return float(value) if type(x) is float else Single(value)
+    return float(value) if type(x) is float else single(value)
 
 
 def _check(interp, name: str, args: tuple) -> bool:
@@ -268,21 +292,30 @@ def lisp_expt(interp, base, power):
                                        and abs(power) * math.log2(abs(base)) > 1_000_000):
                 raise OverflowError
             return norm(Fraction(base) ** power)
-        return contagion(base, base, base ** power)
+        try:
+            return contagion(base, base, base ** power)
+        except OverflowError:  # a double past its range (Python raises for **)
+            raise FloatOverflow("expt overflow") from None
     if base == 0:
         return contagion(base, power, 0.0)
-    value = float(base) ** float(power)
+    try:
+        value = float(base) ** float(power)
+    except OverflowError:
+        raise FloatOverflow("expt overflow") from None
     if isinstance(value, complex):
         raise ValueError("lisp: expt of a negative number to a fractional power is complex")
     return contagion(base, power, value) if type(base) is not int or type(power) is not Fraction \
-        else Single(value)
+        else single(value)
 
 
 def _unary_float(name: str, fn):
     def op(interp, x):
         if type(x) not in _NUM:
             return generic(interp, name, (x,))
-        return _lisp_float_result(x, fn(float(x)))
+        try:
+            return _lisp_float_result(x, fn(float(x)))
+        except OverflowError:  # math.exp/sinh/cosh past the double range
+            raise FloatOverflow(f"{name} overflow") from None
 
     return op
 
@@ -303,6 +336,9 @@ builtin("ACOS", interp=True)(_unary_float("acos", math.acos))
 builtin("SINH", interp=True)(_unary_float("sinh", math.sinh))
 builtin("COSH", interp=True)(_unary_float("cosh", math.cosh))
 builtin("TANH", interp=True)(_unary_float("tanh", math.tanh))
+builtin("ASINH", interp=True)(_unary_float("asinh", math.asinh))
+builtin("ACOSH", interp=True)(_unary_float("acosh", math.acosh))  # below 1: complex, E-TYPE
+builtin("ATANH", interp=True)(_unary_float("atanh", math.atanh))
 
 
 @builtin("ATAN", interp=True)
@@ -322,7 +358,7 @@ def lisp_log(interp, x, base=None):
     if base is None:
         return _lisp_float_result(x, math.log(float(x)))
     value = math.log(float(x)) / math.log(float(base))
-    return float(value) if float in (type(x), type(base)) else Single(value)
+    return float(value) if float in (type(x), type(base)) else single(value)
 
 
 @builtin("ISQRT")
@@ -343,15 +379,55 @@ def lisp_float(x, proto=None):
     if type(x) not in _NUM:
         raise TypeError("float")
     if proto is None:
-        return x if type(x) in (float, Single) else Single(x)
+        return x if type(x) in (float, Single) else single(x)
     return to_float_like(x, proto)
 
 
-@builtin("RATIONAL", "RATIONALIZE")
+@builtin("RATIONAL")
 def lisp_rational(x):
     if type(x) in (float, Single):
-        return norm(Fraction(x) if True else x)
+        return norm(Fraction(x))
+    if type(x) not in (int, Fraction):
+        raise TypeError("lisp: not a real")
     return x
+
+
+@builtin("RATIONALIZE")
+def lisp_rationalize(x):
+    """The simplest rational that rounds to the float x (within half an ulp of it)."""
+    if type(x) not in (float, Single):
+        return lisp_rational(x)
+    if x == 0 or math.isinf(x) or x != x:
+        return norm(Fraction(x)) if x == 0 else _not_finite()
+    exact = Fraction(x)
+    if exact.denominator == 1:  # a whole float is that integer (SBCL does not search)
+        return exact.numerator
+    half_ulp = Fraction(_ulp(abs(x), type(x) is Single)) / 2
+    low, high = abs(exact) - half_ulp, abs(exact) + half_ulp
+    result = _simplest_between(low, high)
+    return norm(result if x > 0 else -result)
+
+
+def _not_finite():
+    raise TypeError("lisp: not a finite float")
+
+
+def _ulp(x: float, single: bool) -> float:
+    """The gap between x and the next float of its format away from zero."""
+    _, exponent = math.frexp(x)
+    digits = 24 if single else 53
+    return math.ldexp(1.0, exponent - digits)
+
+
+def _simplest_between(low: Fraction, high: Fraction) -> Fraction:
+    """The rational with the smallest denominator in [low, high] (0 < low < high), by
+    continued fractions."""
+    whole = math.floor(low)
+    if whole == low:
+        return Fraction(whole)
+    if whole + 1 <= high:
+        return Fraction(whole + 1)
+    return whole + 1 / _simplest_between(1 / (high - whole), 1 / (low - whole))
 
 
 @builtin("NUMERATOR")
@@ -473,7 +549,26 @@ CONSTANTS = {
     "LEAST-POSITIVE-DOUBLE-FLOAT": 5e-324,
     "CALL-ARGUMENTS-LIMIT": 4611686018427387903,
     "ARRAY-DIMENSION-LIMIT": 4611686018427387901,
+    "ARRAY-TOTAL-SIZE-LIMIT": 4611686018427387901,
+    "ARRAY-RANK-LIMIT": 129,
+    "CHAR-CODE-LIMIT": 1114112,
+    "LAMBDA-PARAMETERS-LIMIT": 4611686018427387903,
+    "MULTIPLE-VALUES-LIMIT": 4611686018427387903,
+    "INTERNAL-TIME-UNITS-PER-SECOND": 1000000,
+    "SINGLE-FLOAT-NEGATIVE-EPSILON": Single(2.9802326e-8),
+    "DOUBLE-FLOAT-NEGATIVE-EPSILON": 5.551115123125784e-17,
+    "LEAST-NEGATIVE-SINGLE-FLOAT": Single(-1.4e-45),
+    "LEAST-NEGATIVE-DOUBLE-FLOAT": -5e-324,
+    "LEAST-POSITIVE-NORMALIZED-SINGLE-FLOAT": Single(1.1754943508222875e-38),
+    "LEAST-NEGATIVE-NORMALIZED-SINGLE-FLOAT": Single(-1.1754943508222875e-38),
+    "LEAST-POSITIVE-NORMALIZED-DOUBLE-FLOAT": 2.2250738585072014e-308,
+    "LEAST-NEGATIVE-NORMALIZED-DOUBLE-FLOAT": -2.2250738585072014e-308,
 }
+# short-float is single-float and long-float is double-float, as in SBCL
+for _name, _value in list(CONSTANTS.items()):
+    for _format, _alias in (("SINGLE-FLOAT", "SHORT-FLOAT"), ("DOUBLE-FLOAT", "LONG-FLOAT")):
+        if _format in _name:
+            CONSTANTS[_name.replace(_format, _alias)] = _value
 
 
 def install(interp) -> None:

@@ -9,7 +9,9 @@ from collections.abc import Callable
 from typing import Any
 
 from sexpgpu.diagnostics import error
-from sexpgpu.lisp.arrays import aref
+from sexpgpu.lisp.arrays import aref, row_major_aref, set_fill_pointer
+from sexpgpu.lisp.bits import deposit_field, dpb, ldb, mask_field
+from sexpgpu.lisp.closures import LAMBDA
 from sexpgpu.lisp.errors import E_TYPE
 from sexpgpu.lisp.forms import (
     args_of,
@@ -20,9 +22,11 @@ from sexpgpu.lisp.forms import (
 )
 from sexpgpu.lisp.lists import getf, putf
 from sexpgpu.lisp.printer import prin1_to_string
-from sexpgpu.lisp.registry import special
+from sexpgpu.lisp.registry import Builtin, special
 from sexpgpu.lisp.sequences import adjoin_to
-from sexpgpu.lisp.types import NIL, Cons, MDArray, Symbol, intern, to_py
+from sexpgpu.lisp.types import NIL, Cons, MDArray, Symbol, T, intern, lisp_list, to_py
+
+QUOTE = intern("QUOTE")
 
 Accessor = tuple[Callable[[list], Any], Callable[[list, Any], Any]]
 
@@ -85,6 +89,14 @@ def _aref_set(args: list, value: Any) -> Any:
     return _set_elt(target, indices[-1], value)
 
 
+def _set_row_major(args: list, value: Any) -> Any:
+    array, index = args
+    if type(array) is MDArray:
+        array.data[index] = value
+        return value
+    return _set_elt(array, index, value)
+
+
 def _aref_get(args: list) -> Any:
     if type(args[0]) is MDArray:
         return aref(*args)
@@ -107,6 +119,10 @@ ACCESSORS: dict[str, Accessor] = {
     "SVREF": (_aref_get, _aref_set),
     "CHAR": (_aref_get, _aref_set),
     "SCHAR": (_aref_get, _aref_set),
+    "FILL-POINTER": (lambda a: len(a[0]), lambda a, v: set_fill_pointer(a[0], v)),
+    "ROW-MAJOR-AREF": (lambda a: row_major_aref(a[0], a[1]), lambda a, v: _set_row_major(a, v)),
+    "BIT": (_aref_get, _aref_set),
+    "SBIT": (_aref_get, _aref_set),
     "NTHCDR": (lambda a: _nthcdr(a[0], a[1]),
                lambda a, v: _set_cdr(_nthcdr(a[0] - 1, a[1]), v)),
 }
@@ -174,9 +190,28 @@ def _symbol_value_place(interp, place: Cons, env, form: Any) -> tuple:
             lambda v: interp.globals.__setitem__(sym, v))
 
 
+def _byte_place(interp, place: Cons, env, form: Any) -> tuple:
+    """(ldb spec place) and (mask-field spec place): storing puts the bits back into the
+    integer in the inner place (with dpb / deposit-field) and returns the new value."""
+    parts = to_py(place.cdr)
+    if len(parts) != 2:
+        raise syntax_error(form, f"malformed {place.car.name.lower()} place",
+                           f"write ({place.car.name.lower()} (byte size position) place)")
+    spec = interp.eval1(parts[0], env)
+    inner_get, inner_set = resolve_place(interp, parts[1], env, form)
+    read, store = (ldb, dpb) if place.car.name == "LDB" else (mask_field, deposit_field)
+
+    def set_bits(value):
+        inner_set(store(value, spec, inner_get()))
+        return value
+
+    return (lambda: read(spec, inner_get()), set_bits)
+
+
 # places that are not (accessor args...) with a fixed getter and setter; they come
 # before (defun (setf name) ...) definitions
-_OWN_PLACES = {"GETHASH": _gethash_place, "GETF": _getf_place,
+_OWN_PLACES = {"GETHASH": _gethash_place, "GETF": _getf_place, "LDB": _byte_place,
+               "MASK-FIELD": _byte_place,
                "SYMBOL-VALUE": _symbol_value_place}
 
 
@@ -353,6 +388,65 @@ def sf_pop(interp, form, env):
                     fix="pop from a variable holding a list")
     set_(value.cdr)
     return value.car
+
+
+@special("DEFSETF")
+def sf_defsetf(interp, form, env):
+    """(defsetf access update) or (defsetf access (params...) (store) body...): how
+    (setf (access args...) value) stores; the long form's body returns the form to run,
+    with the parameters bound to the (quoted) argument values"""
+    items = args_of(form, 2, None, "(defsetf access update)")
+    name = items[0]
+    if type(name) is not Symbol:
+        raise syntax_error(form, "defsetf needs a function name", "write (defsetf name updater)")
+    if type(items[1]) is Symbol and len(items) <= 3:
+        updater = items[1]
+
+        def store_short(value, *args):
+            return interp.call1(updater, *args, value)
+
+        interp.setf_functions[name] = Builtin(f"(SETF {name.name})", store_short)
+        return name
+    if len(items) < 3 or type(items[2]) is not Cons:
+        raise syntax_error(form, "malformed defsetf",
+                           "write (defsetf name (args...) (store) body...)")
+    params = _append(items[1], items[2])
+    expander = interp.make_lambda(Cons(LAMBDA, Cons(params, form.cdr.cdr.cdr.cdr)), env,
+                                  f"(SETF {name.name})")
+
+    def store_long(value, *args):
+        quoted = [lisp_list([QUOTE, a]) for a in (*args, value)]
+        return interp.eval(interp.call1(expander, *quoted), None)
+
+    interp.setf_functions[name] = Builtin(f"(SETF {name.name})", store_long)
+    return name
+
+
+def _append(a: Any, b: Any) -> Any:
+    return lisp_list(to_py(a) + to_py(b))
+
+
+@special("REMF")
+def sf_remf(interp, form, env):
+    """(remf place indicator): remove the indicator and its value from the property list
+    in place (the list's own conses); T if it was there"""
+    items = args_of(form, 2, 2, "(remf place indicator)")
+    get, set_ = resolve_place(interp, items[0], env, form)
+    indicator = interp.eval1(items[1], env)
+    plist = get()
+    previous, node = None, plist
+    while type(node) is Cons and type(node.cdr) is Cons:
+        if node.car is indicator:
+            if previous is None:
+                set_(node.cdr.cdr)
+            else:
+                previous.cdr.cdr = node.cdr.cdr
+            return T
+        previous, node = node, node.cdr.cdr
+    if node is not NIL:
+        raise error(E_TYPE, "remf needs a property list", form.span,
+                    actual=prin1_to_string(plist), fix="pass a list of indicator value pairs")
+    return NIL
 
 
 @special("PUSHNEW")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sexpgpu.lisp.printer import PREFIX_PRINT, write
+from sexpgpu.lisp.printer import PREFIX_PRINT, limited, write
 from sexpgpu.lisp.registry import BUILTINS
 from sexpgpu.lisp.types import NIL, Cons, Symbol
 
@@ -80,6 +80,7 @@ def _has_code(obj: Any, depth: int = 0) -> bool:
 
 def layout(obj: Any, escape: bool, column: int) -> str:
     """The printed text of `obj` when it starts at `column`."""
+    obj = limited(obj)
     if not isinstance(obj, (Cons, list)):
         return _flat(obj, escape)
     flat = _flat(obj, escape)

@@ -6,10 +6,12 @@ Floats follow SBCL: the shortest digits that read back, positional between 1e-3 
 
 from __future__ import annotations
 
+import math
 import re
 from fractions import Fraction
 from typing import Any
 
+from sexpgpu.lisp import printvars
 from sexpgpu.lisp.errors import limit_error
 from sexpgpu.lisp.types import NIL, Char, Cons, MDArray, Single, Symbol, is_circular, to_single
 
@@ -23,14 +25,43 @@ _NEEDS_BARS = re.compile(r"[a-z\s()'\"`,;|\\#]|^$")
 _LOOKS_NUMERIC = re.compile(r"[+-]?(\d+\.?|\d+/\d+|\d*\.\d+([eEdD][+-]?\d+)?|\d+[eEdD][+-]?\d+)$")
 
 
+_MIN_NORMAL_SINGLE = 2.0 ** -126
+_MIN_NORMAL_DOUBLE = 2.0 ** -1022
+
+
+def _single_digits(x: float) -> str:
+    """The shortest %e text that reads back as the single-float x."""
+    for precision in range(0, 10):
+        text = f"{x:.{precision}e}"
+        try:
+            if to_single(float(text)) == x:
+                return text
+        except OverflowError:  # near the largest single a short text rounds past it
+            continue
+    return text
+
+
+def _denormal_text(x: float, bits: int) -> str:
+    """A denormal as SBCL prints it: the shortest digits that would identify it among
+    floats of full precision (`bits` significant bits) at its exponent."""
+    exact = Fraction(x)
+    exponent = math.frexp(x)[1]
+    scale = Fraction(2) ** (bits - exponent)
+    target = exact * scale  # an integer: x has fewer significant bits than `bits`
+    for precision in range(0, 20):
+        text = f"{x:.{precision}e}"
+        if round(Fraction(text) * scale) == target:
+            return text
+    return f"{x:.19e}"
+
+
 def shortest_digits(x: float, single: bool) -> tuple[str, int]:
     """Shortest round-trip significant digits of |x| and the exponent of the first digit."""
     x = abs(x)
-    if single:
-        for precision in range(0, 10):
-            text = f"{x:.{precision}e}"
-            if to_single(float(text)) == x:
-                break
+    if 0 < x < (_MIN_NORMAL_SINGLE if single else _MIN_NORMAL_DOUBLE):
+        text = _denormal_text(x, 24 if single else 53)
+    elif single:
+        text = _single_digits(x)
     else:
         text = f"{x:e}" if False else repr(x)
         text = f"{float(text):.17e}"
@@ -69,10 +100,42 @@ def format_float(x: float, single: bool) -> str:
     return f"{sign}{digits[0]}.{digits[1:] or '0'}{marker}{exp}"
 
 
+_WORD_START = re.compile(r"(?<![A-Za-z0-9])[a-z]")
+_UPCASE, _DOWNCASE = "UPCASE", "DOWNCASE"
+# the settings of the print in progress (printvars.now, kept here for the inner loops)
+_case: Any = None
+_plain_numbers = True
+
+
+def with_options(opts: dict, thunk: Any) -> Any:
+    """thunk() printing with write's :case, :base and :radix (those given)."""
+    values = {}
+    if "CASE" in opts:
+        values["case"] = opts["CASE"]
+    if "BASE" in opts:
+        values["base"] = opts["BASE"]
+    if "RADIX" in opts:
+        values["radix"] = opts["RADIX"] is not NIL
+    return printvars.with_overrides(values, thunk)
+
+
+def _cased(name: str, case: Any) -> str:
+    """A symbol name as *print-case* :downcase or :capitalize prints it (only uppercase
+    letters change, as in SBCL)."""
+    if case.name == _UPCASE or not any("A" <= c <= "Z" for c in name):
+        return name
+    lowered = "".join(c.lower() if "A" <= c <= "Z" else c for c in name)
+    if case.name == _DOWNCASE:
+        return lowered
+    return _WORD_START.sub(lambda m: m.group().upper(), lowered)
+
+
 def _symbol(sym: Symbol, escape: bool) -> str:
     name = sym.name
     if escape and (_NEEDS_BARS.search(name) or _LOOKS_NUMERIC.match(name)):
         name = "|" + name.replace("\\", "\\\\").replace("|", "\\|") + "|"
+    elif _case is not None:
+        name = _cased(name, _case)
     if sym.is_keyword:
         return ":" + name if escape else name
     if escape and not sym.interned:
@@ -113,7 +176,7 @@ def write(obj: Any, escape: bool, out: list[str]) -> None:
     if t is Symbol:
         out.append(_symbol(obj, escape))
     elif t is int:
-        out.append(str(obj))
+        out.append(str(obj) if _plain_numbers else _rational_text(obj))
     elif t is str:
         out.append(_string(obj, escape))
     elif t is Cons:
@@ -123,7 +186,8 @@ def write(obj: Any, escape: bool, out: list[str]) -> None:
     elif t is float:
         out.append(format_float(obj, False))
     elif t is Fraction:
-        out.append(f"{obj.numerator}/{obj.denominator}")
+        out.append(f"{obj.numerator}/{obj.denominator}" if _plain_numbers
+                   else _rational_text(obj))
     elif t is Char:
         out.append(_char(obj, escape))
     elif t is list:
@@ -191,14 +255,85 @@ def _md_array(array: MDArray, escape: bool) -> str:
 
 def prin1_to_string(obj: Any) -> str:
     out: list[str] = []
-    write(obj, True, out)
+    write(limited(obj), True, out)
     return "".join(out)
 
 
 def princ_to_string(obj: Any) -> str:
     out: list[str] = []
-    write(obj, False, out)
+    write(limited(obj), False, out)
     return "".join(out)
+
+
+_RADIX_PREFIX = {2: "#b", 8: "#o", 16: "#x"}
+
+
+def _rational_text(x: Any) -> str:
+    """An integer or ratio in *print-base*, with SBCL's radix marks under *print-radix*."""
+    base, radix = printvars.now.base, printvars.now.radix
+    if type(x) is int:
+        text = integer_to_string(x, base)
+        if radix:
+            text = text + "." if base == 10 else _RADIX_PREFIX.get(base, f"#{base}r") + text
+        return text
+    text = f"{integer_to_string(x.numerator, base)}/{integer_to_string(x.denominator, base)}"
+    return _RADIX_PREFIX.get(base, f"#{base}r") + text if radix else text
+
+
+class _Elided:
+    """What stands for the parts *print-length* and *print-level* leave out."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def lisp_repr(self, escape: bool) -> str:
+        return self.text
+
+
+_ELLIPSIS = _Elided("...")
+_DEEPER = _Elided("#")
+
+
+def limited(obj: Any) -> Any:
+    """obj cut to *print-level* and *print-length* (itself when neither is set); the
+    start of every print, so it reads the printer variables for it."""
+    global _case, _plain_numbers
+    settings = printvars.refresh()
+    _case, _plain_numbers = settings.case, printvars.plain_numbers
+    level, length = settings.level, settings.length
+    if level is None and length is None or type(obj) not in (Cons, list):
+        return obj
+    return _limit(obj, level, length, 0)
+
+
+def _limit(obj: Any, level: Any, length: Any, depth: int) -> Any:
+    t = type(obj)
+    if t is not Cons and t is not list:
+        return obj
+    if level is not None and depth >= level:
+        return _DEEPER
+    items, node, cells = [], obj, 0
+    parts = obj if t is list else None
+    while (cells < len(parts)) if parts is not None else (type(node) is Cons):
+        if length is not None and cells >= length:
+            items.append(_ELLIPSIS)
+            node = NIL
+            break
+        item = parts[cells] if parts is not None else node.car
+        items.append(_limit(item, level, length, depth + 1))
+        if parts is None:
+            node = node.cdr
+        cells += 1
+        if parts is None and cells == 1 << 16 and is_circular(obj):
+            raise ValueError("lisp: cannot print a circular list")
+    if parts is not None:
+        return items
+    result = node if node is not NIL else NIL
+    for item in reversed(items):
+        result = Cons(item, result)
+    return result
 
 
 def integer_to_string(value: int, base: int) -> str:

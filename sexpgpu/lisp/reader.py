@@ -87,7 +87,9 @@ _TOKEN = re.compile(
   | (?P<uninterned>\#:)
   | (?P<radix>\#[xXbBoO][^\s()'"`,;]*)
   | (?P<feature>\#[+-])
+  | (?P<nradix>\#\d+[rR][^\s()'"`,;]*)
   | (?P<array>\#\d+[aA])
+  | (?P<bits>\#\*[^\s()'"`,;]*)
   | (?P<hash>\#.?)
   | (?P<atom>(?:[^\s()'"`,;|\\]+|\\.|\|[^|]*\|)+)
   | (?P<badatom>[|\\])
@@ -353,10 +355,31 @@ def _read_radix(reader: Reader, tok: str, start: int) -> Any:
                     fix=f"digits in base {base} only") from None
 
 
+def _read_nradix(reader: Reader, tok: str, start: int) -> Any:
+    """#36rZZ: an integer in any base from 2 to 36"""
+    split = tok.lower().index("r")
+    base = int(tok[1:split])
+    try:
+        if not 2 <= base <= 36:
+            raise ValueError
+        return int(tok[split + 1:], base)
+    except ValueError:
+        raise error(E_READ_NUMBER, f"malformed number `{tok}`", reader.span(start, len(tok)),
+                    fix="write #nR with n from 2 to 36 and digits of that base") from None
+
+
+def _read_bits(reader: Reader, tok: str, start: int) -> Any:
+    """#*1011: a bit vector (a vector of 0s and 1s here)"""
+    if any(ch not in "01" for ch in tok[2:]):
+        raise error(E_READ_SYNTAX, f"malformed bit vector `{tok}`", reader.span(start, len(tok)),
+                    fix="write only 0 and 1 after #*")
+    return [int(ch) for ch in tok[2:]]
+
+
 def _read_unsupported_dispatch(reader: Reader, tok: str, start: int) -> Any:
     raise error(E_READ_SYNTAX, f"unsupported reader syntax `{tok}`",
                 reader.span(start, len(tok)),
-                fix="this subset has no reader macros beyond #' #( #\\ #| #: #x #+")
+                fix="this subset has no reader macros beyond #' #( #\\ #| #: #x #+ #*")
 
 
 def _read_atom(reader: Reader, tok: str, start: int) -> Any:
@@ -404,6 +427,8 @@ READTABLE: dict[str, Callable[[Reader, str, int], Any]] = {
     "radix": _read_radix,  # #x1F #b101 #o17
     "feature": _read_feature,  # #+sbcl #-sbcl
     "array": _read_array,  # #2A(
+    "bits": _read_bits,  # #*1011
+    "nradix": _read_nradix,  # #36rZZ
     "hash": _read_unsupported_dispatch,  # any other #
     "atom": _read_atom,  # numbers, symbols, the dot of a dotted list
     "badatom": _read_bad_atom,  # an unterminated | or a trailing backslash

@@ -12,6 +12,7 @@ from sexpgpu.lisp.conditions import Condition
 from sexpgpu.lisp.errors import (
     E_ARITY,
     E_DIVISION_BY_ZERO,
+    E_FLOAT_OVERFLOW,
     E_TYPE,
     E_UNBOUND,
     E_UNDEFINED_FUNCTION,
@@ -20,7 +21,7 @@ from sexpgpu.lisp.errors import (
 )
 from sexpgpu.lisp.printer import prin1_to_string
 from sexpgpu.lisp.registry import Builtin
-from sexpgpu.lisp.types import Cons, Symbol, is_number
+from sexpgpu.lisp.types import Cons, Symbol, intern, is_number, lisp_list
 from sexpgpu.suggest import nearest
 
 CHECK_EVERY = 8192  # steps between CPU-time checks
@@ -33,21 +34,24 @@ def default_generic_op(name: str, args: list, span: Any) -> Any:
                 expected="numbers", actual=f"({name.lower()} {shown})",
                 fix="pass numbers (tensor arithmetic only works while tracing a model)")
     bad = next((a for a in args if not is_number(a)), None)
-    exc.condition = Condition("TYPE-ERROR", _sbcl_type_message(bad, name, args, "NUMBER"))
+    exc.condition = Condition("TYPE-ERROR", _sbcl_type_message(bad, name, args, "NUMBER"),
+                              {"DATUM": bad, "EXPECTED-TYPE": intern("NUMBER")})
     raise exc
 
 
 def _sbcl_type_message(value: Any, name: str, args: list, expected: str) -> str:
-    """SBCL's wording of a type error, which `(format t "~a" condition)` prints."""
-    call = "(" + " ".join([name.upper()] + [prin1_to_string(a) for a in args]) + ")"
-    shown = prin1_to_string(value)
-    return f"Value of {shown} in {call} is {shown}, not a {expected}."
+    """SBCL's wording of a type error met at run time, which `(format t "~a" condition)`
+    prints."""
+    return f"The value\n  {prin1_to_string(value)}\nis not of type\n  {expected}"
 
 
 # the argument type SBCL names when these builtins get a wrong first argument
 _EXPECTED_TYPES = {name: "LIST" for name in (
     "CAR", "CDR", "FIRST", "REST", "SECOND", "THIRD", "CADR", "CDDR", "CAAR", "CDAR", "NTH",
     "ENDP", "MAPCAR", "DOLIST")}
+# arithmetic whose arguments must all be numbers
+_NUMERIC = frozenset(("+", "-", "*", "/", "<", ">", "<=", ">=", "=", "/=", "1+", "1-", "MAX",
+                      "MIN", "ABS", "EXPT", "EXP", "LOG", "SQRT", "ZEROP", "PLUSP", "MINUSP"))
 _EXPECTED_TYPES.update({"SYMBOL-NAME": "SYMBOL", "CHAR-CODE": "CHARACTER",
                         "STRING-UPCASE": "STRING", "LENGTH": "SEQUENCE"})
 
@@ -93,7 +97,8 @@ class Reporting:
                     fix=f"did you mean {hint.lower()}?" if hint
                     else "bind it with let, or define it with defvar/defparameter")
         # cell-error-name answers the variable
-        exc.condition = Condition("UNBOUND-VARIABLE", exc.diagnostic.message, {"NAME": sym})
+        exc.condition = Condition("UNBOUND-VARIABLE", f"The variable {sym.name} is unbound.",
+                                  {"NAME": sym})
         return exc
 
     def _builtin_arity(self, fn: Builtin, n: int) -> SexpError:
@@ -119,7 +124,14 @@ class Reporting:
         expected = _EXPECTED_TYPES.get(fn.name)
         if expected is not None and args:
             result.condition = Condition(
-                "TYPE-ERROR", _sbcl_type_message(args[0], fn.name, args, expected))
+                "TYPE-ERROR", _sbcl_type_message(args[0], fn.name, args, expected),
+                {"DATUM": args[0], "EXPECTED-TYPE": intern(expected)})
+        elif fn.name in _NUMERIC:  # the first argument that is not a number
+            bad = next((a for a in args if not is_number(a)), None)
+            if bad is not None:
+                result.condition = Condition(
+                    "TYPE-ERROR", _sbcl_type_message(bad, fn.name, args, "NUMBER"),
+                    {"DATUM": bad, "EXPECTED-TYPE": intern("NUMBER")})
         return result
 
     def _not_a_function_name(self, form: Cons) -> SexpError:
@@ -143,7 +155,19 @@ class Reporting:
         operation = "(" + " ".join([fn.name] + [prin1_to_string(a) for a in args]) + ")"
         exc.condition = Condition(
             "DIVISION-BY-ZERO",
-            f"arithmetic error DIVISION-BY-ZERO signalled\nOperation was {operation}.")
+            f"arithmetic error DIVISION-BY-ZERO signalled\nOperation was {operation}.",
+            {"OPERATION": intern(fn.name), "OPERANDS": lisp_list(args)})
+        return exc
+
+    def _float_overflow(self, fn: Builtin, args: list) -> SexpError:
+        """E-FLOAT-OVERFLOW, carrying the FLOATING-POINT-OVERFLOW condition SBCL signals."""
+        operation = "(" + " ".join([fn.name] + [prin1_to_string(a) for a in args]) + ")"
+        exc = error(E_FLOAT_OVERFLOW, f"float overflow in {operation.lower()}",
+                    fix="keep single-floats under 3.4e38 and double-floats under 1.8d308, "
+                        "or catch floating-point-overflow with handler-case")
+        exc.condition = Condition(
+            "FLOATING-POINT-OVERFLOW",
+            "arithmetic error FLOATING-POINT-OVERFLOW signalled")
         return exc
 
     def _trail(self, exc: SexpError, form: Cons) -> None:

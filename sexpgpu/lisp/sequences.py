@@ -7,6 +7,7 @@ from typing import Any
 
 from sexpgpu.lisp import equality
 from sexpgpu.lisp.equality import eql
+from sexpgpu.lisp.forms import as_function
 from sexpgpu.lisp.printer import prin1_to_string
 from sexpgpu.lisp.registry import builtin, keywords
 from sexpgpu.lisp.types import (
@@ -15,13 +16,14 @@ from sexpgpu.lisp.types import (
     NUMBER_TYPES,
     Char,
     Cons,
-    Single,
     Symbol,
     T,
     boolean,
     check_not_circular,
     is_circular,
     lisp_list,
+    proper_items,
+    single,
     to_py,
 )
 
@@ -60,7 +62,7 @@ def items_of(seq: Any) -> list:
         return []
     t = type(seq)
     if t is Cons:
-        return to_py(seq)
+        return proper_items(seq)
     if t is list:
         return list(seq)
     if t is str:
@@ -109,11 +111,46 @@ def _indices(items: list, opts: dict) -> range:
     return range(start, end)
 
 
+def list_head(lst: Any, count: int) -> list:
+    """The first `count` elements of a list (fewer if it is shorter); a dotted tail met
+    before them is a TypeError, one after them is never looked at (as in SBCL)."""
+    out = []
+    while len(out) < count and type(lst) is Cons:
+        out.append(lst.car)
+        lst = lst.cdr
+    if len(out) < count and lst is not NIL:
+        raise TypeError("lisp: not a proper list")
+    return out
+
+
 def _find(interp, seq, opts, check):
+    if type(seq) is Cons and opts.get("FROM-END", NIL) is NIL:
+        return _find_in_list(seq, opts, check)
     items = items_of(seq)
     for i in _indices(items, opts):
         if check(items[i]):
             return items[i], i
+    return NIL, NIL
+
+
+def _find_in_list(lst: Cons, opts: dict, check) -> tuple[Any, Any]:
+    """find/position from the front of a list, stopping at the first match like SBCL
+    (so a dotted tail after the match is never reached)."""
+    start, end = opts.get("START", 0), opts.get("END", NIL)
+    items = list_head(lst, start)
+    if len(items) < start:
+        raise IndexError("bad :start/:end")
+    node, i = lst, 0
+    while i < start:
+        node, i = node.cdr, i + 1
+    while type(node) is Cons and (end is NIL or i < end):
+        if check(node.car):
+            return node.car, i
+        node, i = node.cdr, i + 1
+    if node is not NIL and type(node) is not Cons:
+        raise TypeError("lisp: not a proper list")
+    if end is not NIL and i < end:
+        raise IndexError("bad :start/:end")
     return NIL, NIL
 
 
@@ -246,7 +283,7 @@ def member_if_not(interp, pred, lst, *options):
 
 
 def _assoc(interp, check, alist, cdr: bool):
-    for pair in to_py(alist):
+    for pair in proper_items(alist):
         if type(pair) is Cons and check(pair.cdr if cdr else pair.car):
             return pair
     return NIL
@@ -274,6 +311,18 @@ def rassoc_if(interp, pred, alist, *options):
     return _assoc(interp, _matches(interp, keywords(options, ("KEY",)), pred=pred), alist, True)
 
 
+@builtin("ASSOC-IF-NOT", interp=True)
+def assoc_if_not(interp, pred, alist, *options):
+    check = _matches(interp, keywords(options, ("KEY",)), pred=pred, negate=True)
+    return _assoc(interp, check, alist, False)
+
+
+@builtin("RASSOC-IF-NOT", interp=True)
+def rassoc_if_not(interp, pred, alist, *options):
+    check = _matches(interp, keywords(options, ("KEY",)), pred=pred, negate=True)
+    return _assoc(interp, check, alist, True)
+
+
 @builtin("LENGTH")
 def length(seq):
     if type(seq) in (str, list):
@@ -289,6 +338,8 @@ def length(seq):
         seq = seq.cdr
         if n == 1 << 20 and is_circular(start):
             raise ValueError("lisp: circular list has no length")
+    if seq is not NIL:
+        raise TypeError("lisp: not a proper list")
     return n
 
 
@@ -298,8 +349,10 @@ def elt(seq, index):
         return Char(seq[index]) if index >= 0 else _oob()
     if type(seq) is list:
         return seq[index] if index >= 0 else _oob()
-    items = items_of(seq)
-    return items[index] if 0 <= index < len(items) else _oob()
+    if index < 0:
+        _oob()
+    items = list_head(seq, index + 1) if type(seq) is Cons else items_of(seq)
+    return items[index] if index < len(items) else _oob()
 
 
 def _oob():
@@ -308,6 +361,11 @@ def _oob():
 
 @builtin("SUBSEQ")
 def subseq(seq, start, end=NIL):
+    if type(seq) is Cons and end is not NIL:
+        items = list_head(seq, end)
+        if not 0 <= start <= end <= len(items):
+            raise IndexError("subseq bounds")
+        return lisp_list(items[start:end])
     n = length(seq)
     end = n if end is NIL else end
     if not 0 <= start <= end <= n:
@@ -322,7 +380,16 @@ def copy_seq(seq):
     return like(seq, items_of(seq))
 
 
-@builtin("REVERSE", "NREVERSE")
+@builtin("NREVERSE")
+def nreverse(seq):
+    """REVERSE that reverses a vector in place (strings are immutable: a new one)."""
+    if type(seq) is list:
+        seq.reverse()
+        return seq
+    return reverse(seq)
+
+
+@builtin("REVERSE")
 def reverse(seq):
     if type(seq) is str:
         return seq[::-1]
@@ -336,6 +403,8 @@ def reverse(seq):
         node = node.cdr
         cells += 1
         check_not_circular(seq, cells)
+    if node is not NIL:
+        raise TypeError("lisp: not a proper list")
     return result
 
 
@@ -540,6 +609,21 @@ def build(kind: str, items: list) -> Any:
     return items
 
 
+@builtin("MAKE-SEQUENCE", interp=True)
+def make_sequence(interp, spec, size, *options):
+    """A list, vector or string of `size` copies of :initial-element (SBCL's default: 0,
+    or the character of code 0 in a string)."""
+    opts = keywords(options, ("INITIAL-ELEMENT",))
+    if type(size) is not int or size < 0:
+        raise TypeError("lisp: the size must be a non-negative integer")
+    interp.note_alloc(size)
+    kind = _result_kind(spec)
+    fill = opts.get("INITIAL-ELEMENT", Char("\x00") if kind == "string" else 0)
+    if kind == "list" and "INITIAL-ELEMENT" not in opts:
+        fill = NIL
+    return build(kind, [fill] * size)
+
+
 @builtin("CONCATENATE", interp=True)
 def concatenate(interp, spec, *seqs):
     items: list = []
@@ -611,8 +695,8 @@ def _set_op(name: str, keep_common: bool):
         opts = keywords(options, ("KEY", "TEST", "TEST-NOT"))
         test = test_fn(interp, opts)
         key = key_fn(interp, opts)
-        ys = [key(y) if key else y for y in to_py(b)]
-        out = [x for x in to_py(a)
+        ys = [key(y) if key else y for y in proper_items(b)]
+        out = [x for x in proper_items(a)
                if any(test(key(x) if key else x, y) for y in ys) == keep_common]
         return lisp_list(reversed(out))  # SBCL collects these by pushing
 
@@ -625,15 +709,37 @@ _set_op("SET-DIFFERENCE", False)
 _set_op("NSET-DIFFERENCE", False)
 
 
+def _exclusive_or(interp, a, b, options: tuple) -> list:
+    """The elements of either list not in the other: those of the first, then the second."""
+    opts = keywords(options, ("KEY", "TEST", "TEST-NOT"))
+    test, key = test_fn(interp, opts), key_fn(interp, opts)
+    xs, ys = proper_items(a), proper_items(b)
+    kx = [key(x) if key else x for x in xs]
+    ky = [key(y) if key else y for y in ys]
+    only_a = [x for x, k in zip(xs, kx) if not any(test(k, j) for j in ky)]
+    only_b = [y for y, k in zip(ys, ky) if not any(test(j, k) for j in kx)]
+    return only_a + only_b
+
+
+@builtin("SET-EXCLUSIVE-OR", interp=True)
+def set_exclusive_or(interp, a, b, *options):
+    return lisp_list(reversed(_exclusive_or(interp, a, b, options)))  # SBCL pushes them
+
+
+@builtin("NSET-EXCLUSIVE-OR", interp=True)
+def nset_exclusive_or(interp, a, b, *options):
+    return lisp_list(_exclusive_or(interp, a, b, options))
+
+
 @builtin("UNION", "NUNION", interp=True)
 def union(interp, a, b, *options):
     opts = keywords(options, ("KEY", "TEST", "TEST-NOT"))
     test = test_fn(interp, opts)
     key = key_fn(interp, opts)
-    ys = [key(y) if key else y for y in to_py(b)]
+    ys = [key(y) if key else y for y in proper_items(b)]
     result = b
     # SBCL pushes the elements of the first list missing from the second onto it
-    for x in to_py(a):
+    for x in proper_items(a):
         if not any(test(key(x) if key else x, y) for y in ys):
             result = Cons(x, result)
     return result
@@ -643,8 +749,8 @@ def union(interp, a, b, *options):
 def subsetp(interp, a, b, *options):
     opts = keywords(options, ("KEY", "TEST", "TEST-NOT"))
     test = test_fn(interp, opts)
-    ys = to_py(b)
-    return boolean(all(any(test(x, y) for y in ys) for x in to_py(a)))
+    ys = proper_items(b)
+    return boolean(all(any(test(x, y) for y in ys) for x in proper_items(a)))
 
 
 @builtin("ADJOIN", interp=True)
@@ -662,13 +768,15 @@ def adjoin_to(interp, item: Any, lst: Any, options: list | tuple) -> Any:
     return Cons(item, lst)
 
 
-@builtin("COERCE")
-def coerce(x, spec):
+@builtin("COERCE", interp=True)
+def coerce(interp, x, spec):
     name = spec.name if isinstance(spec, Symbol) else (spec.car.name if type(spec) is Cons else "")
+    if name == "FUNCTION":
+        return as_function(interp, x)
     if name in ("FLOAT", "SINGLE-FLOAT", "SHORT-FLOAT"):
         if type(x) not in NUMBER_TYPES:
             raise TypeError("coerce")
-        return x if name == "FLOAT" and type(x) is float else Single(x)
+        return x if name == "FLOAT" and type(x) is float else single(x)
     if name in ("DOUBLE-FLOAT", "LONG-FLOAT"):
         return float(x)
     if name == "CHARACTER":
@@ -696,4 +804,4 @@ def values(*items):
 
 @builtin("VALUES-LIST")
 def values_list(lst):
-    return MV(to_py(lst))
+    return MV(proper_items(lst))

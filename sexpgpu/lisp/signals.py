@@ -213,7 +213,8 @@ def sf_check_type(interp, form, env):
                f"which is not of type {prin1_to_string(items[1])}.")
     exc = error(E_TYPE, message, form.span, expected=prin1_to_string(items[1]),
                 actual=prin1_to_string(value), fix="pass a value of the declared type")
-    exc.condition = Condition("TYPE-ERROR", message)
+    exc.condition = Condition("TYPE-ERROR", message,
+                              {"DATUM": value, "EXPECTED-TYPE": items[1]})
     raise exc
 
 
@@ -287,3 +288,4 @@ builtin("TYPE-ERROR-DATUM")(lambda c: c.slots.get("DATUM", NIL))
 builtin("TYPE-ERROR-EXPECTED-TYPE")(lambda c: c.slots.get("EXPECTED-TYPE", NIL))
 builtin("CELL-ERROR-NAME")(lambda c: c.slots.get("NAME", NIL))
 builtin("ARITHMETIC-ERROR-OPERATION")(lambda c: c.slots.get("OPERATION", NIL))
+builtin("ARITHMETIC-ERROR-OPERANDS")(lambda c: c.slots.get("OPERANDS", NIL))

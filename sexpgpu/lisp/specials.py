@@ -9,6 +9,13 @@ from typing import Any
 from sexpgpu.lisp import lambdalist
 from sexpgpu.lisp.backquote import expand_quasiquote
 from sexpgpu.lisp.closures import LAMBDA, MISSING, Closure, Env, Macro, block_body, split_body
+from sexpgpu.lisp.declarations import (
+    DynamicRefs,
+    check_bound_types,
+    check_the,
+    declared_specials,
+    has_declarations,
+)
 from sexpgpu.lisp.errors import (
     BlockExit,
     GoExit,
@@ -27,7 +34,7 @@ from sexpgpu.lisp.forms import (
 )
 from sexpgpu.lisp.printer import prin1_to_string
 from sexpgpu.lisp.registry import special
-from sexpgpu.lisp.types import MV, NIL, Cons, Symbol, intern, lisp_list, to_py
+from sexpgpu.lisp.types import MV, NIL, Cons, Symbol, lisp_list, to_py
 
 
 @special("QUOTE")
@@ -84,6 +91,12 @@ def sf_progn(interp, form, env):
 def sf_locally(interp, form, env):
     """(locally (declare ...)... form...)"""
     body, _ = split_body(form.cdr, False)
+    if not has_declarations(form.cdr):
+        return eval_body(interp, body, env)
+    check_bound_types(interp, form.cdr, env, form)
+    names = declared_specials(form.cdr)
+    if names:  # references to these in the body are to the dynamic variable
+        env = Env(DynamicRefs(interp, names), env)
     return eval_body(interp, body, env)
 
 
@@ -96,29 +109,14 @@ def sf_eval_when(interp, form, env):
 @special("THE")
 def sf_the(interp, form, env):
     """(the type form)"""
-    return interp.eval(args_of(form, 2, 2, "(the type form)")[1], env)
+    items = args_of(form, 2, 2, "(the type form)")
+    return check_the(interp, items[0], interp.eval(items[1], env), form)
 
 
 @special("DECLARE", "DECLAIM", "IN-PACKAGE", "PROCLAIM")
 def sf_declare(interp, form, env):
     """(declare ...) / (declaim ...) — accepted and ignored"""
     return NIL
-
-
-SPECIAL = intern("SPECIAL")
-DECLARE = intern("DECLARE")
-
-
-def declared_specials(body: Any) -> set:
-    """Variables a body's leading (declare (special ...)) makes dynamic."""
-    names: set = set()
-    node = body
-    while type(node) is Cons and type(node.car) is Cons and node.car.car is DECLARE:
-        for spec in to_py(node.car.cdr):
-            if type(spec) is Cons and spec.car is SPECIAL:
-                names.update(to_py(spec.cdr))
-        node = node.cdr
-    return names
 
 
 def _binding_pairs(form: Any, bindings: Any) -> list:
@@ -154,9 +152,9 @@ def sf_let(interp, form, env):
     vars: dict = {}
     dynamic = []
     specials = interp.specials
-    local = declared_specials(form.cdr.cdr)
+    local = has_declarations(form.cdr.cdr)
     if local:
-        specials = specials | local
+        specials = specials | declared_specials(form.cdr.cdr)
     for var, init in pairs:
         value = interp.eval1(init, env) if init is not NIL else NIL
         if var in specials:
@@ -165,6 +163,8 @@ def sf_let(interp, form, env):
             vars[var] = value
     body, _ = split_body(form.cdr.cdr, False)
     new_env = Env(vars, env)
+    if local:
+        check_bound_types(interp, form.cdr.cdr, new_env, form)
     if not dynamic:
         return eval_body(interp, body, new_env)
     return with_dynamic(interp, dynamic, _body_runner(interp, body, new_env), env)
@@ -180,7 +180,8 @@ def sf_let_star(interp, form, env):
     new_env = Env(vars, env)
     dynamic = []
     saved = []
-    local = declared_specials(form.cdr.cdr)
+    declared = has_declarations(form.cdr.cdr)
+    local = declared_specials(form.cdr.cdr) if declared else ()
     try:
         for var, init in pairs:
             value = interp.eval1(init, new_env) if init is not NIL else NIL
@@ -195,6 +196,8 @@ def sf_let_star(interp, form, env):
             else:
                 vars[var] = value
         body, _ = split_body(form.cdr.cdr, False)
+        if declared:
+            check_bound_types(interp, form.cdr.cdr, new_env, form)
         return eval_body(interp, body, new_env)
     finally:
         restore_globals(interp, saved)
@@ -381,19 +384,27 @@ def sf_catch(interp, form, env):
     if type(form.cdr) is not Cons:
         raise syntax_error(form, "malformed catch", "write (catch tag body...)")
     tag = interp.eval1(form.cdr.car, env)
+    interp.catch_tags.append(tag)
     try:
         return interp.progn(form.cdr.cdr, env)
     except ThrowExit as thrown:
         if thrown.tag is tag or (type(tag) is int and thrown.tag == tag):
             return thrown.value
         raise
+    finally:
+        interp.catch_tags.pop()
 
 
 @special("THROW")
 def sf_throw(interp, form, env):
     """(throw tag value)"""
     items = args_of(form, 2, 2, "(throw tag value)")
-    raise ThrowExit(interp.eval1(items[0], env), interp.eval(items[1], env))
+    tag = interp.eval1(items[0], env)
+    value = interp.eval(items[1], env)
+    if not any(t is tag or (type(t) is int and t == tag) for t in interp.catch_tags):
+        # no catch for it: a CONTROL-ERROR here, where handler-case can still see it
+        raise interp._dead_exit(ThrowExit(tag, value), None, 0)
+    raise ThrowExit(tag, value)
 
 
 @special("UNWIND-PROTECT")

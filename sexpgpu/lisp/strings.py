@@ -9,9 +9,9 @@ from sexpgpu.lisp.conditions import Condition, condition_error
 from sexpgpu.lisp.errors import limit_error
 from sexpgpu.lisp.printer import (
     CHAR_PRINT_NAMES,
-    integer_to_string,
     prin1_to_string,
     princ_to_string,
+    with_options,
 )
 from sexpgpu.lisp.reader import CHAR_NAMES, MAX_NUMBER_DIGITS, Reader
 from sexpgpu.lisp.registry import builtin, keywords
@@ -39,7 +39,18 @@ def designator(x: Any) -> str:
     raise TypeError("not a string designator")
 
 
-builtin("STRINGP")(lambda x: boolean(type(x) is str))
+builtin("STRINGP", "SIMPLE-STRING-P")(lambda x: boolean(type(x) is str))
+
+
+@builtin("CHARACTER")
+def character(x):
+    """A character designator (a character, or a string or symbol name of length one)."""
+    if type(x) is Char:
+        return x
+    text = x.name if isinstance(x, Symbol) else x
+    if type(text) is not str or len(text) != 1:
+        raise TypeError("lisp: not a character designator")
+    return Char(text)
 builtin("CHARACTERP")(lambda x: boolean(type(x) is Char))
 builtin("STRING")(designator)
 
@@ -263,6 +274,8 @@ for _name, _fold, _test in [
     ("CHAR<", False, lambda a, b: a < b), ("CHAR>", False, lambda a, b: a > b),
     ("CHAR<=", False, lambda a, b: a <= b), ("CHAR>=", False, lambda a, b: a >= b),
     ("CHAR-LESSP", True, lambda a, b: a < b), ("CHAR-GREATERP", True, lambda a, b: a > b),
+    ("CHAR-NOT-GREATERP", True, lambda a, b: a <= b),
+    ("CHAR-NOT-LESSP", True, lambda a, b: a >= b),
     ("CHAR/=", False, None), ("CHAR-NOT-EQUAL", True, None),
 ]:
     _char_compare(_name, _fold, _test)
@@ -278,10 +291,8 @@ builtin("PRIN1-TO-STRING")(lambda x: prin1_to_string(x))
 def write_to_string(x, *options):
     opts = keywords(options, ("BASE", "RADIX", "ESCAPE", "PRETTY", "READABLY", "CASE",
                               "LEVEL", "LENGTH"))
-    base = opts.get("BASE", 10)
-    if type(x) is int and base != 10:
-        return integer_to_string(x, base)
-    return prin1_to_string(x) if opts.get("ESCAPE", T) is not NIL else princ_to_string(x)
+    show = prin1_to_string if opts.get("ESCAPE", T) is not NIL else princ_to_string
+    return with_options(opts, lambda: show(x))
 
 
 builtin("PRINC-TO-STRING")(lambda x: princ_to_string(x))

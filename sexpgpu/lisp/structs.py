@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from sexpgpu.lisp import lambdalist
+from sexpgpu.lisp.closures import Closure
 from sexpgpu.lisp.forms import syntax_error
 from sexpgpu.lisp.printer import prin1_to_string, princ_to_string
-from sexpgpu.lisp.registry import Builtin, special
-from sexpgpu.lisp.types import NIL, Cons, Symbol, boolean, intern, keyword, to_py
+from sexpgpu.lisp.registry import Builtin, builtin, special
+from sexpgpu.lisp.types import NIL, Cons, Symbol, boolean, intern, keyword, lisp_list, to_py
 
 
 class StructType:
@@ -54,18 +56,20 @@ def sf_defstruct(interp, form, env):
     name = head.car if type(head) is Cons else head
     if type(name) is not Symbol:
         raise syntax_error(form, "malformed defstruct", "write (defstruct name slot...)")
-    conc, constructor, parent = _options(interp, name.name, options)
+    conc, constructors, parent = _options(interp, name.name, options)
     slots = _slots(parent, items[1:])
     struct = StructType(name.name, slots, parent)
     interp.structs[name.name] = struct
-    _define_functions(interp, struct, conc, constructor, env)
+    _define_functions(interp, struct, conc, constructors, env)
     return name
 
 
-def _options(interp, name: str, options: list) -> tuple[str, str | None, StructType | None]:
-    """(:conc-name c) (:constructor make) (:include parent) -> (conc, constructor, parent)."""
+def _options(interp, name: str, options: list) -> tuple[str, list, StructType | None]:
+    """(:conc-name c) (:constructor make [boa-lambda-list])... (:include parent) ->
+    (conc, [(constructor name, its lambda list or None)], parent)."""
     conc = name + "-"
-    constructor: str | None = "MAKE-" + name
+    constructors: list = []
+    default = True
     parent = None
     for option in options:
         opt_name = option.car.name if type(option) is Cons else option.name
@@ -73,10 +77,14 @@ def _options(interp, name: str, options: list) -> tuple[str, str | None, StructT
         if opt_name == "CONC-NAME":
             conc = "" if not values or values[0] is NIL else _designator(values[0])
         elif opt_name == "CONSTRUCTOR" and values:
-            constructor = values[0].name if values[0] is not NIL else None
+            default = False
+            if values[0] is not NIL:
+                constructors.append((values[0].name, values[1] if len(values) > 1 else None))
         elif opt_name == "INCLUDE" and values:
             parent = interp.structs[values[0].name]
-    return conc, constructor, parent
+    if default:
+        constructors.append(("MAKE-" + name, None))
+    return conc, constructors, parent
 
 
 def _slots(parent: StructType | None, specs: list) -> list:
@@ -92,7 +100,7 @@ def _slots(parent: StructType | None, specs: list) -> list:
     return slots
 
 
-def _define_functions(interp, struct: StructType, conc: str, constructor: str | None,
+def _define_functions(interp, struct: StructType, conc: str, constructors: list,
                       env) -> None:
     name = struct.name
 
@@ -104,8 +112,9 @@ def _define_functions(interp, struct: StructType, conc: str, constructor: str | 
             values[slot] = given[key] if key in given else interp.eval1(default, env)
         return StructInstance(struct, values)
 
-    if constructor:
-        interp.functions[intern(constructor)] = Builtin(constructor, make)
+    for constructor, boa in constructors:
+        interp.functions[intern(constructor)] = Builtin(constructor, make) if boa is None \
+            else _boa_constructor(interp, struct, constructor, boa, make, env)
     interp.functions[intern(name + "-P")] = Builtin(
         name + "-P", lambda x: boolean(type(x) is StructInstance and x.struct.is_a(name)))
     interp.functions[intern("COPY-" + name)] = Builtin(
@@ -114,6 +123,26 @@ def _define_functions(interp, struct: StructType, conc: str, constructor: str | 
         accessor = intern(conc + slot)
         interp.functions[accessor] = Builtin(accessor.name, (lambda s: lambda x: x.values[s])(slot))
         interp.struct_setters[accessor] = _slot_setter(slot)
+
+
+def _boa_constructor(interp, struct: StructType, name: str, boa: Any, make, env) -> Closure:
+    """(:constructor name (x &optional (y 2) &key z)): a function taking that lambda list
+    whose variables fill the slots of the same names (an optional or key parameter with
+    no default of its own takes the slot's default); the other slots take their defaults."""
+    ll = lambdalist.parse(boa, None)
+    defaults = {slot: form for slot, form in struct.slots}
+    ll.optional = [(var, defaults.get(var.name, NIL) if init is NIL else init, sup)
+                   for var, init, sup in ll.optional]
+    ll.keys = [(key, var, defaults.get(var.name, NIL) if init is NIL else init, sup)
+               for key, var, init, sup in ll.keys]
+    bound = list(ll.required) + [o[0] for o in ll.optional] + [k[1] for k in ll.keys] \
+        + ([ll.rest] if ll.rest is not None else []) + [a[0] for a in ll.aux]
+    args = []
+    for var in bound:
+        if var.name in defaults:
+            args.extend([keyword(var.name), var])
+    body = [Cons(intern("FUNCALL"), Cons(Builtin(name, make), lisp_list(args)))]
+    return Closure(name, ll, body, env)
 
 
 def _slot_setter(slot: str):
@@ -128,3 +157,11 @@ def _slot_setter(slot: str):
 
 def _designator(x: Any) -> str:
     return x if type(x) is str else x.name
+
+
+@builtin("COPY-STRUCTURE")
+def copy_structure(x):
+    """A new instance with the same slot values (a shallow copy)."""
+    if type(x) is not StructInstance:
+        raise TypeError("lisp: not a structure")
+    return StructInstance(x.struct, dict(x.values))

@@ -6,6 +6,7 @@ Python str, vectors Python lists. Reader conses carry their source `Span` in `sp
 
 from __future__ import annotations
 
+import math
 import struct
 import sys
 from fractions import Fraction
@@ -67,6 +68,11 @@ def intern(name: str) -> Symbol:
     if sym is None:
         sym = _SYMBOLS[name] = Symbol(name)
     return sym
+
+
+def find_interned(name: str, keywords: bool = False) -> Symbol | None:
+    """The symbol of that name if one was ever interned (read, or made by intern)."""
+    return (_KEYWORDS if keywords else _SYMBOLS).get(name)
 
 
 def keyword(name: str) -> Symbol:
@@ -131,14 +137,21 @@ class Char:
 
 
 _PACK = struct.Struct("f")
+_SINGLE_MAX = (2 - 2 ** -23) * 2.0 ** 127
+_SINGLE_ROUNDS_TO_MAX = _SINGLE_MAX + 2.0 ** 103  # half an ulp past it rounds to infinity
+
+
+class FloatOverflow(OverflowError):
+    """A float result too large for its format: FLOATING-POINT-OVERFLOW in Lisp (an
+    OverflowError of any other kind is an integer past the evaluation limits)."""
 
 
 def to_single(x: float) -> float:
-    """Round a Python float to the nearest float32 value."""
-    try:
-        return _PACK.unpack(_PACK.pack(x))[0]
-    except OverflowError:
-        return float("inf") if x > 0 else float("-inf")
+    """Round a Python float to the nearest float32 value (an infinity past the range)."""
+    r = _PACK.unpack(_PACK.pack(x))[0]
+    if r - r != 0.0 and r != x and x == x and abs(x) < _SINGLE_ROUNDS_TO_MAX:
+        return math.copysign(_SINGLE_MAX, x)  # within half an ulp of the largest single
+    return r
 
 
 class Single(float):
@@ -148,6 +161,19 @@ class Single(float):
 
     def __new__(cls, value: float):
         return float.__new__(cls, to_single(float(value)))
+
+
+def single(value: Any) -> Single:
+    """A Lisp arithmetic result as a single-float: one past the single-float range (from
+    finite arguments) is a FloatOverflow, as SBCL traps it; hosts use Single, which gives
+    an infinity."""
+    try:
+        result = Single(value)
+    except OverflowError:  # an integer or ratio past the float range
+        raise FloatOverflow("single-float overflow") from None
+    if result - result != 0.0 and result == result and not math.isinf(value):
+        raise FloatOverflow("single-float overflow")
+    return result
 
 
 NUMBER_TYPES = (int, Fraction, Single, float)
@@ -224,8 +250,20 @@ def check_not_circular(start: Any, cells: int) -> None:
         raise ValueError("lisp: circular list")
 
 
+def cars(lst: Any) -> list:
+    """The cars of a list's conses, ignoring a dotted tail (for butlast and the like)."""
+    out = []
+    node = lst
+    while type(node) is Cons:
+        out.append(node.car)
+        node = node.cdr
+        check_not_circular(lst, len(out))
+    return out
+
+
 def to_py(lst: Any) -> list:
-    """The elements of a proper Lisp list as a Python list."""
+    """The elements of a Lisp list as a Python list (a dotted tail is ignored: forms
+    and host data; builtins on user lists use proper_items)."""
     out = []
     start = lst
     while type(lst) is Cons:
@@ -233,6 +271,19 @@ def to_py(lst: Any) -> list:
         lst = lst.cdr
         if len(out) == _LONG_LIST and is_circular(start):
             raise ValueError("lisp: circular list")
+    return out
+
+
+def proper_items(lst: Any) -> list:
+    """The elements of a proper list; a dotted list is a TypeError (a type-error in
+    Lisp), as SBCL signals when a sequence function walks one to its end."""
+    out = to_py(lst)
+    if out:
+        tail = lst
+        for _ in range(len(out)):
+            tail = tail.cdr
+        if tail is not NIL:
+            raise TypeError("lisp: not a proper list")
     return out
 
 

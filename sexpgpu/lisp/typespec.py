@@ -10,7 +10,6 @@ from sexpgpu.lisp.conditions import Condition, is_subtype
 from sexpgpu.lisp.equality import eql
 from sexpgpu.lisp.registry import Builtin, builtin
 from sexpgpu.lisp.types import (
-    MV,
     NIL,
     Char,
     Cons,
@@ -61,8 +60,8 @@ _ATOMIC = {
     "SIMPLE-STRING": lambda x: type(x) is str,
     "BASE-STRING": lambda x: type(x) is str,
     "CHARACTER": lambda x: type(x) is Char,
-    "BASE-CHAR": lambda x: type(x) is Char,
-    "STANDARD-CHAR": lambda x: type(x) is Char,
+    "BASE-CHAR": lambda x: type(x) is Char and ord(x.ch) < 128,
+    "STANDARD-CHAR": lambda x: type(x) is Char and (" " <= x.ch <= "~" or x.ch == "\n"),
     "VECTOR": lambda x: type(x) in (list, str),
     "SIMPLE-VECTOR": lambda x: type(x) is list,
     "ARRAY": lambda x: type(x) in (list, str, MDArray),
@@ -74,12 +73,26 @@ _ATOMIC = {
 }
 
 
+def expand_type(interp: Any, spec: Any) -> Any:
+    """A type specifier with deftype names replaced by what they stand for (at the top)."""
+    for _ in range(1000):  # a deftype that expands into itself must stop somewhere
+        if type(spec) is Symbol and spec.name in interp.deftypes:
+            spec = interp.call1(interp.deftypes[spec.name])
+        elif type(spec) is Cons and type(spec.car) is Symbol and spec.car.name in interp.deftypes:
+            spec = interp.call1(interp.deftypes[spec.car.name], *list(spec.cdr))
+        else:
+            return spec
+    raise ValueError("lisp: a deftype expands forever")
+
+
 def typep(interp: Any, x: Any, spec: Any) -> bool:
     """Whether `x` is of type `spec` (a symbol or a compound specifier)."""
     if type(spec) is Symbol:
         check = _ATOMIC.get(spec.name)
         if check is not None:
             return check(x)
+        if spec.name in interp.deftypes:
+            return typep(interp, x, expand_type(interp, spec))
         if type(x) is Condition:
             return is_subtype(x.type, spec.name, interp.user_condition_types)
         struct = getattr(x, "struct", None)
@@ -92,11 +105,17 @@ def typep(interp: Any, x: Any, spec: Any) -> bool:
 
 
 _RANGE_TYPES = ("INTEGER", "REAL", "FLOAT", "RATIONAL", "SINGLE-FLOAT", "DOUBLE-FLOAT", "NUMBER")
+ATOMIC_TYPES = frozenset(_ATOMIC)
+# compound type specifiers typep decides exactly (others fall back to their head)
+COMPOUND_TYPES = frozenset(("OR", "AND", "NOT", "MEMBER", "EQL", "SATISFIES", "UNSIGNED-BYTE",
+                            "SIGNED-BYTE", "MOD") + _RANGE_TYPES)
 
 
 def _compound_typep(interp: Any, x: Any, spec: Cons) -> bool:
     """(or ...) (and ...) (not t) (member ...) (eql v) (satisfies f) (integer low high)..."""
     head = spec.car.name if isinstance(spec.car, Symbol) else ""
+    if head in interp.deftypes:
+        return typep(interp, x, expand_type(interp, spec))
     args = list(spec.cdr)
     if head == "OR":
         return any(typep(interp, x, a) for a in args)
@@ -177,11 +196,3 @@ def type_of(x: Any) -> Any:
 
 builtin("TYPE-OF")(type_of)
 builtin("TYPEP", interp=True)(lambda interp, x, spec, env=NIL: boolean(typep(interp, x, spec)))
-
-
-@builtin("SUBTYPEP", interp=True)
-def subtypep(interp, a, b, env=NIL):
-    # knows the condition type hierarchy only; for other types it answers NIL, T
-    if isinstance(a, Symbol) and isinstance(b, Symbol):
-        return MV((boolean(is_subtype(a.name, b.name, interp.user_condition_types)), T))
-    return MV((NIL, NIL))

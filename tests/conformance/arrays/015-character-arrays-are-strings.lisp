@@ -1,0 +1,10 @@
+;; an array made with a character element type (and no fill pointer) is a string
+(defparameter *s* (make-array 3 :element-type 'character :initial-element #\b))
+(defparameter *t* (make-array 4 :element-type 'character :initial-contents "dcab"))
+(print (list (stringp *s*) (equal *s* "bbb") (string= *s* "bbb") (length *s*)))
+(print (list *t* (reverse *t*) (sort (copy-seq *t*) #'char<) (string-upcase *t*)))
+(print (list (stringp (make-array 0 :element-type 'base-char)) (typep *t* 'string)
+             (concatenate 'string *s* *t*) (char *t* 1) (aref *t* 2)))
+(print (make-sequence 'string 2 :initial-element #\z))
+(print (coerce '(#\x #\y) 'string))
+(print (list (array-element-type "abc") (array-element-type (vector 1 2))))

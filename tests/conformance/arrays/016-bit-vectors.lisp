@@ -1,0 +1,12 @@
+;; #* bit vectors, bit/sbit and the bit-wise array operations (printed as lists here:
+;; this Lisp prints a bit vector as #(...), see docs/lisp.md)
+(defparameter *v* #*1011)
+(print (list (aref *v* 0) (bit *v* 1) (sbit *v* 2) (length *v*) (count 1 *v*)
+             (position 0 *v*)))
+(print (mapcar (lambda (v) (coerce v 'list))
+               (list (bit-and #*1100 #*1010) (bit-ior #*1100 #*1010) (bit-xor #*1100 #*1010)
+                     (bit-not #*10) (bit-andc2 #*1100 #*1010) (bit-eqv #*1100 #*1010)
+                     (bit-nand #*1100 #*1010) (bit-orc1 #*1100 #*1010))))
+(print (let ((a (copy-seq #*1100))) (bit-and a #*1010 t) (coerce a 'list)))
+(print (let ((v (copy-seq #*000))) (setf (bit v 1) 1) (coerce v 'list)))
+(print (coerce #* 'list))

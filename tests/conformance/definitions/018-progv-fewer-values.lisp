@@ -1,0 +1,10 @@
+;; progv with fewer values than symbols: the extra symbols are bound but have no value
+(defvar *a*)
+(defvar *b* 'global-b)
+(print (progv '(*a* *b*) '(1) (list (boundp '*a*) (boundp '*b*) *a*)))
+(print (list (boundp '*a*) *b*))
+(print (progv '(*a* *b*) '() (list (boundp '*a*) (boundp '*b*))))
+(print (progv '(*b*) '(2 3 4) *b*))
+(print (handler-case (progv '(*b*) '() *b*)
+         (unbound-variable (c) (list :unbound (cell-error-name c)))))
+(print *b*)

@@ -1,0 +1,16 @@
+;; defstruct constructors with a lambda list (BOA): its variables fill the slots of the
+;; same names; equalp compares structures slot by slot
+(defstruct (point (:constructor mkpt (x y))) x y)
+(defstruct (pt (:constructor new-pt (x &optional (y 7) &key (z 3) &aux (w (* x 10))))
+               (:constructor make-pt))
+  x y z w (q 'dq))
+(defstruct (s2 (:constructor s2-of (a &optional b))) (a 1) (b 99))
+(defstruct (nomake (:constructor nil)) a)
+(print (let ((p (mkpt 1 2))) (list p (point-p p) (point-x p) (copy-point p) (fboundp 'make-point))))
+(print (list (new-pt 1) (new-pt 1 2 :z 5) (make-pt :x 0)))
+(print (list (s2-of 5) (s2-of 5 6) (fboundp 'make-nomake)))
+(defstruct animal (legs 4))
+(print (let ((a (make-animal)))
+         (setf (animal-legs a) 3)
+         (list a (equalp a (make-animal :legs 3)) (equal a (make-animal :legs 3))
+               (equalp (make-animal) (mkpt 4 nil)) (equalp (mkpt "A" 1) (mkpt "a" 1.0)))))

@@ -1,0 +1,12 @@
+;; ~wF drops decimals to fit its width; ~:@R writes old Roman numerals; row-major-aref
+(print (list (format nil "~4f" 12345.6) (format nil "~6f" 3.14159) (format nil "~3f" 0.5)
+             (format nil "~5f" -2.25) (format nil "~2f" 123.4) (format nil "~6@f" 3.14159)))
+(print (list (format nil "~:@r" 4) (format nil "~:@r" 1999) (format nil "~:@r" 9) (format nil "~@r" 9)))
+(defparameter *bad* "~:p")
+(print (handler-case (format nil *bad*) (error () :error)))
+(print (list (format nil "~d item~:p" 1) (format nil "~d pon~:@p" 2)))
+(print (list (row-major-aref #2A((1 2) (3 4)) 3)
+             (let ((a (make-array (list 2 2) :initial-element 0)))
+               (setf (row-major-aref a 2) 7)
+               a)
+             (row-major-aref "abc" 1)))

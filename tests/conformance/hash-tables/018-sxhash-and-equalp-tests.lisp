@@ -1,0 +1,18 @@
+;; sxhash agrees for equal objects; equalp hash tables need the same test and entries
+(print (list (= (sxhash "abc") (sxhash (copy-seq "abc")))
+             (= (sxhash '(1 2 (3))) (sxhash (list 1 2 (list 3))))
+             (= (sxhash 1.5) (sxhash 1.5)) (typep (sxhash 'foo) 'fixnum)
+             (>= (sxhash -5) 0) (= (sxhash #\a) (sxhash #\a))))
+(print (let ((s (make-array 5 :element-type 'character :fill-pointer 3
+                              :initial-contents "abcde")))
+         (= (sxhash (coerce s 'string)) (sxhash "abc"))))
+(defun table (test &rest pairs)
+  (let ((h (make-hash-table :test test)))
+    (loop for (k v) on pairs by #'cddr do (setf (gethash k h) v))
+    h))
+(print (list (equalp (table 'eql) (table 'equal)) (equalp (table 'eq) (table 'eql))
+             (equalp (table 'equal) (table 'equal))
+             (equalp (table 'equal "a" 1) (table 'equal "a" 1))
+             (equalp (table 'equal "a" 1) (table 'equal "A" 1))
+             (equalp (table 'equalp "a" 1) (table 'equalp "A" 1))
+             (equalp (table 'eql 1 "x") (table 'eql 1 "X"))))

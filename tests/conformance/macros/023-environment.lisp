@@ -1,0 +1,12 @@
+;; &environment passes the caller's local macros to macroexpand-1 and macro-function
+(defmacro expand-here (form &environment env) `',(macroexpand-1 form env))
+(defmacro which-inner (&environment env) (if (macro-function 'inner env) :local :global))
+(defmacro expand-all-here (form &environment env) `',(macroexpand form env))
+(print (macrolet ((m (x) `(+ ,x 1))) (expand-here (m 5))))
+(print (expand-here (when x y)))
+(print (macrolet ((inner () 1)) (which-inner)))
+(print (which-inner))
+(print (flet ((inner () 2)) (which-inner)))
+(print (macrolet ((inner () 1)) (flet ((inner () 2)) (which-inner))))
+(print (macrolet ((a () '(b)) (b () 7)) (list (expand-here (a)) (expand-all-here (a)))))
+(print (macrolet ((m () 1)) (list (expand-here (m)) (expand-here (not-a-macro 1)))))

@@ -1,0 +1,16 @@
+;; float-radix, float-digits, float-precision, decode-float, integer-decode-float,
+;; scale-float and float-sign
+(print (list (float-radix 1.0) (float-radix 1d0) (float-digits 1.0) (float-digits 1d0)
+             (float-precision 1.0) (float-precision 0.0) (float-precision 1d-310)
+             (float-precision 1e-40)))
+(print (list (multiple-value-list (decode-float 1.5)) (multiple-value-list (decode-float -0.1d0))
+             (multiple-value-list (decode-float 0.0)) (multiple-value-list (decode-float 8.0))))
+(print (list (multiple-value-list (integer-decode-float 1.5))
+             (multiple-value-list (integer-decode-float -0.1d0))
+             (multiple-value-list (integer-decode-float 0.0))
+             (multiple-value-list (integer-decode-float 1d-310))
+             (multiple-value-list (integer-decode-float 1e-40))))
+(print (list (scale-float 1.0 3) (scale-float 1d0 -2) (float-sign -2.0) (float-sign 3.0 -4.0)
+             (float-sign -0.0) (float-sign 1d0 2d0) (float-sign -1.0 2.5)))
+(print (multiple-value-list (integer-decode-float most-positive-double-float)))
+(print (multiple-value-bind (m e s) (integer-decode-float 0.1) (* s m (expt 2 e))))

@@ -1,0 +1,11 @@
+;; the other logical operations, boole, and byte specifiers
+(print (list (logandc1 12 10) (logandc2 12 10) (logorc1 12 10) (logorc2 12 10) (lognand 12 10)
+             (lognor 12 10) (logeqv 12 10) (logeqv) (logtest 4 12) (logtest 1 2)))
+(print (list (boole boole-and 12 10) (boole boole-xor 12 10) (boole boole-clr 1 2)
+             (boole boole-set 1 2) (boole boole-c1 5 0) (boole boole-orc2 12 10)))
+(print (list (ldb (byte 4 4) #xABCD) (dpb 7 (byte 3 2) 0) (mask-field (byte 4 4) #xABCD)
+             (deposit-field #xFF (byte 4 4) 0) (ldb-test (byte 2 0) 4)
+             (byte-size (byte 3 5)) (byte-position (byte 3 5)) (ldb (byte 8 0) -1)))
+(print (list (caaaar '((((1))))) (cdaddr '(1 2 (3 4))) (cadadr '(1 (2 3)))))
+(print (list (asinh 1.0) (acosh 2d0) (atanh 0.5)))
+(print (loop for i below 8 collect (ldb (byte 1 i) #b10110010)))

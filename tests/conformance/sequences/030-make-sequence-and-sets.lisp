@@ -1,0 +1,12 @@
+;; make-sequence, set-exclusive-or, assoc-if-not, rassoc-if-not
+(print (list (make-sequence 'list 3 :initial-element 'a) (make-sequence 'string 3 :initial-element #\z)
+             (make-sequence 'vector 2) (make-sequence '(vector t 2) 2 :initial-element 1)
+             (make-sequence 'list 0) (make-sequence 'list 2)))
+(print (make-sequence '(simple-array character (*)) 2 :initial-element #\q))
+(print (set-exclusive-or '(1 2 3 5) '(2 3 4 6)))
+(print (nset-exclusive-or (list 1 2 3 5) (list 2 3 4 6)))
+(print (set-exclusive-or '((a . 1) (b . 2)) '((b . 3) (c . 4)) :key #'car))
+(print (set-exclusive-or '("a" "b") '("B" "c") :test #'string-equal))
+(print (list (assoc-if-not #'numberp '((1 . a) (b . c))) (rassoc-if-not #'numberp '((1 . 2) (b . c)))
+             (assoc-if-not #'symbolp '((a . 1) (2 . b)) :key #'identity)
+             (assoc-if-not #'numberp '((1 . a)))))

@@ -1,0 +1,10 @@
+;; gensym numbers its symbols with *gensym-counter*, which programs may bind or set
+(print (let ((*gensym-counter* 100))
+         (list (symbol-name (gensym)) (symbol-name (gensym "X")) *gensym-counter*)))
+(setf *gensym-counter* 7)
+(print (symbol-name (gensym)))
+(print *gensym-counter*)
+(print (symbol-name (gensym "TMP-")))
+(print (let ((*gensym-counter* 0)) (mapcar #'symbol-name (list (gensym) (gensym) (gensym)))))
+(print (symbol-name (gensym 42)))
+(print *gensym-counter*)
