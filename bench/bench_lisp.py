@@ -73,22 +73,22 @@ TYPICAL = r"""
   (loop for s from 0 below steps by 50
         collect (cons s (schedule s))))
 
-(defstruct knob name value doc)
+(defstruct knob-spec name value doc)
 
 (defvar *knobs* nil)
 
 (defmacro defknob* (name value &optional doc)
-  `(push (make-knob :name ',name :value ,value :doc ,doc) *knobs*))
+  `(push (make-knob-spec :name ',name :value ,value :doc ,doc) *knobs*))
 
 (defknob* lr 1d-2 "learning rate")
 (defknob* hidden 256)
 (defknob* seed 42 "random seed")
 
 (defun knob-value (name)
-  (let ((k (find name *knobs* :key #'knob-name)))
+  (let ((k (find name *knobs* :key #'knob-spec-name)))
     (if k (knob-value-of k) (error "unknown knob ~a" name))))
 
-(defun knob-value-of (k) (knob-value k))
+(defun knob-value-of (k) (knob-spec-value k))
 
 (defun fib (n)
   (if (< n 2) n (+ (fib (- n 1)) (fib (- n 2)))))
