@@ -64,7 +64,8 @@ class LoadedRun:
 
     def _launch(self, chunk: dict[str, np.ndarray]) -> np.ndarray:
         if self._kernels is None:
-            from sexpgpu import kernels  # numba: only once a forward runs
+            # numba loads only once a forward runs (load_run alone stays light)
+            from sexpgpu import kernels
 
             self._kernels = kernels.compile(self.graph, device=self.device)
         inputs: dict[str, Any] = dict(self.params)
