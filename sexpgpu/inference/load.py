@@ -32,17 +32,29 @@ class LoadedRun:
     compiled: CompiledExperiment
     checkpoint: Path
     params: dict[str, np.ndarray]
-    graph: Graph
+    graph: Graph | None  # the defpredict graph; None when the run file has none
     device: str = "cpu"
     _kernels: Any = field(default=None, repr=False)
 
     @property
     def batch(self) -> int:
         """Rows per launch of the forward graph (inputs are cut and padded to it)."""
-        return int(self.graph.outputs["output"].shape[0])
+        return int(self.predict_graph().outputs["output"].shape[0])
+
+    def predict_graph(self) -> Graph:
+        """The defpredict graph; E-PREDICT when the run file has no defpredict."""
+        if self.graph is not None:
+            return self.graph
+        copy = source_file(self.run_dir, self.plan)
+        raise error(E_PREDICT, f"run {self.run_dir.name} has no defpredict",
+                    self.compiled.experiment.span("defobjective"),
+                    expected="a (defpredict (model &key x) (model x)) form in the run file",
+                    actual="no defpredict", fix="add (defpredict (model &key x) (model x)) "
+                    f"after the defevaluate forms of {copy} (the copy this reads) and of "
+                    "the run file")
 
     def data_inputs(self) -> list[Any]:
-        return [v for v in self.graph.inputs if v.role == "data"]
+        return [v for v in self.predict_graph().inputs if v.role == "data"]
 
     def fields(self) -> dict[str, tuple[tuple[int, ...], str]]:
         """The forward's inputs: field name -> (shape of one row, dtype)."""
@@ -67,9 +79,9 @@ class LoadedRun:
             # numba loads only once a forward runs (load_run alone stays light)
             from sexpgpu import kernels
 
-            self._kernels = kernels.compile(self.graph, device=self.device)
+            self._kernels = kernels.compile(self.predict_graph(), device=self.device)
         inputs: dict[str, Any] = dict(self.params)
-        for v in self.graph.inputs:
+        for v in self.predict_graph().inputs:
             if v.role == "data":
                 name = v.name.removeprefix("data/")
                 inputs[v.name] = np.ascontiguousarray(chunk[name], NP_DTYPES[v.dtype])
@@ -121,13 +133,7 @@ def load_run(run_dir: str | Path, checkpoint: str | None = None, *, batch: int |
     saved = ckpt.load_checkpoint(path)
     compiled = compile_file(str(source_file(found, plan)), selection_of(plan),
                             data_base=data_base(found, plan), predict_batch=batch)
-    if compiled.predict is None:
-        raise error(E_PREDICT, f"run {found.name} has no defpredict",
-                    compiled.experiment.span("defobjective"),
-                    expected="a (defpredict (model &key x) (model x)) form in the run file",
-                    actual="no defpredict", fix="add (defpredict (model &key x) (model x)) "
-                    f"after the defevaluate forms of {source_file(found, plan)} (the copy "
-                    "this reads) and of the run file")
-    graph = lower_precision(compiled.predict, compiled.precision).graph
+    graph = (lower_precision(compiled.predict, compiled.precision).graph
+             if compiled.predict is not None else None)
     params = {spec.path: saved.params[spec.path] for spec in compiled.params}
     return LoadedRun(found, plan, compiled, path, params, graph, device)
