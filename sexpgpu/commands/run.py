@@ -20,6 +20,7 @@ from sexpgpu.runtime.programs import make_program
 from sexpgpu.runtime.progress import Progress
 from sexpgpu.runtime.signals import Stopped, StopRequests
 from sexpgpu.selection import E_RUN_FLAG, from_docopt
+from sexpgpu.trackers import config as trackers
 
 HELP = """\
 Train a run file. Progress goes to standard error: the kernels as they compile, then
@@ -31,7 +32,8 @@ checkpoints; a run is never overwritten.
 Usage:
   sexpgpu run FILE [--set K=V]... [--variant NAME] [--runs DIR] [--resume WHICH]
                    [--device DEV] [--precision P] [--checkpoint-every N] [--log-every N]
-                   [--diag PATTERN]... [--diag-every N] [--progress-every S] [--json]
+                   [--diag PATTERN]... [--diag-every N] [--progress-every S]
+                   [--log-to SINKS] [--json]
   sexpgpu run (-h | --help)
 
 Options:
@@ -50,6 +52,9 @@ Options:
                         else the log cadence; never changes results)
   --progress-every S    seconds between progress lines when standard error is not
                         a terminal; 0 for none [default: 30]
+  --log-to SINKS        mirror the events to trackers: tensorboard, wandb, mlflow,
+                        comma-separated (default: SEXPGPU_LOG_TO); events.jsonl
+                        stays complete whatever a tracker does
   --json                print the final summary as JSON on standard output
 
 KEY=VALUE after FILE is the same as --set KEY=VALUE.
@@ -78,6 +83,7 @@ def main(argv: list[str]) -> int:
 
 def _run(args: dict, stop: StopRequests) -> int:
     patterns = args["--diag"]
+    trackers.select(args["--log-to"])  # checked before compiling: a typo is exit 2 now
     compiled = compile_file(args["FILE"], from_docopt(args), diagnostics=patterns)
     plan = run_plan(compiled)  # --device, --precision, the cadences: in plan.run
     require_usable(plan.run.device)  # E-DEVICE-UNAVAILABLE before any kernel is generated
