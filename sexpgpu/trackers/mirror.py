@@ -46,8 +46,10 @@ class Mirror:
             except queue.Empty:
                 return out
 
-    def close(self, grace_s: float = CLOSE_GRACE_S) -> None:
-        """Flush and close the sinks, waiting at most `grace_s` seconds."""
+    def close(self, grace_s: float | None = None) -> None:
+        """Flush and close the sinks, waiting at most `grace_s` seconds (default
+        CLOSE_GRACE_S, read now so a test can shorten it)."""
+        grace_s = CLOSE_GRACE_S if grace_s is None else grace_s
         try:
             self._queue.put(None, timeout=grace_s)
         except queue.Full:
