@@ -6,17 +6,17 @@ numpy or numba. Stages import their heavy dependencies themselves.
 
 from __future__ import annotations
 
-from os import PathLike
+from importlib import import_module
 from typing import Any
 
 __version__ = "0.1.0"
 
 
-def load_run(run_dir: str | PathLike[str], checkpoint: str | None = None,
-             **options: Any) -> Any:
-    """A finished run ready to run forward (sexpgpu.inference.load.load_run: plan,
-    params, forward). Imported on call, so `import sexpgpu` stays cheap."""
-    # the compiler and numpy load only when a run is loaded
-    from sexpgpu.inference.load import load_run as load
-
-    return load(run_dir, checkpoint, **options)
+def __getattr__(name: str) -> Any:
+    """`sexpgpu.load_run(DIR)`: a finished run ready to run forward (plan, params,
+    forward; sexpgpu/inference/load.py). Resolved on first use by name, so `import
+    sexpgpu` stays cheap and the package itself imports none of the compiler (every
+    module imports the package: a static import here would close a cycle)."""
+    if name == "load_run":
+        return import_module("sexpgpu.inference.load").load_run
+    raise AttributeError(f"module 'sexpgpu' has no attribute {name!r}")

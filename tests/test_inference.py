@@ -13,6 +13,7 @@ import numpy as np
 import orjson
 import pytest
 
+import sexpgpu as package
 from sexpgpu.inference.load import load_run
 from sexpgpu.ir.reference import run_reference
 from sexpgpu.runtime.checkpoint import latest_valid, load_checkpoint
@@ -105,7 +106,7 @@ def test_sample_at_temperature_zero_follows_the_argmax(gpt_run) -> None:
 
 def test_load_run_forward_matches_the_reference_interpreter(gpt_run) -> None:
     run_dir, _ = gpt_run
-    run = load_run(run_dir)  # the training batch: 12 rows a launch
+    run = package.load_run(run_dir)  # `sexpgpu.load_run`; the training batch: 12 rows a launch
     saved = load_checkpoint(latest_valid(run_dir))
     assert run.params.keys() == saved.params.keys()
     assert run.fields() == {"x": ((16,), "i64")}

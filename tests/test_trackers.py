@@ -185,8 +185,10 @@ def test_mlflow_file_store_has_the_metrics(capsys, tmp_path, monkeypatch) -> Non
 
     store = (tmp_path / "mlruns").as_uri()
     monkeypatch.setenv("MLFLOW_TRACKING_URI", store)
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")  # mlflow 3 prefers a database
     code, run_dir, err = _run(capsys, tmp_path, "--log-to", "mlflow")
     assert code == 0, err
+    assert not [e for e in _events(run_dir) if e["event"] == "warn"]
     client = MlflowClient(store)
     (run,) = client.search_runs([client.get_experiment_by_name("sexpgpu").experiment_id])
     history = client.get_metric_history(run.info.run_id, "train/loss")
