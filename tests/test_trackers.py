@@ -147,7 +147,7 @@ def test_a_full_queue_drops_rather_than_waits(tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(mirror, "QUEUE_SIZE", 2)
     monkeypatch.setitem(sinks.SINKS, "wandb", _Hanging)
     _Hanging.release.clear()
-    m = mirror.Mirror(["wandb"], tmp_path)
+    m = mirror.Mirror({"wandb": _Hanging}, tmp_path)
     m.submit({"event": "open", "selection": {}})  # the sink opens, then hangs on it
     for _ in range(500):
         if m.sinks:

@@ -7,20 +7,27 @@ from __future__ import annotations
 
 import queue
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sexpgpu.trackers.sinks import PACKAGES, SINKS
+from sexpgpu.trackers.sinks import PACKAGES
+
+Factory = Callable[[Path, dict[str, Any]], Any]  # (run dir, the open event) -> a sink
 
 QUEUE_SIZE = 10000
 CLOSE_GRACE_S = 30.0  # at the end, how long the run waits for the sinks to flush
 
 
 class Mirror:
-    """Mirrors every event to the sinks `names` (opened at the `open` event)."""
+    """Mirrors every event to the sinks `factories` make (at the `open` event); a
+    sink's problems are reported under its label (`--log-to wandb`)."""
 
-    def __init__(self, names: list[str], run_dir: Path):
-        self.names = list(names)
+    def __init__(self, factories: dict[str, Factory], run_dir: Path,
+                 labels: dict[str, str] | None = None):
+        self.factories = dict(factories)
+        self.labels = {name: (labels or {}).get(name, f"--log-to {name}")
+                       for name in factories}
         self.run_dir = Path(run_dir)
         self.sinks: dict[str, Any] = {}
         self.problems: queue.SimpleQueue[str] = queue.SimpleQueue()
@@ -71,17 +78,17 @@ class Mirror:
             self._call(name, sink.close)
 
     def _open(self, record: dict[str, Any]) -> None:
-        for name in self.names:
+        for name, factory in self.factories.items():
             if name in self.sinks:
                 continue
             try:
-                self.sinks[name] = SINKS[name](self.run_dir, record)
+                self.sinks[name] = factory(self.run_dir, record)
             except ImportError:
-                package, extra = PACKAGES[name]
-                self.problems.put(f"--log-to {name}: the {package} package is not installed "
-                                  f"(pip install 'sexpgpu[{extra}]'); not mirrored")
+                package, extra = PACKAGES.get(name, (name, name))
+                self.problems.put(f"{self.labels[name]}: the {package} package is not "
+                                  f"installed (pip install 'sexpgpu[{extra}]'); not mirrored")
             except Exception as exc:  # noqa: BLE001 - any sink failure is a warning only
-                self.problems.put(f"--log-to {name}: could not start: "
+                self.problems.put(f"{self.labels[name]}: could not start: "
                                   f"{type(exc).__name__}: {exc}; not mirrored")
 
     def _call(self, name: str, fn: Any, *args: Any) -> None:
@@ -89,5 +96,5 @@ class Mirror:
             fn(*args)
         except Exception as exc:  # noqa: BLE001 - any sink failure is a warning only
             self.sinks.pop(name, None)
-            self.problems.put(f"--log-to {name}: {type(exc).__name__}: {exc}; "
+            self.problems.put(f"{self.labels[name]}: {type(exc).__name__}: {exc}; "
                               "mirroring to it stopped (events.jsonl has everything)")
