@@ -18,7 +18,10 @@ from sexpgpu.runtime.health import cadence
 from sexpgpu.runtime.loop import run_training
 from sexpgpu.runtime.programs import make_program
 from sexpgpu.runtime.progress import Progress
+from sexpgpu.runtime.rundir import slug_for
 from sexpgpu.runtime.signals import Stopped, StopRequests
+from sexpgpu.s3 import runs as s3_runs
+from sexpgpu.s3.store import is_s3, parse
 from sexpgpu.selection import E_RUN_FLAG, from_docopt
 from sexpgpu.trackers import config as trackers
 
@@ -39,7 +42,8 @@ Usage:
 Options:
   --set K=V             bind knob K to V (repeatable)
   --variant NAME        bind the knobs of a variant the file declares
-  --runs DIR            where run directories go [default: runs]
+  --runs DIR            where run directories go, or s3://BUCKET/PREFIX to mirror
+                        them there (docs/environment.md, "S3") [default: runs]
   --resume WHICH        continue a stopped run: `latest`, or a checkpoint path
   --device DEV          cpu or cuda (default: the file's defrun :device)
   --precision P         f32 or bf16 (default: the file's defrun :precision); changes
@@ -98,7 +102,10 @@ def _run(args: dict, stop: StopRequests) -> int:
     progress = Progress(sys.stderr, plan.run.steps, every_s=_seconds(args["--progress-every"]))
     program = make_program(compiled, plan.run.seed, device=plan.run.device,
                            diag_every=plan.run.diag_every, progress=progress)
-    code, summary = run_training(plan, program, args["--runs"], resume=args["--resume"],
+    runs = args["--runs"]
+    if is_s3(runs):  # written in a staging folder, mirrored to S3 as it goes
+        runs = str(s3_runs.prepare(parse(runs), slug_for(plan), args["--resume"]))
+    code, summary = run_training(plan, program, runs, resume=args["--resume"],
                                  stop=stop, progress=progress)
     if args["--json"]:
         sys.stdout.write(orjson.dumps(summary).decode() + "\n")

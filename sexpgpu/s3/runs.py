@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from sexpgpu import env
-from sexpgpu.s3.store import Url, client, download, keys, upload
+from sexpgpu.diagnostics import SexpError
+from sexpgpu.s3.store import Url, client, download, keys, put_bytes, upload
+from sexpgpu.trackers import config
 
 PUSH_EVERY_S = 5.0
 MANIFEST = "manifest.json"
@@ -48,10 +50,11 @@ class RunMirror:
                       if p.is_file())
 
     def _push_files(self, names: list[str]) -> None:
+        """Snapshots of small files that may still grow (events, status, plan, source)."""
         for name in names:
             path = self.run_dir / name
             if path.is_file():
-                upload(self.s3, path, self.target.child(name))
+                put_bytes(self.s3, path.read_bytes(), self.target.child(name))
 
     def _push_checkpoint(self, folder: Path) -> None:
         """Every file of the checkpoint, the manifest last; one pruned away locally
@@ -59,10 +62,14 @@ class RunMirror:
         if not (folder / MANIFEST).is_file():
             return
         names = [n for n in self._relative(folder) if not n.endswith("/" + MANIFEST)]
+        names.append(str((folder / MANIFEST).relative_to(self.run_dir)))
         try:
-            self._push_files([*names, str((folder / MANIFEST).relative_to(self.run_dir))])
-        except FileNotFoundError:
-            return
+            for name in names:  # complete and never rewritten: streamed from disk
+                upload(self.s3, self.run_dir / name, self.target.child(name))
+        except SexpError:
+            if folder.is_dir():
+                raise
+            return  # pruned while its files went up: no manifest was sent, S3 ignores it
         self._forget_pruned()
 
     def _forget_pruned(self) -> None:
@@ -98,3 +105,16 @@ def pull(target: Url, run_dir: Path) -> bool:
             continue
         download(s3, Url(target.bucket, key), run_dir / rel)
     return True
+
+
+def prepare(runs: Url, name: str, resume: str | None) -> Path:
+    """The local runs folder for `--runs s3://...`: with `--resume`, a run S3 has and
+    this machine has not is pulled first; every run of this process is mirrored to
+    s3://.../NAME by a background sink (trackers/mirror.py)."""
+    local = staging_dir(runs)
+    target = runs.child(name)
+    keys(client(), runs)  # reach S3 now: a bad bucket or credentials stop before training
+    if resume is not None and not (local / name).exists():
+        pull(target, local / name)
+    config.also("s3", lambda run_dir, opened: RunMirror(run_dir, target), f"--runs {runs}")
+    return local

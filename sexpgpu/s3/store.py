@@ -53,10 +53,13 @@ def client() -> Any:
     try:
         # boto3 is an optional extra, imported only when an s3:// path is used
         import boto3
+        from botocore.config import Config
     except ImportError:
         raise error(E_S3, "s3:// paths need the boto3 package", expected="boto3 installed",
                     actual="not importable", fix="pip install 'sexpgpu[s3]'") from None
-    return boto3.client("s3")
+    # a store that stops answering must not hold a run's mirror thread for ever
+    return boto3.client("s3", config=Config(connect_timeout=10, read_timeout=60,
+                                            retries={"max_attempts": 5}))
 
 
 def failure(url: Url | str, exc: Exception, doing: str) -> SexpError:
@@ -123,8 +126,18 @@ def download(s3: Any, url: Url, dest: Path) -> Path:
 
 
 def upload(s3: Any, path: Path, url: Url) -> None:
+    """Upload a file that no longer changes (a checkpoint's); for one still being
+    appended to (events.jsonl), `put_bytes` a snapshot: a body that grows while it
+    is streamed no longer matches its length and checksum, and the request hangs."""
     try:
         s3.upload_file(str(path), url.bucket, url.key)
+    except Exception as exc:  # noqa: BLE001 - botocore's errors are many classes
+        raise failure(url, exc, "uploading to") from None
+
+
+def put_bytes(s3: Any, data: bytes, url: Url) -> None:
+    try:
+        s3.put_object(Bucket=url.bucket, Key=url.key, Body=data)
     except Exception as exc:  # noqa: BLE001 - botocore's errors are many classes
         raise failure(url, exc, "uploading to") from None
 
