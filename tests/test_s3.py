@@ -133,14 +133,16 @@ def test_a_run_killed_while_uploading_resumes_from_s3_elsewhere(capsys, s3_env,
     machine), `--resume latest` pulls the complete checkpoints from S3 and ends with
     the parameters of a run never stopped."""
     runs = f"s3://{BUCKET}/killed"
-    args = ["steps=400", "--checkpoint-every", "50", "--runs", runs]
+    # 40 checkpoints: training ends in about a second, the mirror then uploads for
+    # several more, and the kill comes as soon as S3 holds one whole checkpoint
+    args = ["steps=200", "--checkpoint-every", "5", "--runs", runs]
     proc = subprocess.Popen([sys.executable, "-m", "sexpgpu", "run", str(SWEEP_TINY), *args],
                             env={**os.environ, "PYTHONPATH": str(ROOT)},
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.time() + 120
     while time.time() < deadline and len([k for k in _keys("killed/")
-                                          if k.endswith("manifest.json")]) < 3:
-        time.sleep(0.2)
+                                          if k.endswith("manifest.json")]) < 1:
+        time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     (run_dir,) = _staging("killed").iterdir()
@@ -152,12 +154,43 @@ def test_a_run_killed_while_uploading_resumes_from_s3_elsewhere(capsys, s3_env,
     code, _, err = sexpgpu(capsys, "run", SWEEP_TINY, *args, "--resume", "latest")
     assert code == 0, err
     opens = [e for e in _events(_staging("killed") / name) if e["event"] == "open"]
-    assert 0 < opens[-1]["resumed_from"] < 400  # from a checkpoint S3 had whole
+    assert 0 < opens[-1]["resumed_from"] < 200  # from a checkpoint S3 had whole
     resumed = load_checkpoint(latest_valid(_staging("killed") / name))
     code, _, err = sexpgpu(capsys, "run", SWEEP_TINY, *args[:-1], tmp_path / "runs")
     assert code == 0, err
     (whole,) = (tmp_path / "runs").iterdir()
     straight = load_checkpoint(latest_valid(whole))
-    assert resumed.step == straight.step == 400
+    assert resumed.step == straight.step == 200
     for key, value in straight.params.items():
         np.testing.assert_array_equal(resumed.params[key], value)
+
+
+def test_a_bundle_goes_to_an_empty_prefix_run_sh_last(capsys, s3_env, tmp_path) -> None:
+    code, _, err = sexpgpu(capsys, "bundle", SWEEP_TINY, "--out", f"s3://{BUCKET}/job")
+    assert code == 0, err
+    found = _keys("job/")
+    assert "job/run.sh" in found and "job/source/tiny.sx" in found
+    local = tmp_path / "local"
+    assert sexpgpu(capsys, "bundle", SWEEP_TINY, "--out", local)[0] == 0
+    files = sorted(str(p.relative_to(local)) for p in local.rglob("*") if p.is_file())
+    assert sorted(k.removeprefix("job/") for k in found) == files
+    code, _, err = sexpgpu(capsys, "bundle", SWEEP_TINY, "--out", f"s3://{BUCKET}/job")
+    assert code == 1 and "error[E-BUNDLE-EXISTS]" in err
+
+
+def test_a_run_reads_its_data_from_s3(capsys, s3_env, tmp_path) -> None:
+    """The tiny classifier trained on an s3:// npz: the same losses as on the local file."""
+    rng = np.random.default_rng(0)
+    np.savez(tmp_path / "train.npz", x=rng.normal(size=(64, 4)).astype(np.float32),
+             y=rng.integers(0, 2, 64).astype(np.int64))
+    _client().upload_file(str(tmp_path / "train.npz"), BUCKET, "data/train.npz")
+    synthetic = "(synthetic :task :classes :n 64 :dim 4 :classes 2 :split :train)"
+    losses = []
+    for i, data in enumerate([f"s3://{BUCKET}/data/train.npz", str(tmp_path / "train.npz")]):
+        path = tmp_path / f"remote{i}.sx"
+        path.write_text(SWEEP_TINY.read_text().replace(synthetic, f'(npz "{data}")'))
+        code, _, err = sexpgpu(capsys, "run", path, "steps=5", "--runs", tmp_path / f"r{i}")
+        assert code == 0, err
+        (run_dir,) = (tmp_path / f"r{i}").iterdir()
+        losses.append([e["loss"] for e in _events(run_dir) if e["event"] == "step"])
+    assert losses[0] == losses[1] and losses[0]
