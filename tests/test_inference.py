@@ -230,3 +230,14 @@ def test_a_run_without_defpredict_says_how_to_add_one(capsys, mlp_run, tmp_path)
     code, _, err = sexpgpu(capsys, "predict", copy, "--input", tmp_path / "x.npy")
     assert code == 1 and "error[E-PREDICT]" in err and str(source) in err
     assert sexpgpu(capsys, "export", copy, "--out", tmp_path / "p.npz")[0] == 0
+
+
+def test_forward_names_the_fields_it_takes(gpt_run) -> None:
+    from sexpgpu.diagnostics import SexpError
+
+    run = load_run(gpt_run[0])
+    with pytest.raises(SexpError) as info:
+        run.forward(idx=np.zeros((1, 16), np.int64))
+    diag = info.value.diagnostic
+    assert diag.code == "E-PREDICT" and diag.expected == "forward(x=<2-d i64>)"
+    assert diag.actual == "forward(idx)"

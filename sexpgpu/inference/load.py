@@ -64,6 +64,13 @@ class LoadedRun:
     def forward(self, **fields: np.ndarray) -> np.ndarray:
         """The defpredict output for every row of the given fields, launched in
         chunks of `batch` rows (the last one padded with zeros, its padding dropped)."""
+        wanted = self.fields()
+        if sorted(fields) != sorted(wanted):
+            shown = ", ".join(f"{k}=<{len(s) + 1}-d {d}>" for k, (s, d) in wanted.items())
+            raise error(E_PREDICT, "forward takes the fields defpredict names",
+                        expected=f"forward({shown})",
+                        actual=f"forward({', '.join(sorted(fields)) or 'nothing'})",
+                        fix="pass each field by name, rows first")
         rows = len(next(iter(fields.values())))
         outs = []
         for start in range(0, rows, self.batch):

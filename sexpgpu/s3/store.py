@@ -53,6 +53,8 @@ def client() -> Any:
     try:
         # boto3 is an optional extra, imported only when an s3:// path is used
         import boto3
+
+        # botocore comes with boto3: the same optional extra
         from botocore.config import Config
     except ImportError:
         raise error(E_S3, "s3:// paths need the boto3 package", expected="boto3 installed",
