@@ -38,6 +38,9 @@ Commands:
   ir         the IR of the step and the lowering report
   eval       evaluate a file (or -e EXPR) as compile-time Lisp
   checkpoint list or show the checkpoints of a run
+  sample     text from a trained language model (its defpredict)
+  predict    a trained model's outputs for the rows of a .npy file
+  export     a run's parameters as safetensors or npz, named by path
   bundle     one directory that trains the run elsewhere and resumes it
   doctor     whether a run can start here
   docs       the manual: list its pages, print one, or all of them
@@ -57,6 +60,9 @@ COMMANDS: dict[str, str] = {
     "variants": "variants",
     "run": "run",
     "checkpoint": "checkpoint",
+    "sample": "sample",
+    "predict": "predict",
+    "export": "export",
     "plot": "plot",
     "sweep": "sweep",
     "watch": "watch",

@@ -23,6 +23,12 @@ def library_path() -> list[Path]:
     return [Path(p).resolve() for p in value.split(os.pathsep) if p]
 
 
+def log_to() -> str:
+    """SEXPGPU_LOG_TO: trackers every run mirrors its events to when `--log-to` is not
+    given, comma-separated: tensorboard, wandb, mlflow (docs/run.md, "Trackers")."""
+    return os.environ.get("SEXPGPU_LOG_TO", "")
+
+
 def debug() -> bool:
     """SEXPGPU_DEBUG=1 prints the Python traceback of internal errors."""
     return os.environ.get("SEXPGPU_DEBUG", "") not in ("", "0")

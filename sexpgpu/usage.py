@@ -217,3 +217,21 @@ def _positionals(line: str) -> list[str]:
 def _metavar(doc: str, option: str) -> str:
     match = re.search(rf"{re.escape(option)}[ =]([A-Z][\w=]*)", doc)
     return match.group(1) if match else "VALUE"
+
+
+def number(raw: str | None, option: str, kind: type = int, minimum: float = 0,
+           example: str = "1") -> Any:
+    """An option's numeric value (`--tokens 200`), or None when the option is absent;
+    E-USAGE (exit 2) when it is not a number of that kind, or below `minimum`."""
+    if raw is None:
+        return None
+    try:
+        value = kind(raw)
+    except ValueError:
+        value = None
+    if value is None or value != value or value < minimum:
+        what = "an integer" if kind is int else "a number"
+        raise UsageError(*error(E_USAGE, f"{option} {raw}: not {what} >= {minimum:g}",
+                                expected=f"{what} >= {minimum:g}", actual=raw,
+                                fix=f"{option} {example}").diagnostics)
+    return value

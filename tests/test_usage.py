@@ -23,7 +23,8 @@ def test_a_knob_written_as_an_option_renders_exactly(capsys) -> None:
         "   = fix: did you mean `--set steps=5`?\n"
         "   = note: usage: sexpgpu run FILE [--set K=V]... [--variant NAME] [--runs DIR] "
         "[--resume WHICH] [--device DEV] [--precision P] [--checkpoint-every N] [--log-every N] "
-        "[--diag PATTERN]... [--diag-every N] [--progress-every S] [--procs N] [--json]\n"
+        "[--diag PATTERN]... [--diag-every N] [--progress-every S] [--procs N] "
+        "[--log-to SINKS] [--json]\n"
         "   = note: `sexpgpu run --help` explains every option\n")
 
 

@@ -12,6 +12,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from sexpgpu.contract.compile import compile_file
 from sexpgpu.contract.fields import resolve_path
 from sexpgpu.contract.plan import run_plan
 from sexpgpu.diagnostics import define_code, error
+from sexpgpu.s3.store import client, is_s3, keys, parse, upload
 from sexpgpu.selection import Selection, from_docopt
 
 HELP = """\
@@ -35,7 +37,8 @@ Usage:
   sexpgpu bundle (-h | --help)
 
 Options:
-  --out DIR        the bundle directory (must not exist yet)
+  --out DIR        the bundle directory (must not exist yet), or s3://BUCKET/PREFIX
+                   (an empty prefix; docs/environment.md, "S3")
   --set K=V        bind knob K for the bundled run (repeatable)
   --variant NAME   bind a variant the file declares
   --wheels         also download the requirements' wheels for this platform, so the
@@ -77,6 +80,8 @@ IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc")
 
 def main(argv: list[str]) -> int:
     args = usage.parse(HELP, "bundle", argv)
+    if is_s3(args["--out"]):
+        return _to_s3(args)
     out = Path(args["--out"])
     if out.exists():
         raise error(E_BUNDLE_EXISTS, f"{out} already exists", expected="a path with nothing",
@@ -87,6 +92,29 @@ def main(argv: list[str]) -> int:
     else:
         sys.stderr.write(f"wrote {out}: {len(manifest['files'])} files; "
                          f"run it with `sh {out / 'run.sh'}`\n")
+    return 0
+
+
+def _to_s3(args: dict[str, Any]) -> int:
+    """`--out s3://BUCKET/PREFIX`: built in a temporary directory, then uploaded, run.sh
+    last (a prefix with run.sh holds a whole bundle); a prefix in use is refused."""
+    target = parse(args["--out"])
+    s3 = client()
+    if keys(s3, target):
+        raise error(E_BUNDLE_EXISTS, f"{target} already holds objects",
+                    expected="an empty S3 prefix", actual=f"objects under {target}/",
+                    fix="pick another --out prefix, or delete the old bundle there")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "bundle"
+        manifest = build(args["FILE"], from_docopt(args), out, wheels=args["--wheels"])
+        files = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
+        for name in sorted(files, key=lambda n: n == "run.sh"):
+            upload(s3, out / name, target.child(name))
+    if args["--json"]:
+        sys.stdout.write(orjson.dumps(manifest).decode() + "\n")
+    else:
+        sys.stderr.write(f"wrote {target}: {len(files)} files; on the other machine "
+                         f"`aws s3 cp --recursive {target} job && sh job/run.sh`\n")
     return 0
 
 

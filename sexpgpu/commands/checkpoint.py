@@ -9,7 +9,6 @@ from typing import Any
 import orjson
 
 from sexpgpu import humanize, usage
-from sexpgpu.diagnostics import error
 from sexpgpu.runtime import checkpoint as ckpt
 
 HELP = """\
@@ -33,20 +32,6 @@ Examples:
 """
 
 
-def _run_dir(run: str, runs: str) -> Path:
-    for candidate in (Path(run), Path(runs) / run):
-        if (candidate / "checkpoints").is_dir() or (candidate / "plan.json").exists():
-            root = ckpt.checkpoint_dir(candidate)
-            if root.exists() and not root.is_dir():
-                raise error(ckpt.E_CHECKPOINT, f"{root} is a file, not a directory",
-                            expected="a checkpoints directory", actual="a file",
-                            fix="move the file away; checkpoints are directories under it")
-            return candidate
-    raise error(ckpt.E_CHECKPOINT, f"no run {run!r}",
-                actual=f"neither {run} nor {Path(runs) / run} is a run directory",
-                fix="give a run directory, or its name with --runs DIR")
-
-
 def _arrays(path: Path) -> dict[str, dict[str, Any]]:
     """Names, shapes and dtypes of an npz without loading the data."""
     return {name: {"shape": list(shape), "dtype": str(dtype)}
@@ -63,23 +48,6 @@ def list_run(run_dir: Path) -> list[dict[str, Any]]:
         rows.append({"name": path.name, "step": step, "path": str(path), "bytes": size,
                      "valid": problem is None, "problem": problem, "latest": path == latest})
     return rows
-
-
-def _pick(run_dir: Path, which: str | None) -> Path:
-    if which in (None, "latest"):
-        found = ckpt.latest_valid(run_dir)
-        if found is None:
-            raise error(ckpt.E_CHECKPOINT, f"run {run_dir.name} has no valid checkpoint")
-        return found
-    if which.startswith("step-"):
-        name = which
-    elif which.isdigit():
-        name = ckpt.checkpoint_name(int(which))
-    else:
-        raise error(ckpt.E_CHECKPOINT, f"no checkpoint {which!r} in run {run_dir.name}",
-                    expected="latest, a step number, or a name like step-000400",
-                    actual=which, fix="list them with `sexpgpu checkpoint ls RUN`")
-    return ckpt.checkpoint_dir(run_dir) / name
 
 
 def show(path: Path) -> dict[str, Any]:
@@ -116,12 +84,12 @@ def _print_show(info: dict[str, Any]) -> None:
 
 def main(argv: list[str]) -> int:
     args = usage.parse(HELP, "checkpoint", argv)
-    run_dir = _run_dir(args["RUN"], args["--runs"])
+    run_dir = ckpt.find_run(args["RUN"], args["--runs"])
     if args["ls"]:
         result: Any = list_run(run_dir)
         printer = _print_list
     else:
-        result = show(_pick(run_dir, args["CHECKPOINT"]))
+        result = show(ckpt.pick(run_dir, args["CHECKPOINT"]))
         printer = _print_show
     if args["--json"]:
         sys.stdout.write(orjson.dumps(result).decode() + "\n")

@@ -7,6 +7,7 @@ import os
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -22,8 +23,12 @@ from sexpgpu.parallel.launch import launch
 from sexpgpu.runtime.health import cadence
 from sexpgpu.runtime.loop import run_training
 from sexpgpu.runtime.progress import Progress
+from sexpgpu.runtime.rundir import slug_for
 from sexpgpu.runtime.signals import Stopped, StopRequests
+from sexpgpu.s3 import runs as s3_runs
+from sexpgpu.s3.store import is_s3, parse
 from sexpgpu.selection import E_RUN_FLAG, Selection, from_docopt
+from sexpgpu.trackers import config as trackers
 
 HELP = """\
 Train a run file. Progress goes to standard error: the kernels as they compile, then
@@ -36,13 +41,14 @@ Usage:
   sexpgpu run FILE [--set K=V]... [--variant NAME] [--runs DIR] [--resume WHICH]
                    [--device DEV] [--precision P] [--checkpoint-every N] [--log-every N]
                    [--diag PATTERN]... [--diag-every N] [--progress-every S] [--procs N]
-                   [--json]
+                   [--log-to SINKS] [--json]
   sexpgpu run (-h | --help)
 
 Options:
   --set K=V             bind knob K to V (repeatable)
   --variant NAME        bind the knobs of a variant the file declares
-  --runs DIR            where run directories go [default: runs]
+  --runs DIR            where run directories go, or s3://BUCKET/PREFIX to mirror
+                        them there (docs/environment.md, "S3") [default: runs]
   --resume WHICH        continue a stopped run: `latest`, or a checkpoint path
   --device DEV          cpu or cuda (default: the file's defrun :device)
   --precision P         f32 or bf16 (default: the file's defrun :precision); changes
@@ -57,6 +63,9 @@ Options:
                         a terminal; 0 for none [default: 30]
   --procs N             data-parallel processes, started through mpiexec (default:
                         defrun :procs; under mpiexec or srun, the number they started)
+  --log-to SINKS        mirror the events to trackers: tensorboard, wandb, mlflow,
+                        comma-separated (default: SEXPGPU_LOG_TO); events.jsonl
+                        stays complete whatever a tracker does
   --json                print the final summary as JSON on standard output
 
 KEY=VALUE after FILE is the same as --set KEY=VALUE.
@@ -110,8 +119,9 @@ def _run(args: dict, stop: StopRequests, world: Collective) -> int:
         sys.stdout = sys.stderr = open(os.devnull, "w")  # noqa: SIM115
     plan, program, progress = ranks.compile_once(
         world, lambda: _build(args, selection, world))
-    ranks.announce(world, Path(args["--runs"]), plan)
-    code, summary = run_training(plan, program, args["--runs"], resume=args["--resume"],
+    runs = _runs_dir(args["--runs"], plan, args["--resume"], world)
+    ranks.announce(world, Path(runs), plan)
+    code, summary = run_training(plan, program, runs, resume=args["--resume"],
                                  stop=stop, progress=progress, world=world)
     if args["--json"]:
         sys.stdout.write(orjson.dumps(summary).decode() + "\n")
@@ -120,9 +130,20 @@ def _run(args: dict, stop: StopRequests, world: Collective) -> int:
     return code
 
 
+def _runs_dir(runs: str, plan: Any, resume: str | None, world: Collective) -> str:
+    """The local runs folder: with `--runs s3://...` a staging folder that rank 0
+    mirrors to S3 as the run goes (the other ranks write nothing)."""
+    if not is_s3(runs):
+        return runs
+    if world.rank != 0:
+        return str(s3_runs.staging_dir(parse(runs)))
+    return str(s3_runs.prepare(parse(runs), slug_for(plan), resume))
+
+
 def _build(args: dict, selection: Selection, world: Collective) -> tuple:
     """Compile the file and build this process's program: (plan, program, progress)."""
     patterns = args["--diag"]
+    trackers.select(args["--log-to"])  # checked before compiling: a typo is exit 2 now
     compiled = compile_file(args["FILE"], selection, diagnostics=patterns)
     plan = run_plan(compiled)  # --device, --precision, the cadences: in plan.run
     require_usable(plan.run.device)  # E-DEVICE-UNAVAILABLE before any kernel is generated

@@ -71,6 +71,7 @@ class Collector:
             "child-param": self.child_param, "%defobjective": self.defobjective,
             "%model-form-error": model_form_error,
             "%defevaluate": self.defevaluate, "%metric": self.metric,
+            "%defpredict": self.defpredict,
             "%optimizer": self.optimizer, "%make-optimizer": make_optimizer,
             "%defeval": self.defeval, "%deftarget": self.deftarget, "%defrun": self.defrun,
         }
@@ -209,6 +210,11 @@ class Collector:
         _check_batch_lambda("defevaluate", fn, self.exp.span("defevaluate", label))
         self.exp.evaluates[label] = fn
         return name
+
+    def defpredict(self, fn: Any) -> Any:
+        _check_batch_lambda("defpredict", fn, self.exp.span("defpredict"))
+        self.exp.predict = fn
+        return NIL
 
     def metric(self, name: Symbol, value: Any) -> Any:
         trace = current("metric")

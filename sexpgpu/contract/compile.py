@@ -75,9 +75,13 @@ def evaluate_file(path: str, selection: Selection | None = None
 
 
 def compile_file(path: str, selection: Selection | None = None, *, trace: bool = True,
-                 diagnostics: list[str] | None = None) -> CompiledExperiment:
+                 diagnostics: list[str] | None = None, data_base: Path | None = None,
+                 predict_batch: int | None = None) -> CompiledExperiment:
     """Evaluate the run file, then (unless `trace` is false) trace every graph;
-    `diagnostics`: the `--diag` patterns, traced into one more graph."""
+    `diagnostics`: the `--diag` patterns, traced into one more graph. `data_base`: where
+    relative data paths start (default: the run file's directory; a run directory's
+    copy of the source names the original's). `predict_batch`: the rows of the
+    defpredict graph (default: the training loader's batch)."""
     selection = selection or Selection()
     exp, collector, shape, interp = evaluate_file(path, selection)
     compiled = CompiledExperiment(exp, selection, sources=dict(interp.sources))
@@ -89,7 +93,7 @@ def compile_file(path: str, selection: Selection | None = None, *, trace: bool =
     tracer = Tracer(interp, models, constructor, model_name)
     run = exp.run
     assert run is not None and exp.optimizer is not None  # required forms, checked
-    base = Path(path).resolve().parent
+    base = Path(data_base or Path(path).resolve().parent)
     train_loader = exp.loader(run.train_loader)
     assert train_loader is not None
     for spec in exp.loaders:
@@ -128,6 +132,10 @@ def compile_file(path: str, selection: Selection | None = None, *, trace: bool =
             compiled.unused_evaluates[fn_name] = tracer.evaluate(
                 fn_name, fn, compiled.fields[train_loader.name], train_loader.batch,
                 exp.span("defevaluate", fn_name))
+    if exp.predict is not None:
+        compiled.predict = tracer.predict(exp.predict, compiled.fields[train_loader.name],
+                                          predict_batch or train_loader.batch,
+                                          exp.span("defpredict"))
     compiled.params = list(models.specs.values())
     compiled.aliases = dict(models.aliases)
     compiled.warnings += tracer.warnings

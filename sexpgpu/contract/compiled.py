@@ -46,6 +46,7 @@ class CompiledExperiment:
     graphs: StepGraphs | None = None
     evaluates: dict[str, Graph] = field(default_factory=dict)         # defeval name -> graph
     unused_evaluates: dict[str, Graph] = field(default_factory=dict)  # checked, never run
+    predict: Graph | None = None  # defpredict: the forward alone
     sources: dict[str, str] = field(default_factory=dict)
     fields: dict[str, dict[str, tuple[tuple[int, ...], str]]] = field(default_factory=dict)
     diagnostics: DiagGraph | None = None  # when `--diag` selected any

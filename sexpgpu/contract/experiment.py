@@ -23,6 +23,7 @@ class Experiment:
     top_model: str = ""
     objective: Any = None
     evaluates: dict[str, Any] = field(default_factory=dict)   # name -> Lisp function
+    predict: Any = None  # defpredict: the forward alone (sample, predict, load_run)
     optimizer: OptimizerSetup | None = None
     evals: list[EvalSpec] = field(default_factory=list)
     eval_functions: dict[str, str] = field(default_factory=dict)  # eval -> defevaluate name

@@ -19,6 +19,8 @@ from sexpgpu.data.errors import E_DATA
 from sexpgpu.data.spec import LoaderSpec
 from sexpgpu.diagnostics import Diagnostic, Span, define_code, error
 from sexpgpu.ir.types import DTYPES
+from sexpgpu.s3.cache import local_copy
+from sexpgpu.s3.store import is_s3
 
 W_DATA_ABSENT = define_code(
     "W-DATA-ABSENT", "data file absent: checked without it",
@@ -33,6 +35,8 @@ Field = tuple[tuple[int, ...], str]
 
 
 def resolve_path(raw: Any, base: Path) -> Path:
+    if is_s3(raw):  # an S3 object: its verified copy, downloaded once into the cache
+        return local_copy(str(raw))
     path = Path(str(raw)).expanduser()
     return path if path.is_absolute() else base / path
 

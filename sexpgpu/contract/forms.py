@@ -23,8 +23,8 @@ E_FILE = define_code(
 E_FORM_ORDER = define_code(
     "E-FORM-ORDER", "contract form out of order",
     "A run file states its parts in one order: header (require, defknob, defvariant, "
-    "defsweep, helper defun/defmacro), defloader, defmodel, defobjective/defevaluate, "
-    "optimizer, defeval, deftarget, and last defrun. A form that comes after a later "
+    "defsweep, helper defun/defmacro), defloader, defmodel, defobjective/defevaluate/"
+    "defpredict, optimizer, defeval, deftarget, and last defrun. A form that comes after a later "
     "section's form is this error; move it up.",
 )
 E_FORM_MISSING = define_code(
@@ -34,7 +34,7 @@ E_FORM_MISSING = define_code(
 )
 E_FORM_DUPLICATE = define_code(
     "E-FORM-DUPLICATE", "contract form given twice",
-    "defobjective, optimizer and defrun appear once; knobs, variants, sweeps, loaders, "
+    "defobjective, defpredict, optimizer and defrun appear once; knobs, variants, sweeps, loaders, "
     "models, evaluate functions, evals and targets each have distinct names.",
 )
 E_FORM_SYNTAX = define_code(
@@ -46,13 +46,14 @@ E_FORM_SYNTAX = define_code(
 
 SECTIONS: dict[str, int] = {
     "require": 0, "defknob": 0, "defvariant": 0, "defsweep": 0,
-    "defloader": 1, "defmodel": 2, "defobjective": 3, "defevaluate": 3,
+    "defloader": 1, "defmodel": 2, "defobjective": 3, "defevaluate": 3, "defpredict": 3,
     "optimizer": 4, "defeval": 5, "deftarget": 6, "defrun": 7,
 }
 SECTION_NAMES = ("header (require, defknob, defvariant, defsweep)", "defloader", "defmodel",
-                 "defobjective/defevaluate", "optimizer", "defeval", "deftarget", "defrun")
+                 "defobjective/defevaluate/defpredict", "optimizer", "defeval", "deftarget",
+                 "defrun")
 REQUIRED = ("defloader", "defmodel", "defobjective", "optimizer", "defrun")
-ONCE = ("defobjective", "optimizer", "defrun")
+ONCE = ("defobjective", "defpredict", "optimizer", "defrun")
 NAMED = ("defknob", "defvariant", "defsweep", "defloader", "defmodel", "defeval",
          "deftarget")
 
@@ -78,7 +79,7 @@ def _name_of(form: Cons, head: str) -> str:
         second = form.cdr.car if type(form.cdr) is Cons else None
         return second.name.lower() if isinstance(second, Symbol) and second.name != "NIL" \
             else "default"
-    if head in ("defobjective", "optimizer", "defrun", "require"):
+    if head in ("defobjective", "defpredict", "optimizer", "defrun", "require"):
         return head
     items = to_py(form.cdr)
     if not items or not isinstance(items[0], Symbol) or items[0].is_keyword:

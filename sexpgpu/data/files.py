@@ -11,12 +11,17 @@ import numpy as np
 
 from sexpgpu.data.dataset import ArrayData, TokenData
 from sexpgpu.data.errors import data_error
+from sexpgpu.s3.cache import local_copy
+from sexpgpu.s3.store import is_s3
 
 
 def resolve(path: Any, base_dir: Path) -> Path:
-    """A data path: absolute, or relative to the run file's directory."""
+    """A data path: absolute, relative to the run file's directory, or `s3://BUCKET/KEY`
+    (the object's verified copy in the cache)."""
     if not isinstance(path, (str, Path)) or str(path) == "":
         raise data_error(None, "the source needs a :path", fix="add :path \"data/file.npz\"")
+    if is_s3(path):
+        return local_copy(str(path))
     p = Path(path).expanduser()
     return p if p.is_absolute() else (base_dir / p)
 

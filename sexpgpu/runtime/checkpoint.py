@@ -265,6 +265,41 @@ class Checkpoint:
         return int(self.meta["step"])
 
 
+def find_run(run: str, runs: str = "runs") -> Path:
+    """The run directory RUN names: a path, or a run's name under `runs`."""
+    for candidate in (Path(run), Path(runs) / run):
+        if (candidate / "checkpoints").is_dir() or (candidate / "plan.json").exists():
+            root = checkpoint_dir(candidate)
+            if root.exists() and not root.is_dir():
+                raise error(E_CHECKPOINT, f"{root} is a file, not a directory",
+                            expected="a checkpoints directory", actual="a file",
+                            fix="move the file away; checkpoints are directories under it")
+            return candidate
+    raise error(E_CHECKPOINT, f"no run {run!r}",
+                actual=f"neither {run} nor {Path(runs) / run} is a run directory",
+                fix="give a run directory, or its name with --runs DIR")
+
+
+def pick(run_dir: Path, which: str | None) -> Path:
+    """The checkpoint `which` names: latest (None), a step number, step-NNNNNN or a path."""
+    if which in (None, "latest"):
+        found = latest_valid(run_dir)
+        if found is None:
+            raise error(E_CHECKPOINT, f"run {run_dir.name} has no valid checkpoint")
+        return found
+    if Path(which).is_dir():  # a checkpoint directory given by its path
+        return Path(which)
+    if which.startswith("step-"):
+        name = which
+    elif which.isdigit():
+        name = checkpoint_name(int(which))
+    else:
+        raise error(E_CHECKPOINT, f"no checkpoint {which!r} in run {run_dir.name}",
+                    expected="latest, a step number, or a name like step-000400",
+                    actual=which, fix="list them with `sexpgpu checkpoint ls RUN`")
+    return checkpoint_dir(run_dir) / name
+
+
 def read_meta(path: Path) -> dict[str, Any]:
     """meta.json of a checkpoint that `verify` passed."""
     return orjson.loads((Path(path) / "meta.json").read_bytes())

@@ -8,6 +8,7 @@ log is reopened, so every line in the file parses.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 import orjson
 
 from sexpgpu.atomic import dumps, naming
+from sexpgpu.trackers.config import mirror_for
 
 EVENTS = ("open", "step", "eval", "diag", "checkpoint", "warn", "annotation", "close")
 
@@ -31,17 +33,28 @@ def _cut_torn_tail(path: Path) -> None:
 
 
 class EventLog:
-    """Appends events to a run's events.jsonl."""
+    """Appends events to a run's events.jsonl, and hands each to the trackers the run
+    mirrors to (trackers/; their errors come back here as `warn` events)."""
 
     def __init__(self, path: Path):
         self.path = Path(path)
         _cut_torn_tail(self.path)
         self._fh = open(self.path, "ab")
+        self._mirror = mirror_for(self.path.parent)
 
     def emit(self, event: str, **fields: Any) -> dict[str, Any]:
         if event not in EVENTS:
             raise ValueError(f"unknown event kind {event!r}")
-        record = {"event": event, "time": round(time.time(), 6), **fields}
+        if self._mirror is not None:  # a sink's errors so far, before this event
+            for message in self._mirror.take_problems():
+                self._write({"event": "warn", "time": round(time.time(), 6),
+                             "message": message})
+        record = self._write({"event": event, "time": round(time.time(), 6), **fields})
+        if self._mirror is not None:
+            self._mirror.submit(record)
+        return record
+
+    def _write(self, record: dict[str, Any]) -> dict[str, Any]:
         try:
             self._fh.write(dumps(record) + b"\n")
             self._fh.flush()
@@ -58,6 +71,11 @@ class EventLog:
             raise naming(exc, self.path) from exc
 
     def close(self) -> None:
+        if self._mirror is not None:  # the trackers flush; what they report now is late
+            self._mirror.close()
+            for message in self._mirror.take_problems():
+                sys.stderr.write(f"warning: {message}\n")
+            self._mirror = None
         if not self._fh.closed:
             try:
                 self.sync()

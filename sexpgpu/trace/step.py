@@ -43,6 +43,12 @@ E_NO_GRADIENT = define_code(
     "a comparison, a cast to an integer, stop-gradient or another op whose gradient is "
     "zero. The step would run with grad_norm 0 and change nothing.",
 )
+E_PREDICT = define_code(
+    "E-PREDICT", "no usable defpredict",
+    "`sample`, `predict` and `load_run` run the forward alone: the run file's "
+    "`(defpredict (model &key x) (model x))`, which must return one tensor whose first "
+    "axis is the batch (a language model's logits (B T vocab), a classifier's (B classes)).",
+)
 W_PARAM_NO_GRADIENT = define_code(
     "W-PARAM-NO-GRADIENT", "parameter gets no gradient",
     "The loss has no gradient path to this parameter (it is not used by the objective, "
@@ -246,6 +252,25 @@ class Tracer:
                         actual="no metric", fix="(metric accuracy (nn:accuracy logits y))")
         for metric, value in trace.metrics.items():
             g.output(metric, value)
+        return g
+
+
+    def predict(self, fn: Any, fields: Fields, batch: int, span: Span | None) -> Graph:
+        """The forward alone (no loss, no backward, no optimizer): the tensor `fn`
+        returns for a batch of `batch` rows, as the graph's one output `output`."""
+        g = Graph("predict")
+        trace = Trace(g, "eval")  # eval mode: dropout off
+        with tracing(trace):
+            forward = self._forward()
+            data = self._data(g, fields, batch, fn, span)
+            out = self.interp.call(fn, forward, *data)
+        if not isinstance(out, TracedTensor) or len(out.shape) == 0 or out.shape[0] != batch:
+            actual = (f"{out.dtype} tensor of shape {out.shape}" if isinstance(out, TracedTensor)
+                      else show(out))
+            raise error(E_PREDICT, "defpredict must return a tensor with the batch first",
+                        span, expected=f"a tensor of shape ({batch} ...)", actual=actual,
+                        fix="return the model's output: (defpredict (model &key x) (model x))")
+        g.output("output", out.value)
         return g
 
 
