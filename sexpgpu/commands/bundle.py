@@ -87,12 +87,8 @@ def main(argv: list[str]) -> int:
         raise error(E_BUNDLE_EXISTS, f"{out} already exists", expected="a path with nothing",
                     actual=f"{out} exists", fix="pick another --out, or remove the old bundle")
     manifest = build(args["FILE"], from_docopt(args), out, wheels=args["--wheels"])
-    if args["--json"]:
-        sys.stdout.write(orjson.dumps(manifest).decode() + "\n")
-    else:
-        sys.stderr.write(f"wrote {out}: {len(manifest['files'])} files; "
-                         f"run it with `sh {out / 'run.sh'}`\n")
-    return 0
+    return _report(args, manifest, f"wrote {out}: {len(manifest['files'])} files; "
+                                   f"run it with `sh {out / 'run.sh'}`")
 
 
 def _to_s3(args: dict[str, Any]) -> int:
@@ -110,11 +106,17 @@ def _to_s3(args: dict[str, Any]) -> int:
         files = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
         for name in sorted(files, key=lambda n: n == "run.sh"):
             upload(s3, out / name, target.child(name))
+    return _report(args, manifest, f"wrote {target}: {len(files)} files; on the other "
+                                   f"machine `aws s3 cp --recursive {target} job && "
+                                   f"sh job/run.sh`")
+
+
+def _report(args: dict[str, Any], manifest: dict, line: str) -> int:
+    """The manifest as JSON with --json, else one line for a person."""
     if args["--json"]:
         sys.stdout.write(orjson.dumps(manifest).decode() + "\n")
     else:
-        sys.stderr.write(f"wrote {target}: {len(files)} files; on the other machine "
-                         f"`aws s3 cp --recursive {target} job && sh job/run.sh`\n")
+        sys.stderr.write(line + "\n")
     return 0
 
 
