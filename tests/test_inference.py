@@ -12,12 +12,12 @@ from pathlib import Path
 import numpy as np
 import orjson
 import pytest
+from cmd_helpers import ROOT, sexpgpu, sexpgpu_json
 
 import sexpgpu as package
 from sexpgpu.inference.load import load_run
 from sexpgpu.ir.reference import run_reference
 from sexpgpu.runtime.checkpoint import latest_valid, load_checkpoint
-from tests.cmd_helpers import ROOT, sexpgpu, sexpgpu_json
 
 GPT = ROOT / "examples" / "shakespeare-char.sx"
 MLP = ROOT / "examples" / "mnist1d-mlp.sx"

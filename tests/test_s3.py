@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 import orjson
 import pytest
+from cmd_helpers import ROOT, SWEEP_TINY, sexpgpu
 
 from sexpgpu.runtime.checkpoint import latest_valid, load_checkpoint
-from tests.cmd_helpers import ROOT, SWEEP_TINY, sexpgpu
 
 pytest.importorskip("boto3", reason="the boto3 package is not installed")
 pytest.importorskip("moto.server", reason="the moto package (moto[server]) is not installed")

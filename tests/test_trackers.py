@@ -10,9 +10,9 @@ from pathlib import Path
 
 import orjson
 import pytest
+from cmd_helpers import SWEEP_TINY, sexpgpu
 
 from sexpgpu.trackers import config, mirror, sinks
-from tests.cmd_helpers import SWEEP_TINY, sexpgpu
 
 ARGS = ("steps=12", "--log-every", "1")
 
