@@ -130,7 +130,7 @@ def test_predict_agrees_with_the_runs_own_evaluation(capsys, mlp_run, tmp_path) 
     code, out = sexpgpu_json(capsys, "predict", mlp_run, "--input", tmp_path / "x.npy")
     assert code == 0 and out["shape"] == [len(test["x"]), 10]
     accuracy = float(np.mean(np.array(out["argmax"]) == test["y"]))
-    events = [orjson.loads(line) for line in (mlp_run / "events.jsonl").read_bytes().split()]
+    events = [orjson.loads(line) for line in (mlp_run / "events.jsonl").read_bytes().splitlines()]
     last_eval = [e for e in events if e["event"] == "eval"][-1]["metrics"]
     assert accuracy == pytest.approx(last_eval["test/accuracy"], abs=1e-6)
     code, _, err = sexpgpu(capsys, "predict", mlp_run, "--input", tmp_path / "x.npy",
