@@ -161,7 +161,7 @@ else:
         is a power of two so that the CPU's fused multiply-add in `p - g * lr` (which
         the GPU makes too, and the simulator, running Python, does not) rounds as the
         two operations do; every product a bf16 matmul sums is exact in f32 anyway."""
-        from sexpgpu.autodiff.grad import backward
+        from step_cases import sgd_step
 
         from sexpgpu.ir import build
         from sexpgpu.ir.precision import lower_precision
@@ -174,12 +174,7 @@ else:
             "permute", w1, perm=(1, 0))), b1))                              # (4, 8)
         y = g.apply("matmul", h, g.apply("permute", w2, perm=(1, 0)))       # (4, 3)
         loss = build.mean(g, g.apply("square", g.apply("sub", y, t)), None, False)
-        forward = len(g.nodes)
-        grads = backward(g, loss, [w1, b1, w2]).grads
-        update = len(g.nodes)
-        lr = g.apply("full", shape=(), dtype="f32", value=0.0625)
-        for p in (w1, b1, w2):
-            g.update(p, g.apply("sub", p, g.apply("mul", grads[p], lr)))
+        forward, update, _ = sgd_step(g, loss, [w1, b1, w2], 0.0625)
         g.output("loss", loss)
         g.output("h", g.apply("reshape", h, shape=(32,)))  # stored: a bf16 activation
         return lower_precision(g, "bf16", forward, update).graph

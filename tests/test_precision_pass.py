@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sexpgpu.autodiff.grad import backward
+from step_cases import sgd_step
 
 from sexpgpu.ir.graph import Graph, Value
 from sexpgpu.ir.ops.registry import OPS, get_op
@@ -158,12 +158,7 @@ def _mlp_step(island: str | None = None) -> tuple[Graph, int, int, dict[str, np.
         logp = build.log_softmax(g, logits, -1)
         loss = g.apply("neg", build.mean(g, g.apply("sum", g.apply("mul", logp, onehot),
                                                     axes=(-1,)), None, False))
-    forward = len(g.nodes)
-    grads = backward(g, loss, [w1, b1, w2]).grads
-    update = len(g.nodes)
-    lr = g.apply("full", shape=(), dtype="f32", value=0.1)
-    for p in (w1, b1, w2):
-        g.update(p, g.apply("sub", p, g.apply("mul", grads[p], lr)))
+    forward, update, grads = sgd_step(g, loss, [w1, b1, w2], 0.1)
     g.output("loss", loss)
     g.output("gw1", grads[w1])
     r = np.random.default_rng(3)
