@@ -76,31 +76,11 @@ def batch_for(model: str) -> dict[str, np.ndarray]:
 
 
 def torch_step(model: str, compiled: bool) -> Step:
-    """One training step closure; with `compiled`, the module and the optimizer update go
-    through torch.compile (the optimizer as in PyTorch's "compiling the optimizer" recipe)."""
-    torch.manual_seed(0)
+    """One training step closure (bench/torch_models.training_step) on the benchmark's
+    batch, returning the loss as a float."""
     batch = {k: torch.from_numpy(v) for k, v in batch_for(model).items()}
-    if model == "gpt":
-        setup = tm.GPTSetup()
-        net = tm.GPT(tm.GPTConfig())
-        optimizer = tm.gpt_optimizer(net, setup, tensor_lr=compiled)
-    else:
-        net = tm.MNIST1D_MODELS[model]()
-        optimizer = torch.optim.Adam(net.parameters(), lr=1e-2)
-    forward, update = net, optimizer.step
-    if compiled:
-        forward = torch.compile(net)
-        update = torch.compile(optimizer.step, fullgraph=False)
-    counter = itertools.count()
-
-    if model == "gpt":
-        def step() -> float:
-            it = next(counter) % setup.max_iters
-            return tm.gpt_step(forward, optimizer, batch["x"], batch["y"], it, setup, update).item()
-    else:
-        def step() -> float:
-            return tm.mnist1d_step(forward, optimizer, batch["x"], batch["y"], update).item()
-    return step
+    step = tm.training_step(model, batch["x"], batch["y"], compiled)
+    return lambda: step().item()
 
 
 # ---------------------------------------------------------------------------

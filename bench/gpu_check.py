@@ -114,26 +114,8 @@ def torch_ms(model: str, batch: dict, timed: int, compiled: bool) -> float:
     import torch
     import torch_models as tm
 
-    device = torch.device("cuda")
-    torch.manual_seed(0)
-    x, y = (torch.from_numpy(batch[k]).to(device) for k in ("x", "y"))
-    if model == "gpt":
-        setup = tm.GPTSetup()
-        net = tm.GPT(tm.GPTConfig()).to(device)
-        optimizer = tm.gpt_optimizer(net, setup, tensor_lr=compiled)
-    else:
-        net = tm.MNIST1D_MODELS[model]().to(device)
-        optimizer = torch.optim.Adam(net.parameters(), lr=1e-2)
-    forward, update = net, optimizer.step
-    if compiled:
-        forward = torch.compile(net)
-        update = torch.compile(optimizer.step, fullgraph=False)
-    counter = itertools.count()
-
-    def step():
-        if model == "gpt":
-            return tm.gpt_step(forward, optimizer, x, y, next(counter) % 2000, setup, update)
-        return tm.mnist1d_step(forward, optimizer, x, y, update)
+    x, y = (torch.from_numpy(batch[k]).to("cuda") for k in ("x", "y"))
+    step = tm.training_step(model, x, y, compiled, device="cuda")
 
     for _ in range(3):
         step()

@@ -9,6 +9,7 @@ accuracy (docs/reproductions.md records the figures). Needs `pip install sexpgpu
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import random
@@ -326,6 +327,36 @@ def gpt_step(model: nn.Module, optimizer: torch.optim.Optimizer, x: torch.Tensor
     (update or optimizer.step)()
     optimizer.zero_grad(set_to_none=True)
     return loss
+
+
+def training_step(model: str, x: torch.Tensor, y: torch.Tensor, compiled: bool = False,
+                  device: str = "cpu") -> Callable[[], torch.Tensor]:
+    """A closure running one training step of `model` ("gpt" or an MNIST1D_MODELS name)
+    on the batch (x, y) and returning its loss; seeded with 0. With `compiled`, the module
+    and the optimizer update go through torch.compile (PyTorch's "compiling the
+    optimizer" recipe; the GPT's lr is then a tensor)."""
+    torch.manual_seed(0)
+    if model == "gpt":
+        setup = GPTSetup()
+        net = GPT(GPTConfig()).to(device)
+        optimizer = gpt_optimizer(net, setup, tensor_lr=compiled)
+    else:
+        net = MNIST1D_MODELS[model]().to(device)
+        optimizer = torch.optim.Adam(net.parameters(), lr=1e-2)
+    forward, update = net, optimizer.step
+    if compiled:
+        forward = torch.compile(net)
+        update = torch.compile(optimizer.step, fullgraph=False)
+    steps = itertools.count()
+
+    if model == "gpt":
+        def step() -> torch.Tensor:
+            it = next(steps) % setup.max_iters
+            return gpt_step(forward, optimizer, x, y, it, setup, update)
+    else:
+        def step() -> torch.Tensor:
+            return mnist1d_step(forward, optimizer, x, y, update)
+    return step
 
 
 def char_batch(tokens: np.ndarray, batch: int, block: int,
