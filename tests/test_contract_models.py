@@ -247,11 +247,7 @@ def test_bidirectional_gru_matches_pytorch_equations(tmp_path: Path) -> None:
 (defobjective (model &key x y)
   (nn:cross-entropy (model x) y))
 """))
-    step = compiled.graphs.step
-    rng = np.random.default_rng(1)
-    inputs = {v.name: (rng.standard_normal(v.shape).astype(np.float32) if v.dtype == "f32"
-                       else np.zeros(v.shape, np.int64)) for v in step.inputs}
-    out = run_reference(step, {k: v.copy() for k, v in inputs.items()})
+    inputs, out = _run_on_random_inputs(compiled.graphs.step, seed=1)
     xs = inputs["data/x"].astype(np.float64).reshape(4, 20, 2)
 
     def sigmoid(a: np.ndarray) -> np.ndarray:
@@ -287,6 +283,15 @@ def test_objective_receives_only_the_fields_it_names(tmp_path: Path) -> None:
 """))
     data = [v.name for v in compiled.graphs.step.inputs if v.role == "data"]
     assert data == ["data/x"]
+
+
+def _run_on_random_inputs(step, seed: int) -> tuple[dict, dict]:
+    """The step's inputs (standard normal floats, zero integers) and its outputs on them
+    in the reference interpreter."""
+    rng = np.random.default_rng(seed)
+    inputs = {v.name: (rng.standard_normal(v.shape).astype(np.float32) if v.dtype == "f32"
+                       else np.zeros(v.shape, np.int64)) for v in step.inputs}
+    return inputs, run_reference(step, {k: v.copy() for k, v in inputs.items()})
 
 
 def _lstm_reference(inputs: dict, cell: str, xs: np.ndarray, order: range) -> np.ndarray:
@@ -326,11 +331,7 @@ def test_lstm_layer_and_run_cell_with_a_list_state_match_pytorch_equations(
 (defobjective (model &key x y)
   (nn:cross-entropy (model x) y))
 """))
-    step = compiled.graphs.step
-    rng = np.random.default_rng(2)
-    inputs = {v.name: (rng.standard_normal(v.shape).astype(np.float32) if v.dtype == "f32"
-                       else np.zeros(v.shape, np.int64)) for v in step.inputs}
-    out = run_reference(step, {k: v.copy() for k, v in inputs.items()})
+    inputs, out = _run_on_random_inputs(compiled.graphs.step, seed=2)
     xs = inputs["data/x"].astype(np.float64).reshape(4, 20, 2)
     hs = np.concatenate([_lstm_reference(inputs, "lstm/cells/0", xs, range(20)),
                          _lstm_reference(inputs, "lstm/cells/1", xs, range(19, -1, -1))], -1)
