@@ -13,7 +13,7 @@ from sexpgpu.lisp.types import (
     T,
     boolean,
     cars,
-    check_not_circular,
+    cars_and_tail,
     intern,
     is_circular,
     lisp_list,
@@ -202,24 +202,15 @@ def list_length(lst):
     non-list) is a type-error."""
     if is_circular(lst):
         return NIL
-    items = cars(lst)
-    node = lst
-    for _ in items:
-        node = node.cdr
-    if node is not NIL:
+    items, tail = cars_and_tail(lst)
+    if tail is not NIL:
         raise TypeError("lisp: not a proper list")
     return len(items)
 
 
 @builtin("COPY-LIST")
 def copy_list(lst):
-    items = []
-    node = lst
-    while type(node) is Cons:
-        items.append(node.car)
-        node = node.cdr
-        check_not_circular(lst, len(items))
-    return lisp_list(items, node)
+    return lisp_list(*cars_and_tail(lst))
 
 
 @builtin("COPY-TREE")

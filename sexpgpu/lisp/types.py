@@ -252,13 +252,18 @@ def check_not_circular(start: Any, cells: int) -> None:
 
 def cars(lst: Any) -> list:
     """The cars of a list's conses, ignoring a dotted tail (for butlast and the like)."""
+    return cars_and_tail(lst)[0]
+
+
+def cars_and_tail(lst: Any) -> tuple[list, Any]:
+    """The cars of a list's conses and what ends it: NIL, or a dotted list's last cdr."""
     out = []
     node = lst
     while type(node) is Cons:
         out.append(node.car)
         node = node.cdr
         check_not_circular(lst, len(out))
-    return out
+    return out, node
 
 
 def to_py(lst: Any) -> list:
