@@ -652,7 +652,8 @@ def test_f32_erf_is_within_one_point_two_ulp(compiled: bool) -> None:
                          [0.921875, 0.92187506, 3.92, 4.0, 1e30]]).astype(np.float32)
     xs = np.concatenate([xs, -xs])
     exact = np.array([math.erf(float(x)) for x in xs])
-    got = np.array([erf32(x) for x in xs], np.float32)
+    with np.errstate(over="ignore"):  # the Python form squares 1e30 in f32
+        got = np.array([erf32(x) for x in xs], np.float32)
     assert _ulps(got, exact).max() <= 1.2
     nan, inf = np.float32(np.nan), np.float32(np.inf)
     assert np.isnan(erf32(nan)) and erf32(inf) == 1.0 and erf32(-inf) == -1.0
