@@ -283,7 +283,8 @@ def _parametrized(lines: list[str], sizes: bool = False) -> tuple[list[str], lis
     return [_INT.sub(sub, line) for line in lines], values
 
 
-_HELPER_NAMES = re.compile(r"\b(rng_\w+|f32_to_bf16|bf16_to_f32|fast_(?:exp|tanh|erf)(?:32)?)\(")
+_HELPER_NAMES = re.compile(
+    r"\b(rng_\w+|f32_to_bf16|bf16_to_f32|fast_(?:exp|tanh|erf|log)(?:32)?)\(")
 # IEEE semantics (x/0 is inf or nan, as in numpy and on the GPU): numba's default
 # "python" error model tests every division for zero to raise ZeroDivisionError,
 # and that branch alone stops LLVM vectorising a loop (Adam's update ran 5x slower).

@@ -124,11 +124,12 @@ def _template(node: Node) -> str:
 def scalar_expr(node: Node, operands: list[str], template: str | None = None) -> str:
     """The op's scalar body with operand expressions in place of x0, x1, ..."""
     if template is None:
-        # libm's exp, tanh and erf stop a loop vectorising; these forms are equal
+        # libm's exp, tanh, erf and log stop a loop vectorising; these forms are equal
         # after rounding to f32 (kernels/mathfn.py)
         template = _template(node).replace("math.tanh(", "fast_tanh(")
         template = template.replace("math.exp(", "fast_exp(")
         template = template.replace("math.erf(", "fast_erf(")
+        template = template.replace("math.log(", "fast_log(")
     return _OPERAND.sub(lambda m: f"({operands[int(m.group(1))]})", template)
 
 

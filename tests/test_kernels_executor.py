@@ -642,6 +642,25 @@ def test_f32_exp_and_tanh_are_within_two_ulp(compiled: bool) -> None:
 
 
 @pytest.mark.parametrize("compiled", [False, True], ids=["python", "njit"])
+def test_fast_log_equals_libm_after_f32_rounding(compiled: bool) -> None:
+    import math
+
+    (fast_log,) = _mathfn(["fast_log"], compiled)
+    r = np.random.default_rng(9)
+    xs = np.concatenate([r.random(20000) * 10.0 ** r.integers(-45, 38, 20000),
+                         np.geomspace(0.5, 2.0, 20001),
+                         [1.4142135, 1.4142137, 0.70710677, 1.0, 2.0, 1e-45, 3.4e38]]
+                        ).astype(np.float32).astype(np.float64)
+    got = np.array([fast_log(float(x)) for x in xs]).astype(np.float32)
+    with np.errstate(divide="ignore"):  # 1e-45 rounds to 0 in f32 among the draws
+        np.testing.assert_array_equal(got, np.log(xs).astype(np.float32))
+    assert fast_log(5e-324) == math.log(5e-324)  # an f64 subnormal, scaled first
+    assert fast_log(0.0) == -math.inf and fast_log(-0.0) == -math.inf
+    assert fast_log(math.inf) == math.inf
+    assert all(math.isnan(fast_log(v)) for v in (-1.0, -math.inf, math.nan))
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["python", "njit"])
 def test_f32_erf_is_within_one_point_two_ulp(compiled: bool) -> None:
     import math
 
