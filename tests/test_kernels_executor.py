@@ -357,6 +357,36 @@ def test_views_cost_no_kernel_and_match_reference() -> None:
         np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-6, err_msg=name)
 
 
+def merged_heads_graph() -> Graph:
+    """Heads merged after a permute (a reshape no strides describe), copied alone and
+    concatenated with another such and a plain input, as attention's backward does."""
+    g = Graph("merged-heads")
+    xs = [g.input(f"x{k}", (2, 3, 4, 5)) for k in range(2)]            # (B nh T hs)
+    merged = [g.apply("reshape", g.apply("permute", x, perm=(0, 2, 1, 3)), shape=(2, 4, 15))
+              for x in xs]                                               # (B T C)
+    plain = g.input("p", (2, 4, 6))
+    g.output("copy", g.apply("exp", merged[0]))
+    g.output("cat", g.apply("concat", merged[0], plain, merged[1], axis=2))
+    g.output("cat0", g.apply("concat", merged[1], merged[0], axis=0))
+    return g
+
+
+def test_merged_heads_are_copied_by_strides_over_their_grid() -> None:
+    g = merged_heads_graph()
+    r = np.random.default_rng(5)
+    inputs = {"x0": r.standard_normal((2, 3, 4, 5)).astype(np.float32),
+              "x1": r.standard_normal((2, 3, 4, 5)).astype(np.float32),
+              "p": r.standard_normal((2, 4, 6)).astype(np.float32)}
+    compiled = kernels.compile(g)
+    got = compiled.run(inputs)
+    want = run_reference(g, inputs)
+    for name in want:
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-6, err_msg=name)
+    # the CPU loops index the grid (B T nh hs): no index is divided
+    sources = "".join(compiled.generated.kernel_sources)
+    assert "concat" in sources and " // " not in sources and " % " not in sources
+
+
 @pytest.mark.parametrize("kind", ["broadcast", "full", "reshaped-full"])
 def test_a_value_loops_inline_is_copied_before_a_later_reader_needs_it(kind: str) -> None:
     """A loop reads a broadcast (or a constant) in place; a matmul placed after
