@@ -11,8 +11,9 @@ compiles its own share meanwhile and then loads the workers' share from the cach
 kernels are compiled here, as they would have been without it.
 
 SEXPGPU_COMPILE_JOBS=n fixes the number of processes (1: all in this process); by
-default it is the number of CPUs this process may run on, at most 8, and only for
-a batch of kernels worth a worker's start-up (~0.5 s of importing numba).
+default it is SEXPGPU_NUM_THREADS (a sweep point's share of the cores) or the CPUs
+this process may run on, at most 8, and only for a batch of kernels worth a
+worker's start-up (~0.5 s of importing numba).
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ def jobs(count: int) -> int:
         return fixed
     if (env.mpi_world_size() or 1) > 1:
         return 1  # every rank compiles already (the cache is shared): the cores are taken
-    return max(1, min(env.usable_cores(), MAX_JOBS, count // MIN_PER_WORKER))
+    # thread_cap: SEXPGPU_NUM_THREADS (a sweep point's share of the cores) or the cores
+    return max(1, min(env.thread_cap(), MAX_JOBS, count // MIN_PER_WORKER))
 
 
 def compile_all(pending: Pending, on_kernel: Callable[[Any, bool], None]) -> None:
@@ -54,13 +56,19 @@ def compile_all(pending: Pending, on_kernel: Callable[[Any, bool], None]) -> Non
     cold = [item for item in pending if not _on_disk(item[0])]
     shares = _split(cold, jobs(len(cold)))
     workers = [_start(share) for share in shares[1:]]
-    for fn, signature in [item for item in pending if _on_disk(item[0])] + shares[0]:
-        on_kernel(fn, _compile(fn, signature))
-    for worker, share in zip(workers, shares[1:]):
-        _wait(worker)
-        for fn, signature in share:   # compiled by the worker: loaded from its cache files
-            _compile(fn, signature)
-            on_kernel(fn, False)
+    try:
+        for fn, signature in [item for item in pending if _on_disk(item[0])] + shares[0]:
+            on_kernel(fn, _compile(fn, signature))
+        for worker, share in zip(workers, shares[1:]):
+            _wait(worker)
+            for fn, signature in share:   # compiled by the worker: loaded from its cache
+                _compile(fn, signature)
+                on_kernel(fn, False)
+    finally:  # interrupted (SIGTERM, a failed compile): no worker outlives the run
+        for worker in workers:
+            if worker is not None and worker.poll() is None:
+                worker.kill()
+                worker.wait()
 
 
 def _compile(fn: Any, signature: tuple) -> bool:
