@@ -570,6 +570,26 @@ def test_loops_differing_only_in_offsets_share_one_function() -> None:
         np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-6, err_msg=name)
 
 
+def test_long_single_loops_of_different_sizes_share_one_function() -> None:
+    # an optimizer's update of each parameter: one loop per tensor, the same text but
+    # for its length, which is an argument when the loop is long (short ones unroll)
+    from sexpgpu.kernels.codegen import FLAT_SHARED_TRIPS
+
+    g = Graph("flat")
+    sizes = [FLAT_SHARED_TRIPS, 3 * FLAT_SHARED_TRIPS + 5, 7]
+    for k, n in enumerate(sizes):
+        x = g.input(f"x{k}", (n,))
+        g.output(f"y{k}", g.apply("tanh", g.apply("mul", x, _c(g, 0.5))))
+    compiled = kernels.compile(g)
+    assert len(_kernel_functions(compiled)) == 2       # the two long loops share one
+    assert f"range({sizes[2]})" in "".join(compiled.generated.kernel_sources)
+    r = np.random.default_rng(6)
+    inputs = {f"x{k}": r.standard_normal(n).astype(np.float32) for k, n in enumerate(sizes)}
+    got, want = compiled.run(inputs), run_reference(g, inputs)
+    for name in want:
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-6, atol=1e-7, err_msg=name)
+
+
 def test_parametrized_source_keeps_floats_exponents_bounds_and_strides() -> None:
     from sexpgpu.kernels.codegen import _parametrized
 
