@@ -88,8 +88,10 @@ def _on_disk(fn: Any) -> bool:
 
 
 def _cost(fn: Any) -> int:
-    # a kernel that calls the BLAS compiles ~3x longer (np.dot's typing and checks)
-    return 3 if "np.dot(" in inspect.getsource(fn.py_func) else 1
+    # a kernel that calls the BLAS compiles ~3x longer (np.dot's typing and checks),
+    # a parallel one ~2x (numba's parfor passes)
+    source = inspect.getsource(fn.py_func)
+    return 3 if "np.dot(" in source else 2 if "prange(" in source else 1
 
 
 def _split(pending: Pending, n: int) -> list[Pending]:
