@@ -11,7 +11,7 @@ import textwrap
 from dataclasses import dataclass, field
 
 import numpy as np
-from sexpgpu.kernels import bf16, mathfn
+from sexpgpu.kernels import bf16, mathfn, threads
 from sexpgpu.kernels.cache import module_name
 from sexpgpu.kernels.lower import KernelPlan
 from sexpgpu.kernels.memplan import MemoryPlan
@@ -352,6 +352,7 @@ def _cpu_step(codes: list[KernelCode], params: list[str],
     modules: list[str] = []
     functions: dict[str, str] = {}  # kernel module source -> local function name
     index: dict[str, dict] = {}
+    threads_asked: int | None = None  # the size class of the last blas_threads call
     for code in codes:
         parallel = _parallel(code)
         body, ints = _parametrized(_renamed(_tidy(_cpu_loops(code, parallel)), code),
@@ -365,7 +366,10 @@ def _cpu_step(codes: list[KernelCode], params: list[str],
             fname = functions[source] = f"f{code.name[1:]}"
             modules.append(source)
             imports.append(f"from {module_name(source)} import kernel as {fname}  # {ops}")
-        if code.blas_flops:  # the BLAS threads this matmul's size and the free cores allow
+        if code.blas_flops and _thread_class(code.blas_flops) != threads_asked:
+            # the BLAS threads this matmul's size and the free cores allow, asked where
+            # the size class changes (an unrolled RNN's 200 small matmuls ask once)
+            threads_asked = _thread_class(code.blas_flops)
             calls.append(f"blas_threads({code.blas_flops})")
         calls.append(f"{fname}({', '.join(code.params + ints)})")
         entry = index.setdefault(module_name(source), {"ops": [], "sites": [], "params": {}})
@@ -376,6 +380,12 @@ def _cpu_step(codes: list[KernelCode], params: list[str],
         imports.insert(0, "from sexpgpu.kernels.threads import matmul as blas_threads")
     lines = imports + ["", "", f"def step({', '.join(params)}):"]
     return lines + _indent(calls or ["pass"], 1), modules, index
+
+
+def _thread_class(flops: int) -> int:
+    """Matmuls of one class get the same BLAS threads from the policy (its answer
+    depends on the size only through flops // MIN_FLOPS_PER_THREAD)."""
+    return min(flops // threads.MIN_FLOPS_PER_THREAD, 64)
 
 
 def _note(entry: dict, code: KernelCode) -> None:

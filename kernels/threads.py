@@ -120,7 +120,8 @@ def policy() -> Policy:
 
 
 def matmul(flops: int) -> None:
-    """What a generated CPU step calls before each matmul kernel."""
+    """What a generated CPU step calls before a matmul kernel whose size class
+    differs from the previous one's (kernels.codegen `_thread_class`)."""
     policy().matmul(flops)
 
 

@@ -121,3 +121,25 @@ def test_diff_shows_runs_that_differ_only_in_threads() -> None:
                                                      {**side, "threads": fixed}))
     assert "  threads: BLAS auto (up to 2), numba 2 -> BLAS fixed (1), numba 2  (differ)" \
         in lines
+
+
+def test_the_step_asks_for_threads_where_the_matmul_size_class_changes() -> None:
+    """Small matmuls all get one thread: an unrolled loop of them asks once, and a
+    big matmul between small ones asks before it and after it."""
+    from sexpgpu import kernels
+    from sexpgpu.ir.graph import Graph
+
+    g = Graph("classes")
+    h, w = g.input("h", (4, 6)), g.input("w", (6, 6))
+    for _ in range(5):
+        h = g.apply("tanh", g.apply("matmul", h, w))
+    a, b = g.input("a", (512, 512)), g.input("b", (512, 512))   # 2^28 FLOPs: its own class
+    big = g.apply("matmul", a, b)
+    g.output("big", big)
+    g.output("h", g.apply("matmul", h, w))
+    source = kernels.compile(g).source
+    asked = [int(line.split("(")[1].rstrip(")")) for line in source.splitlines()
+             if line.strip().startswith("blas_threads(")]
+    assert [threads.MIN_FLOPS_PER_THREAD <= f for f in asked] in ([False, True, False],
+                                                                 [True, False])
+    assert source.count("\n    f") >= 7 > len(asked)   # 7 matmul calls (and the tanhs)
