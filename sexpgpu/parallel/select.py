@@ -12,7 +12,7 @@ from typing import Any
 from sexpgpu import env
 from sexpgpu.diagnostics import error
 from sexpgpu.parallel.launch import E_PROCS
-from sexpgpu.parallel.libnccl import load
+from sexpgpu.parallel.libnccl import NcclError, load
 from sexpgpu.parallel.nccl import NcclReducer
 from sexpgpu.parallel.staged import HostStaged
 
@@ -48,5 +48,11 @@ def engine(world: Any, device: str, program: Any, simulated: bool = False,
         return world
     here = nccl_here(simulated, loader)
     if choose(world, device, here) == "nccl":
-        return NcclReducer(world, here[0], program.stream_handle())
+        try:
+            return NcclReducer(world, here[0], program.stream_handle())
+        except NcclError as exc:
+            raise error(E_PROCS, f"NCCL could not start on rank {world.rank} of {world.size}",
+                        expected="a communicator of every rank's GPU", actual=str(exc),
+                        fix="NCCL_DEBUG=INFO says why; SEXPGPU_COLLECTIVE=mpi-host sums "
+                        "the gradients through host memory instead") from None
     return HostStaged(world, program.stream(), program.host_buffer)
