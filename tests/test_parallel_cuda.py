@@ -295,7 +295,7 @@ def cache(tmp_path_factory) -> str:
 @needs_mpi
 @pytest.mark.cudasim
 def test_two_cuda_processes_equal_one_with_two_microbatches(cache: str, tmp_path: Path):
-    steps = ["--set", "steps=4"]
+    steps = ["--set", "steps=4", "--diag", "grad-norm*", "--diag-every", "2"]
     two = _run(tmp_path / "two", "cuda", cache, *steps, "--procs", "2")
     one = _run(tmp_path / "one", "cuda", cache, *steps, "--set", "micro=2")
     cpu = _run(tmp_path / "cpu", "cpu", cache, *steps, "--procs", "2")
@@ -305,6 +305,12 @@ def test_two_cuda_processes_equal_one_with_two_microbatches(cache: str, tmp_path
     for reference in (one, cpu):
         for name, value in _params(reference).items():
             np.testing.assert_allclose(_params(two)[name], value, rtol=0, atol=1e-5)
+    # --diag: rank 0's first microbatch, the one process's first of two
+    for ours, theirs in zip(_events(two, "diag"), _events(one, "diag"), strict=True):
+        assert ours["step"] == theirs["step"] and ours["values"].keys() == theirs["values"].keys()
+        for name, value in theirs["values"].items():
+            assert ours["values"][name] == pytest.approx(value, rel=1e-6), name
+    assert len(_events(two, "diag")) == 2
     schema = load_schema("events")
     assert [e for e in _events(two) if errors(e, schema)] == []
     (opened,) = _events(two, "open")

@@ -73,12 +73,10 @@ def program(world: Collective, compiled: Any, plan: RunPlan, progress: Any) -> A
     if world.size == 1:
         return make_program(compiled, run.seed, device=run.device,
                             diag_every=run.diag_every, progress=progress)
-    if run.diag_every:
-        raise error(E_PROCS, f"--diag with {world.size} processes is not supported yet",
-                    expected="a run of several processes without --diag", actual="--diag",
-                    fix="run --diag in one process (docs/devices.md, \"Several processes, "
-                    "GPUs and nodes\")")
+    # --diag: rank 0 samples its first microbatch (the global batch's first of
+    # procs x microbatches pieces); the others compile no diagnostics graph
     local = make_program(compiled.data_parallel(), run.seed, device=run.device,
+                         diag_every=run.diag_every if world.rank == 0 else 0,
                          progress=progress)
     return DataParallelProgram(local, world)
 

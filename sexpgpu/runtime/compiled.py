@@ -144,20 +144,25 @@ class KernelProgram(GraphProgram):
         return self._state
 
     def train_step(self, microbatches: list[Batch], ctx: dict[str, Any]) -> dict[str, float]:
-        if self._diag is not None:
-            self._diag.before_step(microbatches[0], ctx, self._inputs)
         if self._microbatches == 1:
+            self._sample(microbatches, ctx)
             (batch,) = microbatches
             out = self._step.run(self._inputs(batch, ctx, self._step_ctx))
             return _floats(out)
         losses = self.accumulate(microbatches, ctx)
         return {**losses, **self.apply(ctx)}
 
+    def _sample(self, microbatches: list[Batch], ctx: dict[str, Any]) -> None:
+        """The diagnostics' copy of this step's inputs, before it updates them."""
+        if self._diag is not None:
+            self._diag.before_step(microbatches[0], ctx, self._inputs)
+
     def accumulate(self, microbatches: list[Batch], ctx: dict[str, Any], first: int = 0
                    ) -> dict[str, float]:
         """Forward and backward of each microbatch, the gradients added into the
         `grad/` buffers; the mean of their losses and metrics. `first`: the microstep of
         the first one (a data-parallel rank's place among all the step's microbatches)."""
+        self._sample(microbatches, ctx)
         losses: dict[str, float] = {}
         for i, batch in enumerate(microbatches):
             ctx_i = {**ctx, "microstep": first + i}
