@@ -122,6 +122,38 @@ def test_procs_must_agree_with_the_launcher(capsys, tmp_path, monkeypatch):
     assert code == 1 and "E-PROCS" in err and "--procs 4 under a launcher that started 2" in err
 
 
+MPI_VARS = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "PMIX_RANK")
+
+
+def test_srun_tasks_without_mpi_ranks_are_refused(capsys, tmp_path, monkeypatch):
+    # `srun -n 2` without --mpi=pmix: Slurm's variables, none of MPI's
+    for name in MPI_VARS:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in (("SLURM_PROCID", "1"), ("SLURM_NTASKS", "2"), ("SLURM_STEP_ID", "0"),
+                        ("SLURM_STEP_NUM_TASKS", "2")):
+        monkeypatch.setenv(name, value)
+    code, _, err = sexpgpu(capsys, "run", str(MLP), "--runs", str(tmp_path / "runs"))
+    assert code == 1 and "E-PROCS" in err and "Traceback" not in err
+    assert "srun started 2 tasks, but MPI did not give them ranks" in err
+    assert "srun --mpi=pmix -n 2" in err
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_batch_scripts_own_shell_is_one_process(monkeypatch):
+    from sexpgpu import env
+
+    # sbatch --ntasks 4: the script itself sees the allocation's SLURM_NTASKS
+    for name in ("SLURM_STEP_NUM_TASKS", "SLURM_STEP_ID"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SLURM_NTASKS", "4")
+    monkeypatch.setenv("SLURM_PROCID", "0")
+    assert env.slurm_step_tasks() is None
+    monkeypatch.setenv("SLURM_STEP_ID", "3")  # inside an srun step
+    assert env.slurm_step_tasks() == 4
+    monkeypatch.setenv("SLURM_STEP_NUM_TASKS", "1")
+    assert env.slurm_step_tasks() == 1
+
+
 # -- two processes -----------------------------------------------------------------------
 
 

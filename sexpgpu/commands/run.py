@@ -83,6 +83,7 @@ def main(argv: list[str]) -> int:
     args = usage.parse(HELP, "run", argv)
     launched = env.mpi_world_size()
     if launched is None:
+        ranks.refuse_unmanaged(env.slurm_step_tasks())  # srun -n N without PMI
         procs = _procs(args)
         if procs > 1:  # start this command N times through mpiexec, and wait for them
             return launch(argv, procs)

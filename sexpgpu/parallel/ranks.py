@@ -44,6 +44,19 @@ def join(launched: int, flag: str | None) -> Collective:
     return MpiCollective(env.collective_timeout_s())
 
 
+def refuse_unmanaged(tasks: int | None) -> None:
+    """E-PROCS for `srun -n N` (N > 1) without an MPI process manager: each task
+    would think it is alone and train the whole run into the same directory."""
+    if tasks is None or tasks < 2:
+        return
+    raise error(E_PROCS, f"srun started {tasks} tasks, but MPI did not give them ranks",
+                expected=f"the {tasks} tasks joined in one MPI world (PMIx or PMI-2)",
+                actual=f"SLURM_PROCID and {tasks} tasks, but no MPI rank variables "
+                "(PMIX_RANK, PMI_SIZE, OMPI_COMM_WORLD_SIZE)",
+                fix=f"srun --mpi=pmix -n {tasks} sexpgpu run FILE (or --mpi=pmi2; "
+                "`srun --mpi=list` shows them), or mpiexec -n N inside the allocation")
+
+
 def stop_signals(world: Collective) -> tuple[int, ...]:
     """SIGTERM and SIGINT; a rank also stops on SIGUSR1, which mpiexec forwards."""
     return STOP_SIGNALS + ((signal.SIGUSR1,) if world.size > 1 else ())
