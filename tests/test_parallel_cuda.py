@@ -204,6 +204,28 @@ def test_a_real_communicator_without_a_gpu_fails_cleanly():
         nccl.init_rank(1, nccl.unique_id(), 0)
 
 
+@pytest.mark.parametrize(("local", "gpus", "chosen"), [(5, 4, [1]), (1, 1, []), (0, 0, [])])
+def test_each_rank_takes_its_own_gpu(monkeypatch, local, gpus, chosen):
+    from sexpgpu.parallel import ranks
+
+    class FakeCuda:
+        def __init__(self) -> None:
+            self.gpus, self.selected = list(range(gpus)), []
+
+        def is_available(self) -> bool:
+            return gpus > 0
+
+        def select_device(self, index: int) -> None:
+            self.selected.append(index)
+
+    world, cuda = FakeWorld(rank=local, size=8), FakeCuda()
+    world.local_rank = lambda: local
+    monkeypatch.delenv("NUMBA_ENABLE_CUDASIM", raising=False)
+    ranks.place(world, "cuda", cuda)
+    ranks.place(world, "cpu", cuda)  # a CPU run never touches the GPUs
+    assert cuda.selected == chosen  # local rank 5 of 4 GPUs: GPU 1; one GPU: left alone
+
+
 def test_host_staged_sums_device_buckets_and_counts_the_copies():
     rng = np.random.default_rng(0)
     values = [rng.standard_normal(n).astype(np.float32) for n in (7, 1, 300)]

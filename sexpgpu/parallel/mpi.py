@@ -50,6 +50,9 @@ class MpiCollective:
         self.rank = self.comm.Get_rank()
         self.size = self.comm.Get_size()
         self.timeout_s = timeout_s
+        # the ranks sharing this machine, found now while every rank is here (later,
+        # rank 0 compiles alone while the others wait)
+        self._local_rank = self.comm.Split_type(MPI.COMM_TYPE_SHARED).Get_rank()
         self.reduce_s = 0.0  # seconds spent in allreduce_sum, for the step events
         self.broken = False
 
@@ -86,7 +89,7 @@ class MpiCollective:
 
     def local_rank(self) -> int:
         """This process's place among the ranks on its own machine (its GPU's index)."""
-        return self.comm.Split_type(self.MPI.COMM_TYPE_SHARED).Get_rank()
+        return self._local_rank
 
     def mean(self, values: dict[str, float]) -> dict[str, float]:
         names = sorted(values)

@@ -102,15 +102,15 @@ def connect(world: Collective, program: Any, device: str) -> None:
         program.engine = engine(world, device, program.program, env.cuda_simulator())
 
 
-def place(world: Collective, device: str) -> None:
+def place(world: Collective, device: str, cuda: Any = None) -> None:
     """On a machine with several GPUs, each rank on its own: the r-th local rank on
     GPU r mod count, chosen before anything touches the device (NCCL refuses two
-    ranks on one GPU; the host-staged path would share it)."""
+    ranks on one GPU; the host-staged path would share it). `cuda`: numba's."""
     if device != "cuda" or world.size == 1 or env.cuda_simulator():
         return
-    # numba-cuda: only for a CUDA run of several processes
-    from numba import cuda
-
+    if cuda is None:
+        # numba-cuda: only for a CUDA run of several processes
+        from numba import cuda
     count = len(cuda.gpus) if cuda.is_available() else 0
     if count > 1:
         cuda.select_device(world.local_rank() % count)
