@@ -1,9 +1,10 @@
 """NCCL through ctypes: the eight entry points a data-parallel step uses, from
 libnccl.so.2 as the `nvidia-nccl-cu13` wheel installs it (the `nccl` extra) or as the
-system provides it. NCCL's C API has been stable since 2.0, and a Python binding
-(CuPy, nccl4py) would add hundreds of megabytes of its own dependencies for these
-calls. The library is statically linked against the CUDA runtime: it loads, reports
-its version and makes a unique id on a machine without a GPU."""
+system provides it. NCCL's C API has been stable since 2.0; a Python binding would
+bring more than these calls need (CuPy a whole array library, nccl4py cuda-core and
+the CUTLASS DSL), and both still need this same library. libnccl is statically
+linked against the CUDA runtime: it loads, reports its version and makes a unique
+id on a machine without a GPU."""
 
 from __future__ import annotations
 
