@@ -2,7 +2,8 @@
 host-staged MPI all-reduce) gives the losses of one CUDA process taking the batch in
 two microbatches and of two CPU processes, and resumes after SIGTERM; the engine
 choice (nccl, mpi-host, mpi) with fakes; the host-staged and NCCL reducers against
-numpy sums; libnccl through ctypes where the `nvidia-nccl-cu13` wheel is installed."""
+numpy sums; libnccl through ctypes where the `nvidia-nccl-cu13` wheel is installed;
+the multi-GPU section of bench/gpu_check.py on fake runs."""
 
 from __future__ import annotations
 
@@ -376,3 +377,28 @@ def test_two_cuda_processes_stop_and_resume_identically(cache: str, tmp_path: Pa
     assert len(opens) == 2 and opens[1]["resumed_from"] == stopped
     for name, value in _params(clean).items():
         np.testing.assert_array_equal(_params(run_dir)[name], value)
+
+
+# -- bench/gpu_check.py's multi-GPU section (prepared, run where 2 GPUs are lent) ---------
+
+
+def test_the_multi_gpu_check_compares_each_engine_with_one_process(monkeypatch, capsys):
+    monkeypatch.syspath_prepend(str(ROOT / "bench"))
+    import gpu_check
+
+    def train(path, device, steps, runs, extra=(), env=None, log_every=10):
+        two = "--procs" in extra
+        collective = (env or {}).get("SEXPGPU_COLLECTIVE", "nccl") if two else None
+        return {"collective": collective, "gpu": {}, "wall_s": 1.0, "steps": {
+            s: {"loss": 2.0 + (1e-6 if two else 0.0), "step_ms": 8.0 if two else 10.0,
+                "allreduce_ms": 1.5} for s in range(1, steps + 1)}}
+
+    monkeypatch.setattr(gpu_check, "train", train)
+    rows = gpu_check.multi_gpu(20, Path("/nonexistent"))
+    assert [(r["example"], r["engine"], r["collective"]) for r in rows] == [
+        ("mnist1d-mlp", "auto", "nccl"), ("mnist1d-mlp", "mpi-host", "mpi-host"),
+        ("shakespeare-char", "auto", "nccl"), ("shakespeare-char", "mpi-host", "mpi-host")]
+    assert rows[0]["one_ms"] == 10.0 and rows[0]["two_ms"] == 8.0
+    assert rows[0]["allreduce_ms"] == 1.5 and rows[0]["max_rel"] == pytest.approx(5e-7)
+    gpu_check.print_multi(rows)
+    assert "mpi-host" in capsys.readouterr().out
