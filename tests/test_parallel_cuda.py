@@ -348,6 +348,21 @@ def test_two_cuda_processes_equal_one_with_two_microbatches(cache: str, tmp_path
 
 @needs_mpi
 @pytest.mark.cudasim
+def test_nccl_insisted_on_where_it_cannot_run_ends_every_rank_alike(cache: str,
+                                                                     tmp_path: Path):
+    runs = tmp_path / "runs"
+    done = subprocess.run(_args(runs, "cuda", "--set", "steps=2", "--procs", "2"),
+                          env={**_env(cache, True), "SEXPGPU_COLLECTIVE": "nccl"},
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, done.stderr[-3000:]
+    assert "error[E-PROCS]: SEXPGPU_COLLECTIVE=nccl, but NCCL cannot run on every rank" \
+        in done.stderr
+    assert "simulator" in done.stderr and "Traceback" not in done.stderr
+    assert not runs.exists()  # refused before the run's directory was made
+
+
+@needs_mpi
+@pytest.mark.cudasim
 @pytest.mark.slow  # ~55 s on 2 shared cores; bench/bench_parallel.py --faults runs it
 def test_two_cuda_processes_stop_and_resume_identically(cache: str, tmp_path: Path):
     fault = ["--set", "steps=24", "--checkpoint-every", "3", "--procs", "2"]
