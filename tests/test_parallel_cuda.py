@@ -111,12 +111,29 @@ class FakeNccl:
         self.calls.append(("sum", pointer, count, dtype, comm, stream))
 
 
+class FakeEvent:
+    def __init__(self, log: list) -> None:
+        self.log = log
+
+    def record(self, stream: object) -> None:
+        self.log.append(("record", self))
+
+    def elapsed_time(self, end: FakeEvent) -> float:
+        return 2.5
+
+
 class FakeProgram:
+    def __init__(self) -> None:
+        self.events: list = []
+
     def stream_handle(self) -> int:
         return 4242
 
     def stream(self) -> FakeStream:
         return FakeStream()
+
+    def event(self) -> FakeEvent:
+        return FakeEvent(self.events)
 
     def host_buffer(self, nbytes: int) -> np.ndarray:
         return np.zeros(nbytes, np.uint8)
@@ -163,8 +180,8 @@ def test_the_simulator_never_uses_nccl(monkeypatch):
 @pytest.mark.parametrize("rank", [0, 1])
 def test_nccl_is_bootstrapped_over_mpi_and_sums_on_the_step_stream(monkeypatch, rank):
     monkeypatch.delenv("SEXPGPU_COLLECTIVE", raising=False)
-    lib, world = FakeNccl(), FakeWorld(rank=rank)
-    reducer = select.engine(world, "cuda", FakeProgram(), loader=lambda: (lib, "2.23.4"))
+    lib, world, program = FakeNccl(), FakeWorld(rank=rank), FakeProgram()
+    reducer = select.engine(world, "cuda", program, loader=lambda: (lib, "2.23.4"))
     assert isinstance(reducer, NcclReducer) and reducer.name == "nccl"
     # rank 0 makes the id and broadcasts it; the others pass None and get rank 0's
     assert world.broadcasts == [b"i" * 128 if rank == 0 else None]
@@ -174,6 +191,9 @@ def test_nccl_is_bootstrapped_over_mpi_and_sums_on_the_step_stream(monkeypatch, 
     reducer.allreduce_sum(arrays)
     assert lib.calls == [("start",), ("sum", 3000, 3, "float32", 77, 4242),
                          ("sum", 5000, 5, "float32", 77, 4242), ("end",)]
+    # two events bracket the group on the stream: the step event's allreduce_ms
+    assert [e for _, e in program.events] == [reducer._start, reducer._end]
+    assert reducer.device_ms() == 2.5
 
 
 def test_nccl_that_cannot_start_is_a_coded_error(monkeypatch):
@@ -203,6 +223,42 @@ def test_a_real_communicator_without_a_gpu_fails_cleanly():
     nccl, _ = load()
     with pytest.raises(NcclError, match="ncclCommInitRank failed: NCCL error"):
         nccl.init_rank(1, nccl.unique_id(), 0)
+
+
+def test_a_step_adds_the_engines_copies_and_device_time_to_its_transfers():
+    from sexpgpu.parallel.program import DataParallelProgram
+
+    class Local:
+        def accumulate(self, microbatches, ctx, first):
+            self.first = first
+            return {"loss": 1.0}
+
+        def gradients(self):
+            return ["g"]
+
+        def apply(self, ctx):
+            return {"grad_norm": 0.5}
+
+        def transfers(self):
+            return {"h2d_bytes": 100, "d2h_bytes": 40}
+
+    class Engine:
+        name, h2d_bytes, d2h_bytes = "nccl", 0, 0
+
+        def allreduce_sum(self, arrays):
+            assert arrays == ["g"]
+            self.h2d_bytes += 8
+            self.d2h_bytes += 8
+
+        def device_ms(self):
+            return 1.25
+
+    world = FakeWorld(rank=1)
+    program = DataParallelProgram(Local(), world, Engine())
+    out = program.train_step([{"x": np.zeros(2)}, {"x": np.zeros(2)}], {"step": 0})
+    assert out == {"loss": 1.0, "grad_norm": 0.5} and program.program.first == 2
+    assert program.collective == "nccl"
+    assert program.transfers() == {"h2d_bytes": 108, "d2h_bytes": 48, "allreduce_ms": 1.25}
 
 
 @pytest.mark.parametrize(("local", "gpus", "chosen"), [(5, 4, [1]), (1, 1, []), (0, 0, [])])

@@ -49,7 +49,7 @@ def engine(world: Any, device: str, program: Any, simulated: bool = False,
     here = nccl_here(simulated, loader)
     if choose(world, device, here) == "nccl":
         try:
-            return NcclReducer(world, here[0], program.stream_handle())
+            return NcclReducer(world, here[0], program)
         except NcclError as exc:
             raise error(E_PROCS, f"NCCL could not start on rank {world.rank} of {world.size}",
                         expected="a communicator of every rank's GPU", actual=str(exc),

@@ -261,6 +261,10 @@ class DeviceProgram(GraphProgram):
         """The same stream as a CUstream pointer, for NCCL."""
         return self._be.backend().stream_handle()
 
+    def event(self) -> Any:
+        """A CUDA event that can time a stretch of the stream."""
+        return self._be.backend().event()
+
     def host_buffer(self, nbytes: int) -> np.ndarray:
         """A host buffer for copies to and from the device (page-locked on a GPU)."""
         return self._be.host_staging(nbytes)
