@@ -1,4 +1,4 @@
-"""NCCL through ctypes: the eight entry points a data-parallel step uses, from
+"""NCCL through ctypes: the seven entry points a data-parallel run uses, from
 libnccl.so.2 as the `nvidia-nccl-cu13` wheel installs it (the `nccl` extra) or as the
 system provides it. NCCL's C API has been stable since 2.0; a Python binding would
 bring more than these calls need (CuPy a whole array library, nccl4py cuda-core and
@@ -96,9 +96,6 @@ class Nccl:
     def group_end(self) -> None:
         self._check("ncclGroupEnd", self.lib.ncclGroupEnd())
 
-    def destroy(self, comm: int) -> None:
-        self._check("ncclCommDestroy", self.lib.ncclCommDestroy(ctypes.c_void_p(comm)))
-
 
 def load() -> tuple[Nccl | None, str]:
     """(the library, its version) or (None, why it cannot be used)."""
@@ -107,4 +104,3 @@ def load() -> tuple[Nccl | None, str]:
         return nccl, nccl.version()
     except (OSError, NcclError, AttributeError) as exc:
         return None, f"{type(exc).__name__}: {exc}"
-

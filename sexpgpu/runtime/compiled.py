@@ -177,7 +177,7 @@ class KernelProgram(GraphProgram):
 
     def gradients(self) -> list[np.ndarray]:
         """The accumulated gradient buffers, in one order every process shares."""
-        return [self._state[name] for name in sorted(self._state) if name.startswith("grad/")]
+        return [self._state[name] for name in gradient_names(self._state)]
 
     # -- inputs -------------------------------------------------------------------
 
@@ -190,6 +190,12 @@ class KernelProgram(GraphProgram):
             inputs[f"ctx/{name}"] = np.float32(ctx[name])
         inputs["rng/seed"] = self._seed
         return inputs
+
+
+def gradient_names(state: Any) -> list[str]:
+    """The accumulated gradients among the state's names, in the order every process
+    of a data-parallel run sums them."""
+    return sorted(name for name in state if name.startswith("grad/"))
 
 
 def _ctx_names(graph: Graph) -> list[str]:

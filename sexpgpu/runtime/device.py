@@ -24,6 +24,7 @@ from sexpgpu.runtime.compiled import (
     GraphProgram,
     _ctx_names,
     _zeros_for,
+    gradient_names,
     init_param,
 )
 from sexpgpu.runtime.health import DiagSampler
@@ -250,8 +251,7 @@ class DeviceProgram(GraphProgram):
     def gradients(self) -> list[Any]:
         """The accumulated gradients: flat device arrays, resident, in one order every
         process shares; the collective sums them in place between accumulate and apply."""
-        return [self._resident[name] for name in sorted(self._state_names)
-                if name.startswith("grad/")]
+        return [self._resident[name] for name in gradient_names(self._state_names)]
 
     def stream(self) -> Any:
         """The stream every launch of the step runs on (numba's)."""
