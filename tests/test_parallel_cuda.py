@@ -419,7 +419,7 @@ def test_nccl_insisted_on_where_it_cannot_run_ends_every_rank_alike(cache: str,
 
 @needs_mpi
 @pytest.mark.cudasim
-@pytest.mark.slow  # ~55 s on 2 shared cores; bench/bench_parallel.py --faults runs it
+@pytest.mark.slow  # ~35 s on 2 shared cores; bench/bench_parallel.py --faults runs it
 def test_two_cuda_processes_stop_and_resume_identically(cache: str, tmp_path: Path):
     fault = ["--set", "steps=24", "--checkpoint-every", "3", "--procs", "2"]
     runs = tmp_path / "runs"
