@@ -1,7 +1,8 @@
 """Data-parallel overhead on this machine: the step time of the MNIST-1D MLP and the
 char-GPT with one process and with two (`--procs 2`, the same global batch), and the
 gradient all-reduce's share of each step; `--faults` also runs the slow fault test
-(SIGTERM and a killed rank, then resume) of tests/test_parallel.py and times it.
+(SIGTERM and a killed rank, then resume) of tests/test_parallel.py, and the CUDA
+simulator's SIGTERM-and-resume test of tests/test_parallel_cuda.py, and times them.
 
     python bench/bench_parallel.py [--steps-mlp 300] [--steps-gpt 60] [--faults]
 
@@ -63,9 +64,10 @@ def measure(file: Path, procs: int, knobs: list[str], threads: int | None
 def faults() -> None:
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-m", "slow", "-p",
-                           "no:cacheprovider", str(ROOT / "tests" / "test_parallel.py")],
-                          cwd=ROOT)
-    print(f"fault test (SIGTERM -> 75, SIGKILL of rank 1 -> E-RANK-LOST, resume): "
+                           "no:cacheprovider", str(ROOT / "tests" / "test_parallel.py"),
+                           str(ROOT / "tests" / "test_parallel_cuda.py")], cwd=ROOT)
+    print(f"fault tests (SIGTERM -> 75, SIGKILL of rank 1 -> E-RANK-LOST, resume; "
+          f"the same SIGTERM and resume on CUDA in the simulator): "
           f"{'passed' if done.returncode == 0 else 'FAILED'} in "
           f"{time.perf_counter() - start:.0f} s")
 

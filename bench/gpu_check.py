@@ -11,6 +11,12 @@ the cuda extra (`pip install -e '.[cuda,bench]'`), meant to finish in under 8 mi
 2. The MNIST-1D CNN's and the char-GPT's training step, timed over --timed steps
    (synchronised at the end): SexpGPU on cuda, and where torch is importable PyTorch
    eager and torch.compile on the same GPU.
+3. Only on a machine with 2 GPUs or more (and mpiexec, mpi4py): the MLP and the
+   char-GPT on cuda in one process and in two (`--procs 2`), once with the engine
+   chosen as usual (NCCL with the `nccl` extra) and once host-staged
+   (SEXPGPU_COLLECTIVE=mpi-host): the collective each used, median step ms and
+   all-reduce ms, and the largest relative loss difference from one process. NCCL's
+   first run on hardware is this section.
 
 Prints one table; exit 1 when a run fails. This script has not run on a GPU yet (see
 docs/devices.md): its first run is the check.
@@ -44,15 +50,16 @@ def example_args(path: Path) -> list[str]:
     return []
 
 
-def train(path: Path, device: str, steps: int, runs: Path) -> dict:
+def train(path: Path, device: str, steps: int, runs: Path, extra: tuple[str, ...] = (),
+          env: dict[str, str] | None = None, log_every: int = 10) -> dict:
     """One `sexpgpu run` of `steps` steps; its step events and open event."""
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "sexpgpu", "run", str(path), "--device", device,
-         "--set", f"steps={steps}", "--log-every", "10", "--runs", str(runs / device),
-         *example_args(path)],
+         "--set", f"steps={steps}", "--log-every", str(log_every),
+         "--runs", str(runs / device), *example_args(path), *extra],
         capture_output=True, text=True, timeout=900,
-        env={**os.environ, "PYTHONPATH": str(ROOT)})
+        env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
     wall = time.perf_counter() - started
     if done.returncode != 0:
         return {"error": (done.stderr.strip().splitlines() or ["?"])[-1][:160], "wall_s": wall}
@@ -60,7 +67,8 @@ def train(path: Path, device: str, steps: int, runs: Path) -> dict:
     events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
     steps_ = {e["step"]: e for e in events if e["event"] == "step"}
     opened = next(e for e in events if e["event"] == "open")
-    return {"steps": steps_, "gpu": opened.get("gpu", {}), "wall_s": wall}
+    return {"steps": steps_, "gpu": opened.get("gpu", {}), "wall_s": wall,
+            "collective": opened.get("collective")}
 
 
 def compare(path: Path, steps: int, tmp: Path) -> dict:
@@ -159,6 +167,55 @@ def timings(timed: int, with_torch: bool) -> list[dict]:
     return rows
 
 
+# -- several GPUs ----------------------------------------------------------------------
+
+def gpu_count() -> int:
+    try:
+        listed = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True,
+                                timeout=60).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return 0
+    return sum(1 for line in listed.splitlines() if line.startswith("GPU "))
+
+
+def multi_gpu(steps: int, tmp: Path) -> list[dict]:
+    """2-process data-parallel steps against one process, per engine (NCCL as chosen,
+    then host-staged), on the MLP and the char-GPT; every step logged."""
+    rows = []
+    for path in (ROOT / "examples" / "mnist1d-mlp.sx", ROOT / "examples" / "shakespeare-char.sx"):
+        base = tmp / "multi" / path.stem
+        one = train(path, "cuda", steps, base / "one", log_every=1)
+        for label, env in (("auto", {}), ("mpi-host", {"SEXPGPU_COLLECTIVE": "mpi-host"})):
+            two = train(path, "cuda", steps, base / label, ("--procs", "2"), env, log_every=1)
+            row = {"example": path.stem, "engine": label}
+            if "error" in one or "error" in two:
+                row["error"] = one.get("error") or two.get("error")
+                rows.append(row)
+                continue
+            common = sorted(set(one["steps"]) & set(two["steps"]))[10:]  # after warm-up
+            rel = max(abs(two["steps"][s]["loss"] - one["steps"][s]["loss"])
+                      / max(abs(one["steps"][s]["loss"]), 1e-12) for s in common)
+            row.update(collective=two["collective"], max_rel=rel,
+                       one_ms=float(np.median([one["steps"][s]["step_ms"] for s in common])),
+                       two_ms=float(np.median([two["steps"][s]["step_ms"] for s in common])),
+                       allreduce_ms=float(np.median([two["steps"][s]["allreduce_ms"]
+                                                     for s in common])))
+            rows.append(row)
+    return rows
+
+
+def print_multi(rows: list[dict]) -> None:
+    print(f"\n{'2 GPUs':<18} {'engine':>9} {'collective':>10} {'1-proc ms':>10} "
+          f"{'2-proc ms':>10} {'allreduce ms':>12} {'max rel':>9}")
+    for r in rows:
+        if "error" in r:
+            print(f"{r['example']:<18} {r['engine']:>9} ERROR {r['error']}")
+            continue
+        print(f"{r['example']:<18} {r['engine']:>9} {r['collective']!s:>10} "
+              f"{r['one_ms']:>10.2f} {r['two_ms']:>10.2f} {r['allreduce_ms']:>12.3f} "
+              f"{r['max_rel']:>9.2e}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=200)
@@ -174,6 +231,7 @@ def main() -> int:
         with_torch = False
     with tempfile.TemporaryDirectory() as tmp:
         runs = [compare(path, args.steps, Path(tmp)) for path in EXAMPLES]
+        multi = multi_gpu(min(args.steps, 100), Path(tmp)) if gpu_count() >= 2 else []
     steps = timings(args.timed, with_torch)
     print(f"{'example':<18} {'cpu loss':>10} {'cuda loss':>10} {'max rel':>9} {'launch':>9} "
           f"{'matmul':>7} {'launches':>8} {'h2d B':>7} {'d2h B':>6} {'cpu s':>6} {'cuda s':>6}")
@@ -188,11 +246,16 @@ def main() -> int:
     for r in steps:
         print(f"{r['model']:<18} {r.get('sexpgpu', '-')!s:>12} {r.get('torch_eager', '-')!s:>14} "
               f"{r.get('torch_compile', '-')!s:>14}")
+    if multi:
+        print_multi(multi)
+    else:
+        print("\n2 GPUs: fewer than 2 here; the data-parallel section did not run")
     if runs and "device" in runs[0]:
         print(f"\ndevice: {runs[0].get('device')}")
     if args.json:
-        Path(args.json).write_text(json.dumps({"runs": runs, "steps": steps}, indent=1))
-    return 1 if any("error" in r for r in runs) else 0
+        Path(args.json).write_text(json.dumps({"runs": runs, "steps": steps,
+                                               "multi_gpu": multi}, indent=1))
+    return 1 if any("error" in r for r in runs + multi) else 0
 
 
 if __name__ == "__main__":

@@ -99,6 +99,23 @@ def collective_timeout_s() -> float:
     return float(os.environ.get("SEXPGPU_COLLECTIVE_TIMEOUT", "20"))
 
 
+def slurm_step_tasks() -> int | None:
+    """The tasks `srun` started this process among (SLURM_STEP_NUM_TASKS, or
+    SLURM_NTASKS inside a job step); None outside a step: a batch script's own
+    shell sees SLURM_NTASKS of the whole allocation but is one process."""
+    value = os.environ.get("SLURM_STEP_NUM_TASKS")
+    if value is None and "SLURM_STEP_ID" in os.environ:
+        value = os.environ.get("SLURM_NTASKS")
+    return int(value) if value and value.isdigit() else None
+
+
+def collective() -> str:
+    """SEXPGPU_COLLECTIVE: how a CUDA run of several processes sums its gradients:
+    `auto` (NCCL where every rank can, else host-staged MPI), `nccl` or `mpi-host`."""
+    value = os.environ.get("SEXPGPU_COLLECTIVE", "auto").strip().lower()
+    return value if value in ("nccl", "mpi-host") else "auto"
+
+
 def launch_info() -> str | None:
     """SEXPGPU_LAUNCH_INFO: set by `sexpgpu run --procs N` for its ranks; rank 0 writes
     the run directory there, so the launcher can close the run if a rank is killed."""

@@ -101,6 +101,16 @@ def test_cuda_under_numbas_simulator(tmp_path) -> None:
     assert checks["cuda"]["status"] == "ok" and "simulator" in checks["cuda"]["detail"]
     assert checks["device"] == {"name": "device", "status": "ok", "detail": "cuda"}
     assert checks["memory"]["status"] == "warn"  # the simulator has no memory figures
+    assert checks["nccl"]["status"] == "ok"  # with or without the nccl extra
+
+
+def test_nccl_is_reported_never_required() -> None:
+    missing = doctor.nccl_check(lambda: (None, "OSError: libnccl.so.2 not found"))
+    assert missing.status == "ok" and "through host memory" in missing.detail
+    assert "libnccl.so.2 not found" in missing.detail and "sexpgpu[nccl]" in missing.detail
+    lib = type("Lib", (), {"path": "/x/libnccl.so.2"})()
+    found = doctor.nccl_check(lambda: (lib, "2.32.3"))
+    assert found.status == "ok" and found.detail.startswith("NCCL 2.32.3 (/x/libnccl.so.2)")
 
 
 @pytest.mark.parametrize("load,blas,status", [(0.1, None, "ok"), (1.2, None, "ok"),

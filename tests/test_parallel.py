@@ -1,7 +1,8 @@
 """Data-parallel runs (`--procs N` over MPI): two processes give one process's losses
 and parameters; the ranks' shards are exactly its batch (with dropout and a shuffled
 loader); a killed rank ends the job with E-RANK-LOST, SIGTERM with 75, and both
-resume; the refusals (a batch that does not divide, another N, no MPI) are coded."""
+resume; `--diag` reports rank 0's sample; the refusals (a batch that does not
+divide, another N, no MPI) are coded."""
 
 from __future__ import annotations
 
@@ -121,6 +122,38 @@ def test_procs_must_agree_with_the_launcher(capsys, tmp_path, monkeypatch):
     assert code == 1 and "E-PROCS" in err and "--procs 4 under a launcher that started 2" in err
 
 
+MPI_VARS = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "PMIX_RANK")
+
+
+def test_srun_tasks_without_mpi_ranks_are_refused(capsys, tmp_path, monkeypatch):
+    # `srun -n 2` without --mpi=pmix: Slurm's variables, none of MPI's
+    for name in MPI_VARS:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in (("SLURM_PROCID", "1"), ("SLURM_NTASKS", "2"), ("SLURM_STEP_ID", "0"),
+                        ("SLURM_STEP_NUM_TASKS", "2")):
+        monkeypatch.setenv(name, value)
+    code, _, err = sexpgpu(capsys, "run", str(MLP), "--runs", str(tmp_path / "runs"))
+    assert code == 1 and "E-PROCS" in err and "Traceback" not in err
+    assert "srun started 2 tasks, but MPI did not give them ranks" in err
+    assert "srun --mpi=pmix -n 2" in err
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_batch_scripts_own_shell_is_one_process(monkeypatch):
+    from sexpgpu import env
+
+    # sbatch --ntasks 4: the script itself sees the allocation's SLURM_NTASKS
+    for name in ("SLURM_STEP_NUM_TASKS", "SLURM_STEP_ID"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SLURM_NTASKS", "4")
+    monkeypatch.setenv("SLURM_PROCID", "0")
+    assert env.slurm_step_tasks() is None
+    monkeypatch.setenv("SLURM_STEP_ID", "3")  # inside an srun step
+    assert env.slurm_step_tasks() == 4
+    monkeypatch.setenv("SLURM_STEP_NUM_TASKS", "1")
+    assert env.slurm_step_tasks() == 1
+
+
 # -- two processes -----------------------------------------------------------------------
 
 
@@ -184,6 +217,23 @@ def test_dropout_and_shuffle_shards_are_the_one_process_batch(cache: str, tmp_pa
     _close(_losses(b), _losses(a), 1e-6)
     for name, value in _params(a).items():
         np.testing.assert_allclose(_params(b)[name], value, rtol=0, atol=1e-5)
+
+
+@needs_mpi
+def test_diagnostics_of_two_processes_are_rank_0s_first_microbatch(cache: str, tmp_path: Path):
+    # rank 0 samples its first microbatch, the global batch's first of two pieces:
+    # the values one process taking the batch in two microbatches records
+    knobs = ["--set", "steps=4", "--diag", "*", "--diag-every", "2"]
+    one = _run(cache, tmp_path / "one", *knobs, "--set", "micro=2")
+    two = _run(cache, tmp_path / "two", *knobs, "--procs", "2")
+    assert one.returncode == 0 and two.returncode == 0, one.stderr + two.stderr
+    diags = [[e for e in _events(_only_run(tmp_path / side)) if e["event"] == "diag"]
+             for side in ("one", "two")]
+    assert [e["step"] for e in diags[1]] == [2, 4]
+    for a, b in zip(*diags):
+        assert a["values"].keys() == b["values"].keys() and "grad-norm" in a["values"]
+        for name, value in a["values"].items():
+            assert b["values"][name] == pytest.approx(value, rel=1e-6), name
 
 
 # -- faults ----------------------------------------------------------------------------

@@ -150,6 +150,21 @@ def ptx_check() -> Check:
                  f"{loads[0]}.{loads[1]}")
 
 
+def nccl_check(loader: Any = None) -> Check:
+    """NCCL for CUDA runs of several processes (the `nccl` extra); never a failure:
+    without it they sum gradients through host memory."""
+    if loader is None:
+        # ctypes over libnccl: only with --device cuda
+        from sexpgpu.parallel.libnccl import load as loader
+    lib, why = loader()
+    if lib is None:
+        return Check("nccl", "ok", "not installed: CUDA runs of several processes sum "
+                     "gradients through host memory over MPI (pip install 'sexpgpu[nccl]' "
+                     f"for GPU to GPU; {why})")
+    return Check("nccl", "ok", f"NCCL {why} ({lib.path}): CUDA runs of several processes "
+                 "sum gradients GPU to GPU (untested on hardware so far)")
+
+
 def disk(runs: str) -> Check:
     where = Path(runs).resolve()
     while not where.exists():  # the runs dir may not exist yet: its nearest ancestor
@@ -259,7 +274,7 @@ def main(argv: list[str]) -> int:
     cuda_check, gpu_free = cuda()
     checks += [cpus(), cuda_check, disk(args["--runs"]), cache()]
     if args["--device"] == "cuda":
-        checks.append(ptx_check())
+        checks += [ptx_check(), nccl_check()]
     if args["FILE"]:
         checks += file_checks(args["FILE"], from_docopt(args), gpu_free)
     ok = not any(c.status == "fail" for c in checks)

@@ -83,6 +83,7 @@ def main(argv: list[str]) -> int:
     args = usage.parse(HELP, "run", argv)
     launched = env.mpi_world_size()
     if launched is None:
+        ranks.refuse_unmanaged(env.slurm_step_tasks())  # srun -n N without PMI
         procs = _procs(args)
         if procs > 1:  # start this command N times through mpiexec, and wait for them
             return launch(argv, procs)
@@ -119,6 +120,7 @@ def _run(args: dict, stop: StopRequests, world: Collective) -> int:
         sys.stdout = sys.stderr = open(os.devnull, "w")  # noqa: SIM115
     plan, program, progress = ranks.compile_once(
         world, lambda: _build(args, selection, world))
+    ranks.connect(world, program, plan.run.device)
     runs = _runs_dir(args["--runs"], plan, args["--resume"], world)
     ranks.announce(world, Path(runs), plan)
     code, summary = run_training(plan, program, runs, resume=args["--resume"],
@@ -146,6 +148,7 @@ def _build(args: dict, selection: Selection, world: Collective) -> tuple:
     trackers.select(args["--log-to"])  # checked before compiling: a typo is exit 2 now
     compiled = compile_file(args["FILE"], selection, diagnostics=patterns)
     plan = run_plan(compiled)  # --device, --precision, the cadences: in plan.run
+    ranks.place(world, plan.run.device)  # each rank on its own GPU, before any is touched
     require_usable(plan.run.device)  # E-DEVICE-UNAVAILABLE before any kernel is generated
     every = cadence(args["--diag-every"], patterns, plan.run.diag_every, plan.run.log_every)
     if patterns:  # set after the plan hash was taken: the cadence does not change results

@@ -116,7 +116,9 @@ def compile_file(path: str, selection: Selection | None = None, *, trace: bool =
     if diagnostics:  # `--diag` patterns: one more graph, only for the selected names
         compiled.diagnostics = trace_diagnostics(
             tracer, exp.objective, exp.optimizer, compiled.graphs.groups,
-            compiled.fields[train_loader.name], train_loader.batch // run.microbatches,
+            # one process's first microbatch (with several, rank 0 samples its own)
+            compiled.fields[train_loader.name],
+            train_loader.batch // (run.microbatches * run.procs),
             exp.span("defobjective"), diagnostics)
     traced: set[str] = set()
     for spec in exp.evals:

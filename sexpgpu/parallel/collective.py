@@ -51,6 +51,10 @@ class Collective(Protocol):
         """Wait for every rank (`timeout_s`: longer than the step timeout, for startup)."""
         ...
 
+    def local_rank(self) -> int:
+        """This process's place among the ranks on its own machine."""
+        ...
+
     def abort(self, code: int) -> None:
         """End every process of the job with `code` (one may be gone or hang)."""
         ...
@@ -77,6 +81,9 @@ class Single:
 
     def barrier(self, timeout_s: float | None = None) -> None:
         return None
+
+    def local_rank(self) -> int:
+        return 0
 
     def abort(self, code: int) -> None:
         raise SystemExit(code)

@@ -28,7 +28,9 @@ E_PROCS = define_code(
     "`--procs N` (or `defrun :procs N`) starts N processes through the system's MPI: "
     "`mpiexec` must be on PATH and mpi4py installed (`pip install 'sexpgpu[mpi]'`; "
     "Debian/Ubuntu: `apt-get install openmpi-bin libopenmpi-dev`). Under a launcher "
-    "(`mpiexec -n N`, `srun`), `--procs` must agree with the number it started.",
+    "(`mpiexec -n N`, `srun`), `--procs` must agree with the number it started, and "
+    "`srun -n N` must give its tasks MPI ranks (`--mpi=pmix`). SEXPGPU_COLLECTIVE=nccl "
+    "needs NCCL on every rank (the `nccl` extra and a GPU).",
 )
 
 OUR_CODES = (EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_RUNTIME, EXIT_PREEMPTED)

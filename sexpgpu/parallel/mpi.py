@@ -50,6 +50,9 @@ class MpiCollective:
         self.rank = self.comm.Get_rank()
         self.size = self.comm.Get_size()
         self.timeout_s = timeout_s
+        # the ranks sharing this machine, found now while every rank is here (later,
+        # rank 0 compiles alone while the others wait)
+        self._local_rank = self.comm.Split_type(MPI.COMM_TYPE_SHARED).Get_rank()
         self.reduce_s = 0.0  # seconds spent in allreduce_sum, for the step events
         self.broken = False
 
@@ -63,20 +66,30 @@ class MpiCollective:
 
     def allreduce_sum(self, arrays: list[np.ndarray]) -> None:
         t0 = time.perf_counter()
-        pending = []
-        for group in buckets(arrays):  # all issued at once: MPI progresses them together
-            flat = np.concatenate([arrays[i].ravel() for i in group])
-            total = np.empty_like(flat)
-            pending.append((group, total,
-                            self.comm.Iallreduce(flat, total, op=self.MPI.SUM)))
-        for group, total, request in pending:
-            self._wait(request, "the gradient all-reduce")
+        groups = buckets(arrays)
+        flats = [np.concatenate([arrays[i].ravel() for i in group]) for group in groups]
+        for group, total in zip(groups, self.reduce_buckets(flats)):
             offset = 0
             for i in group:
                 n = arrays[i].size
                 arrays[i][...] = total[offset:offset + n].reshape(arrays[i].shape)
                 offset += n
         self.reduce_s += time.perf_counter() - t0
+
+    def reduce_buckets(self, flats: list[np.ndarray]) -> list[np.ndarray]:
+        """Each flat host array's sum over the ranks (new arrays), every request issued
+        at once: MPI progresses them together."""
+        pending = []
+        for flat in flats:
+            total = np.empty_like(flat)
+            pending.append((total, self.comm.Iallreduce(flat, total, op=self.MPI.SUM)))
+        for _, request in pending:
+            self._wait(request, "the gradient all-reduce")
+        return [total for total, _ in pending]
+
+    def local_rank(self) -> int:
+        """This process's place among the ranks on its own machine (its GPU's index)."""
+        return self._local_rank
 
     def mean(self, values: dict[str, float]) -> dict[str, float]:
         names = sorted(values)

@@ -18,6 +18,7 @@ from sexpgpu.exitcodes import EXIT_ERRORS, EXIT_OK, EXIT_PREEMPTED
 from sexpgpu.parallel.collective import Collective, RankEnded, Single
 from sexpgpu.parallel.launch import E_PROCS
 from sexpgpu.parallel.program import DataParallelProgram
+from sexpgpu.parallel.select import engine
 from sexpgpu.runtime import rundir
 from sexpgpu.runtime.programs import make_program
 from sexpgpu.runtime.signals import STOP_SIGNALS
@@ -41,6 +42,19 @@ def join(launched: int, flag: str | None) -> Collective:
     from sexpgpu.parallel.mpi import MpiCollective
 
     return MpiCollective(env.collective_timeout_s())
+
+
+def refuse_unmanaged(tasks: int | None) -> None:
+    """E-PROCS for `srun -n N` (N > 1) without an MPI process manager: each task
+    would think it is alone and train the whole run into the same directory."""
+    if tasks is None or tasks < 2:
+        return
+    raise error(E_PROCS, f"srun started {tasks} tasks, but MPI did not give them ranks",
+                expected=f"the {tasks} tasks joined in one MPI world (PMIx or PMI-2)",
+                actual=f"SLURM_PROCID and {tasks} tasks, but no MPI rank variables "
+                "(PMIX_RANK, PMI_SIZE, OMPI_COMM_WORLD_SIZE)",
+                fix=f"srun --mpi=pmix -n {tasks} sexpgpu run FILE (or --mpi=pmi2; "
+                "`srun --mpi=list` shows them), or mpiexec -n N inside the allocation")
 
 
 def stop_signals(world: Collective) -> tuple[int, ...]:
@@ -72,15 +86,34 @@ def program(world: Collective, compiled: Any, plan: RunPlan, progress: Any) -> A
     if world.size == 1:
         return make_program(compiled, run.seed, device=run.device,
                             diag_every=run.diag_every, progress=progress)
-    if run.device != "cpu" or run.diag_every:
-        what = "--device cuda" if run.device != "cpu" else "--diag"
-        raise error(E_PROCS, f"{what} with {world.size} processes is not supported yet",
-                    expected="a CPU run without --diag", actual=what,
-                    fix="run several processes on the CPU, or one process on the GPU "
-                    "(docs/devices.md, \"Several processes, GPUs and nodes\")")
+    # --diag: rank 0 samples its first microbatch (the global batch's first of
+    # procs x microbatches pieces); the others compile no diagnostics graph
     local = make_program(compiled.data_parallel(), run.seed, device=run.device,
+                         diag_every=run.diag_every if world.rank == 0 else 0,
                          progress=progress)
     return DataParallelProgram(local, world)
+
+
+def connect(world: Collective, program: Any, device: str) -> None:
+    """Every rank, once all have compiled: choose the engine that sums the gradients
+    (a collective itself: NCCL's unique id, the ranks' agreement) and give it to the
+    program."""
+    if isinstance(program, DataParallelProgram):
+        program.engine = engine(world, device, program.program, env.cuda_simulator())
+
+
+def place(world: Collective, device: str, cuda: Any = None) -> None:
+    """On a machine with several GPUs, each rank on its own: the r-th local rank on
+    GPU r mod count, chosen before anything touches the device (NCCL refuses two
+    ranks on one GPU; the host-staged path would share it). `cuda`: numba's."""
+    if device != "cuda" or world.size == 1 or env.cuda_simulator():
+        return
+    if cuda is None:
+        # numba-cuda: only for a CUDA run of several processes
+        from numba import cuda
+    count = len(cuda.gpus) if cuda.is_available() else 0
+    if count > 1:
+        cuda.select_device(world.local_rank() % count)
 
 
 def announce(world: Collective, runs_dir: Path, plan: RunPlan) -> None:

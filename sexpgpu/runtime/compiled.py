@@ -144,20 +144,25 @@ class KernelProgram(GraphProgram):
         return self._state
 
     def train_step(self, microbatches: list[Batch], ctx: dict[str, Any]) -> dict[str, float]:
-        if self._diag is not None:
-            self._diag.before_step(microbatches[0], ctx, self._inputs)
         if self._microbatches == 1:
+            self._sample(microbatches, ctx)
             (batch,) = microbatches
             out = self._step.run(self._inputs(batch, ctx, self._step_ctx))
             return _floats(out)
         losses = self.accumulate(microbatches, ctx)
         return {**losses, **self.apply(ctx)}
 
+    def _sample(self, microbatches: list[Batch], ctx: dict[str, Any]) -> None:
+        """The diagnostics' copy of this step's inputs, before it updates them."""
+        if self._diag is not None:
+            self._diag.before_step(microbatches[0], ctx, self._inputs)
+
     def accumulate(self, microbatches: list[Batch], ctx: dict[str, Any], first: int = 0
                    ) -> dict[str, float]:
         """Forward and backward of each microbatch, the gradients added into the
         `grad/` buffers; the mean of their losses and metrics. `first`: the microstep of
         the first one (a data-parallel rank's place among all the step's microbatches)."""
+        self._sample(microbatches, ctx)
         losses: dict[str, float] = {}
         for i, batch in enumerate(microbatches):
             ctx_i = {**ctx, "microstep": first + i}
@@ -172,7 +177,7 @@ class KernelProgram(GraphProgram):
 
     def gradients(self) -> list[np.ndarray]:
         """The accumulated gradient buffers, in one order every process shares."""
-        return [self._state[name] for name in sorted(self._state) if name.startswith("grad/")]
+        return [self._state[name] for name in gradient_names(self._state)]
 
     # -- inputs -------------------------------------------------------------------
 
@@ -185,6 +190,12 @@ class KernelProgram(GraphProgram):
             inputs[f"ctx/{name}"] = np.float32(ctx[name])
         inputs["rng/seed"] = self._seed
         return inputs
+
+
+def gradient_names(state: Any) -> list[str]:
+    """The accumulated gradients among the state's names, in the order every process
+    of a data-parallel run sums them."""
+    return sorted(name for name in state if name.startswith("grad/"))
 
 
 def _ctx_names(graph: Graph) -> list[str]:

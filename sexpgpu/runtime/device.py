@@ -24,6 +24,7 @@ from sexpgpu.runtime.compiled import (
     GraphProgram,
     _ctx_names,
     _zeros_for,
+    gradient_names,
     init_param,
 )
 from sexpgpu.runtime.health import DiagSampler
@@ -205,20 +206,68 @@ class DeviceProgram(GraphProgram):
         self._resident[name].copy_to_device(np.ascontiguousarray(array).reshape(-1))
 
     def train_step(self, microbatches: list[Batch], ctx: dict[str, Any]) -> Pending:
+        self._begin(microbatches, ctx)
+        if self._microbatches == 1:
+            (batch,) = microbatches
+            self._step.launch(self._inputs(batch, ctx, self._step_ctx))
+            return Pending(self, [(self._step, 1)])
+        self._launch_accumulate(microbatches, ctx, 0)
+        self._apply.launch(self._inputs({}, ctx, self._apply_ctx))
+        return Pending(self, [(self._accumulate, len(microbatches)), (self._apply, 1)])
+
+    def _begin(self, microbatches: list[Batch], ctx: dict[str, Any]) -> None:
+        """What every step does first: its transfer mark, the diagnostics' sample."""
         if not self._started:
             self.first_step, self._started = int(ctx["step"]), True
         self._mark = self._moved()
         if self._diag is not None:
             self._diag.before_step(microbatches[0], ctx, self._diag_inputs)
-        if self._microbatches == 1:
-            (batch,) = microbatches
-            self._step.launch(self._inputs(batch, ctx, self._step_ctx))
-            return Pending(self, [(self._step, 1)])
+
+    def _launch_accumulate(self, microbatches: list[Batch], ctx: dict[str, Any],
+                           first: int) -> None:
         self._accumulate.reset_sums()
         for i, batch in enumerate(microbatches):
-            self._accumulate.launch(self._inputs(batch, {**ctx, "microstep": i}, self._acc_ctx))
+            self._accumulate.launch(self._inputs(batch, {**ctx, "microstep": first + i},
+                                                 self._acc_ctx))
+
+    # -- a data-parallel step: accumulate, the collective, apply ------------------------
+    # the same three calls as the CPU's KernelProgram, so parallel/program.py serves both
+
+    def accumulate(self, microbatches: list[Batch], ctx: dict[str, Any], first: int = 0
+                   ) -> dict[str, float]:
+        """Forward and backward of each microbatch into the resident `grad/` arrays;
+        the mean of their losses and metrics (read now: the ranks average them)."""
+        self._begin(microbatches, ctx)
+        self._launch_accumulate(microbatches, ctx, first)
+        numbers, _ = Pending(self, [(self._accumulate, len(microbatches))]).read()
+        return numbers
+
+    def apply(self, ctx: dict[str, Any]) -> dict[str, float]:
+        """The optimizer update from the summed gradients (then zeroed), read back."""
         self._apply.launch(self._inputs({}, ctx, self._apply_ctx))
-        return Pending(self, [(self._accumulate, len(microbatches)), (self._apply, 1)])
+        numbers, _ = Pending(self, [(self._apply, 1)]).read()
+        return numbers
+
+    def gradients(self) -> list[Any]:
+        """The accumulated gradients: flat device arrays, resident, in one order every
+        process shares; the collective sums them in place between accumulate and apply."""
+        return [self._resident[name] for name in gradient_names(self._state_names)]
+
+    def stream(self) -> Any:
+        """The stream every launch of the step runs on (numba's)."""
+        return self._be.backend().stream
+
+    def stream_handle(self) -> int:
+        """The same stream as a CUstream pointer, for NCCL."""
+        return self._be.backend().stream_handle()
+
+    def event(self) -> Any:
+        """A CUDA event that can time a stretch of the stream."""
+        return self._be.backend().event()
+
+    def host_buffer(self, nbytes: int) -> np.ndarray:
+        """A host buffer for copies to and from the device (page-locked on a GPU)."""
+        return self._be.host_staging(nbytes)
 
     # -- what the loop reports ----------------------------------------------------
 

@@ -194,6 +194,8 @@ class Run:
     def _open_fields(self, resumed_from: int | None) -> dict[str, Any]:
         fields = _open_fields(self.plan, self.settings, self.plan_hash, resumed_from)
         fields["world_size"] = self.world.size
+        if self.world.size > 1:  # how the gradients are summed: mpi, mpi-host or nccl
+            fields["collective"] = getattr(self.program, "collective", self.world.name)
         if callable(getattr(self.program, "device_info", None)):
             fields["gpu"] = self.program.device_info()  # name, versions, how steps launch
         return fields
