@@ -1,8 +1,14 @@
-"""Kernels of the fused attention ops (sexpgpu/ir/ops/attention.py). The CPU loops
-go over the batch and query rows, with every inner loop over D (or E) contiguous
-so LLVM vectorises it; q, k, v and dO are read where they lie when they are
-strided views (heads split off one projection). CUDA runs one thread per output
-element, recomputing the scores it needs: simple and correct, not fast."""
+"""Kernels of the fused attention ops (sexpgpu/ir/ops/attention.py), reading q, k, v
+and dO where they lie when they are strided views (heads split off one projection).
+
+CPU: per batch entry (a head), the products are sgemm calls on f32 scratch holding
+that head's matrices, and the softmax is a vectorised loop over each row's keys;
+the (T, S) block lives in scratch for one head at a time, never in a graph buffer.
+Why BLAS and not numba loops: at the char-GPT's head (T = S = 64, D = 32) the best
+loop nest found (every inner loop a contiguous multiply-add) took 4x the time of
+the sgemms, even though these also compute the scores of keys a causal row skips.
+CUDA: one thread per output element, recomputing the scores it needs: simple and
+correct, not fast."""
 
 from __future__ import annotations
 
@@ -49,6 +55,19 @@ class _Layout:
     def store(self, x: Value, expr: str, *index: str) -> str:
         return store(self.buf(x), x.dtype, self.at(x, *index), expr)
 
+    def row(self, x: Value, row: str) -> str:
+        """Row `row` of x (its last axis) as a slice of its buffer. Why: indexed
+        by a range variable alone, LLVM knows the index is not negative and drops
+        numba's wraparound test; an offset holding an integer argument kept it, and
+        each load became a gather (the forward ran 7x slower)."""
+        view = self._view(x)
+        step = view.strides[-1] if view is not None else 1
+        start = self.at(x, row, "0")
+        n = x.shape[-1]
+        if step == 1:
+            return f"{self.buf(x)}[{start}:{start} + {n}]"
+        return f"{self.buf(x)}[{start}:{start} + {max(n - 1, 0) * step + 1}:{step}]"
+
 
 def _sizes(node: Node) -> tuple[int, int, int, int, str]:
     """T, S, D, E and the scale literal."""
@@ -62,9 +81,9 @@ def _keys(node: Node, row: str, s: int) -> str:
     return f"min({row} + 1, {s})" if node.attrs.get("causal") else str(s)
 
 
-def _queries(node: Node, key: str, t: int) -> str:
-    """The queries that see key `key`: i in range(this)."""
-    return f"{key}, {t}" if node.attrs.get("causal") else str(t)
+def _sees(node: Node, query: str, key: str) -> str:
+    """Whether query `query` sees key `key` (a condition)."""
+    return f"{key} <= {query}" if node.attrs.get("causal") else "True"
 
 
 def _nest(outer: list[tuple[str, int]], body: list[str]) -> list[str]:
@@ -73,59 +92,95 @@ def _nest(outer: list[tuple[str, int]], body: list[str]) -> list[str]:
     return lines + ["    " * len(outer) + line for line in body]
 
 
+def _indented(lines: list[str], depth: int = 1) -> list[str]:
+    return ["    " * depth + line for line in lines]
+
+
 def _dot(lay: _Layout, a: Value, ra: str, b: Value, rb: str, n: int, acc: str) -> list[str]:
     return [f"{acc} = {_F0}",
             f"for e in range({n}):",
             f"    {acc} = {acc} + {lay.load(a, ra, 'e')} * {lay.load(b, rb, 'e')}"]
 
 
-def _indented(lines: list[str], depth: int = 1) -> list[str]:
-    return ["    " * depth + line for line in lines]
+# -- CPU: sgemm per head on scratch matrices ------------------------------------------
+
+def _matrices(*arrays: tuple[str, int, int]) -> list[str]:
+    """f32 scratch `name` (flat) and its (rows, cols) matrix `name2`."""
+    lines = []
+    for name, rows, cols in arrays:
+        lines += [f"{name} = np.empty({rows * cols}, np.float32)",
+                  f"{name}2 = {name}.reshape(({rows}, {cols}))"]
+    return lines
+
+
+def _copy_in(lay: _Layout, x: Value, scratch: str) -> list[str]:
+    """This head's matrix of x into its f32 scratch, row-major."""
+    rows, cols = x.shape[-2:]
+    return [f"for j in range({rows}):",
+            f"    xj_ = {lay.row(x, 'j')}",
+            f"    for c in range({cols}):",
+            f"        {scratch}[j * {cols} + c] = {load('xj_', x.dtype, 'c')}"]
+
+
+def _copy_out(lay: _Layout, x: Value, value: str) -> list[str]:
+    """`value` (of j, c) into this head's matrix of output x."""
+    rows, cols = x.shape[-2:]
+    return [f"for j in range({rows}):",
+            f"    xj_ = {lay.row(x, 'j')}",
+            f"    for c in range({cols}):",
+            "        " + store("xj_", x.dtype, "c", value)]
+
+
+def _blas(code: KernelCode, node: Node, lines: list[str]) -> None:
+    """Give `code` its CPU sgemm form, unless a size is 0 (BLAS takes no empty
+    matrix; the per-element body then runs as loops)."""
+    t, s, d, e, _ = _sizes(node)
+    if t * s * d * e > 0:
+        code.cpu = lines
+        code.blas_flops = 2 * t * s * max(d, e)
 
 
 # -- forward ------------------------------------------------------------------------
 
 def render_attention(node: Node, names, name: str, params: list[str]) -> KernelCode:
     q, k, v = node.inputs
-    out, lse = node.outputs
     lay = _Layout(node, names)
     t, s, d, e, scale = _sizes(node)
     code = KernelCode(name, params, lay.outer + [("r", t), ("c", max(e, 1))],
                       _forward_thread(node, lay), work=prod(q.shape[:-1]) * s * (d + e))
-    code.cpu = [f"a_ = np.empty({max(e, 1)}, np.float32)"] + _nest(
-        lay.outer + [("r", t)], _forward_row(node, lay))
+    _blas(code, node, _matrices(("qs_", t, d), ("ks_", s, d), ("vs_", s, e), ("sb_", t, s),
+                                ("os_", t, e))
+          + [f"ls_ = np.empty({t}, np.float32)"]
+          + _nest(lay.outer, _copy_in(lay, q, "qs_") + _copy_in(lay, k, "ks_")
+                  + _copy_in(lay, v, "vs_") + _forward_head(node, lay)))
     return code
 
 
-def _forward_row(node: Node, lay: _Layout) -> list[str]:
-    """CPU: one query row, online softmax: the running max m_, the sum l_ of
-    e^(s - m_) and the weighted sum of values a_ rescale when the max grows."""
-    q, k, v = node.inputs
+def _forward_head(node: Node, lay: _Layout) -> list[str]:
+    """CPU: one head: scores by sgemm, each row's softmax over the keys it sees
+    (their max known before any exponential: nothing to rescale; the others get
+    weight 0), the weighted values by sgemm, divided by the rows' sums."""
     out, lse = node.outputs
     t, s, d, e, scale = _sizes(node)
+    keys = _keys(node, "r", s)
     return [
-        f"m_ = {_NEG_INF}",
-        f"l_ = {_F0}",
-        f"for c in range({e}):",
-        f"    a_[c] = {_F0}",
-        f"for j in range({_keys(node, 'r', s)}):",
-        *_indented(_dot(lay, q, "r", k, "j", d, "dt_")),
-        f"    s_ = dt_ * {scale}",
-        "    if s_ > m_:",
-        "        al_ = fast_exp32(m_ - s_)",
-        "        m_ = s_",
-        "        l_ = l_ * al_",
-        f"        for c in range({e}):",
-        "            a_[c] = a_[c] * al_",
-        # while every score so far is -inf, nothing has weight (e^(-inf - -inf) is NaN)
-        f"    p_ = fast_exp32(s_ - m_) if m_ != {_NEG_INF} else {_F0}",
-        "    l_ = l_ + p_",
-        f"    for c in range({e}):",
-        f"        a_[c] = a_[c] + p_ * {lay.load(v, 'j', 'c')}",
-        *_no_weight(),
-        f"for c in range({e}):",
-        "    " + lay.store(out, "a_[c] / l_", "r", "c"),
-        lay.store(lse, "m_ + math.log(l_)", "r"),
+        "np.dot(qs_2, ks_2.T, sb_2)",
+        f"for r in range({t}):",
+        f"    m_ = {_NEG_INF}",
+        f"    for j in range({keys}):",
+        f"        m_ = max(m_, sb_[r * {s} + j] * {scale})",
+        # a NaN score is left out of the max, but its e^(s - m) is NaN, and so the row
+        f"    l_ = {_F0}",
+        f"    for j in range({keys}):",
+        f"        p_ = fast_exp32(sb_[r * {s} + j] * {scale} - m_)",
+        f"        sb_[r * {s} + j] = p_",
+        "        l_ = l_ + p_",
+        f"    for j in range({keys}, {s}):",
+        f"        sb_[r * {s} + j] = {_F0}",
+        "    ls_[r] = l_",
+        "    " + lay.store(lse, "m_ + math.log(l_)", "r"),
+        "np.dot(sb_2, vs_2, os_2)",
+        *_copy_out(lay, out, f"os_[j * {e} + c] / ls_[j]"),
     ]
 
 
@@ -135,16 +190,16 @@ def _no_weight() -> list[str]:
 
 
 def _forward_thread(node: Node, lay: _Layout) -> list[str]:
-    """CUDA: output element (r, c): the row's max and sum, then the weighted sum of
-    column c of the values (the scores computed twice)."""
+    """CUDA: output element (r, c): the row's max and sum (online: rescaled as the
+    max grows), then the weighted sum of column c of the values (the scores
+    computed twice)."""
     q, k, v = node.inputs
     out, lse = node.outputs
     t, s, d, e, scale = _sizes(node)
-    keys = _keys(node, "r", s)
     return [
         f"m_ = {_NEG_INF}",
         f"l_ = {_F0}",
-        f"for j in range({keys}):",
+        f"for j in range({_keys(node, 'r', s)}):",
         *_indented(_dot(lay, q, "r", k, "j", d, "dt_")),
         f"    s_ = dt_ * {scale}",
         "    if s_ > m_:",
@@ -154,9 +209,11 @@ def _forward_thread(node: Node, lay: _Layout) -> list[str]:
         *_no_weight(),
         f"if c < {e}:",
         f"    acc = {_F0}",
-        f"    for j in range({keys}):",
-        *_indented(_dot(lay, q, "r", k, "j", d, "dt_"), 2),
-        f"        p_ = math.exp(dt_ * {scale} - m_) if m_ != {_NEG_INF} else {_F0}",
+        f"    for j in range({s}):",
+        f"        p_ = {_F0}",
+        f"        if {_sees(node, 'r', 'j')} and m_ != {_NEG_INF}:",
+        *_indented(_dot(lay, q, "r", k, "j", d, "dt_"), 3),
+        f"            p_ = math.exp(dt_ * {scale} - m_)",
         f"        acc = acc + p_ * {lay.load(v, 'j', 'c')}",
         "    " + lay.store(out, "acc / l_", "r", "c"),
         "if c == 0:",
@@ -167,82 +224,81 @@ def _forward_thread(node: Node, lay: _Layout) -> list[str]:
 # -- backward -----------------------------------------------------------------------
 
 def render_attention_backward(node: Node, names, name: str, params: list[str]) -> KernelCode:
-    q, k, v = node.inputs[:3]
+    q, k, v, d_out = node.inputs[:4]
+    dq, dk, dv = node.outputs
     lay = _Layout(node, names)
     t, s, d, e, scale = _sizes(node)
     outer = lay.outer + [("r", max(t, s)), ("c", max(d, e, 1))]
     code = KernelCode(name, params, outer, _backward_thread(node, lay),
                       work=prod(q.shape[:-1]) * s * (2 * d + 2 * e))
-    code.cpu = [f"g_ = np.empty({max(d, 1)}, np.float32)",
-                f"gk_ = np.empty({max(s * d, 1)}, np.float32)",
-                f"gv_ = np.empty({max(s * e, 1)}, np.float32)"] + _nest(
-        lay.outer, _backward_batch(node, lay))
+    _blas(code, node, _matrices(
+        ("qs_", t, d), ("ks_", s, d), ("vs_", s, e), ("os_", t, e), ("sb_", t, s),
+        ("db_", t, s), ("gq_", t, d), ("gk_", s, d), ("gv_", s, e))
+        + _nest(lay.outer, _copy_in(lay, q, "qs_") + _copy_in(lay, k, "ks_")
+                + _copy_in(lay, v, "vs_") + _copy_in(lay, d_out, "os_")
+                + _backward_head(node, lay)
+                + _copy_out(lay, dq, f"gq_[j * {d} + c]")
+                + _copy_out(lay, dk, f"gk_[j * {d} + c]")
+                + _copy_out(lay, dv, f"gv_[j * {e} + c]")))
     return code
 
 
-def _backward_batch(node: Node, lay: _Layout) -> list[str]:
-    """CPU: one batch entry; each visible (query r, key j) pair once: p from the
-    scores and the logsumexp, ds = p (dO_r . v_j - delta_r), then dq_r, dk_j and
-    dv_j gain their terms (dk and dv summed in f32 scratch, stored at the end)."""
-    q, k, v, d_out, lse, delta = node.inputs
-    dq, dk, dv = node.outputs
+def _backward_head(node: Node, lay: _Layout) -> list[str]:
+    """CPU: one head: scores and dP = dO v^T by sgemm; on the keys each row sees
+    p = e^(s - lse) and ds = p (dP - delta) * scale (0 on the others); then
+    dv = p^T dO, dq = ds k, dk = ds^T q by sgemm."""
+    lse, delta = node.inputs[4:]
     t, s, d, e, scale = _sizes(node)
+    keys = _keys(node, "r", s)
     return [
-        f"for x_ in range({s * d}):",
-        f"    gk_[x_] = {_F0}",
-        f"for x_ in range({s * e}):",
-        f"    gv_[x_] = {_F0}",
+        "np.dot(qs_2, ks_2.T, sb_2)",
+        "np.dot(os_2, vs_2.T, db_2)",
         f"for r in range({t}):",
-        f"    ls_ = {lay.load(lse, 'r')}",
-        f"    de_ = {lay.load(delta, 'r')}",
-        f"    for c in range({d}):",
-        f"        g_[c] = {_F0}",
-        f"    for j in range({_keys(node, 'r', s)}):",
-        *_indented(_dot(lay, q, "r", k, "j", d, "dt_"), 2),
-        f"        p_ = fast_exp32(dt_ * {scale} - ls_)",
-        *_indented(_dot(lay, d_out, "r", v, "j", e, "dp_"), 2),
-        f"        ds_ = p_ * (dp_ - de_) * {scale}",
-        f"        for c in range({e}):",
-        f"            gv_[j * {e} + c] = gv_[j * {e} + c] + p_ * {lay.load(d_out, 'r', 'c')}",
-        f"        for c in range({d}):",
-        f"            g_[c] = g_[c] + ds_ * {lay.load(k, 'j', 'c')}",
-        f"            gk_[j * {d} + c] = gk_[j * {d} + c] + ds_ * {lay.load(q, 'r', 'c')}",
-        f"    for c in range({d}):",
-        "        " + lay.store(dq, "g_[c]", "r", "c"),
-        f"for j in range({s}):",
-        f"    for c in range({d}):",
-        "        " + lay.store(dk, f"gk_[j * {d} + c]", "j", "c"),
-        f"    for c in range({e}):",
-        "        " + lay.store(dv, f"gv_[j * {e} + c]", "j", "c"),
+        f"    lr_ = {lay.load(lse, 'r')}",
+        f"    dr_ = {lay.load(delta, 'r')}",
+        f"    for j in range({keys}):",
+        f"        p_ = fast_exp32(sb_[r * {s} + j] * {scale} - lr_)",
+        f"        sb_[r * {s} + j] = p_",
+        f"        db_[r * {s} + j] = p_ * (db_[r * {s} + j] - dr_) * {scale}",
+        f"    for j in range({keys}, {s}):",
+        f"        sb_[r * {s} + j] = {_F0}",
+        f"        db_[r * {s} + j] = {_F0}",
+        "np.dot(sb_2.T, os_2, gv_2)",
+        "np.dot(db_2, ks_2, gq_2)",
+        "np.dot(db_2.T, qs_2, gk_2)",
     ]
 
 
 def _backward_thread(node: Node, lay: _Layout) -> list[str]:
-    """CUDA: element (r, c) of dq (query r), dk and dv (key r): each sums over the
-    pairs it takes part in, recomputing p and dO . v there."""
+    """CUDA: element (r, c) of dq (query r), dk and dv (key r): each sums over every
+    key (query), a pair the causal rule hides taking weight 0, recomputing p and
+    dO . v where it is seen."""
     q, k, v, d_out, lse, delta = node.inputs
     dq, dk, dv = node.outputs
     t, s, d, e, scale = _sizes(node)
 
-    def pair(qi: str, kj: str, depth: int) -> list[str]:
-        """p_ and ds_ of the pair (query qi, key kj)."""
-        return _indented(_dot(lay, q, qi, k, kj, d, "dt_")
-                         + [f"p_ = math.exp(dt_ * {scale} - {lay.load(lse, qi)})"]
-                         + _dot(lay, d_out, qi, v, kj, e, "dp_")
-                         + [f"ds_ = p_ * (dp_ - {lay.load(delta, qi)})"], depth)
+    def pair(qi: str, kj: str) -> list[str]:
+        """p_ and ds_ of the pair (query qi, key kj), both 0 where it is hidden."""
+        return [f"p_ = {_F0}",
+                f"ds_ = {_F0}",
+                f"if {_sees(node, qi, kj)}:",
+                *_indented(_dot(lay, q, qi, k, kj, d, "dt_")
+                           + [f"p_ = math.exp(dt_ * {scale} - {lay.load(lse, qi)})"]
+                           + _dot(lay, d_out, qi, v, kj, e, "dp_")
+                           + [f"ds_ = p_ * (dp_ - {lay.load(delta, qi)})"])]
 
     return [
         f"if r < {t} and c < {d}:",
         f"    acc = {_F0}",
-        f"    for j in range({_keys(node, 'r', s)}):",
-        *pair("r", "j", 2),
+        f"    for j in range({s}):",
+        *_indented(pair("r", "j"), 2),
         f"        acc = acc + ds_ * {lay.load(k, 'j', 'c')}",
         "    " + lay.store(dq, f"acc * {scale}", "r", "c"),
         f"if r < {s}:",
         f"    acc = {_F0}",
         f"    ac2 = {_F0}",
-        f"    for i in range({_queries(node, 'r', t)}):",
-        *pair("i", "r", 2),
+        f"    for i in range({t}):",
+        *_indented(pair("i", "r"), 2),
         f"        if c < {d}:",
         f"            acc = acc + ds_ * {lay.load(q, 'i', 'c')}",
         f"        if c < {e}:",

@@ -9,8 +9,8 @@ from collections.abc import Callable
 from math import prod
 
 from sexpgpu.kernels import gemm
-from sexpgpu.kernels.attention import render_attention, render_attention_backward
 from sexpgpu.kernels import views as strided
+from sexpgpu.kernels.attention import render_attention, render_attention_backward
 from sexpgpu.kernels.lower import reads_in_place
 from sexpgpu.kernels.source import (
     ERR,

@@ -2,8 +2,11 @@
 `attention` gives softmax(q k^T * scale) v and each query row's logsumexp, and
 `attention_backward` gives dq, dk, dv from them, recomputing the probabilities
 (flash-attention style: no (T, S) matrix is ever stored). With `causal`, key j is
-visible to query i when j <= i (top left, as PyTorch); keys a query cannot see take
-no part at all: not masked and exponentiated, skipped. Kernels: kernels/attention.py."""
+visible to query i when j <= i (top left, as PyTorch); a key a query cannot see gets
+weight exactly 0 without its score entering the softmax (never exponentiated), and
+the products with the values then take 0 * v, as the unfused form's masked softmax
+does (an inf or NaN value of a later key is NaN in earlier rows there too).
+Kernels: kernels/attention.py."""
 
 from __future__ import annotations
 
@@ -85,16 +88,7 @@ def _backward_infer(types: list[TensorType], attrs: dict) -> tuple[TensorType, .
     return q, k, v
 
 
-# -- references (float64, row by row over the visible keys only) --------------------------
-
-def _visible_product(a: np.ndarray, b: np.ndarray, vis: np.ndarray) -> np.ndarray:
-    """out[..., i, :] = sum over the j that row i sees of a[..., i, j] * b[..., j, :]:
-    the keys a row does not see are skipped (0 * inf would be NaN)."""
-    out = np.zeros(a.shape[:-1] + b.shape[-1:], np.result_type(a, b))
-    for i in range(a.shape[-2]):
-        out[..., i:i + 1, :] = a[..., i:i + 1, vis[i]] @ b[..., vis[i], :]
-    return out
-
+# -- references: the unfused math, in the inputs' precision ---------------------------
 
 def _floats(*arrays) -> list[np.ndarray]:
     """The arrays in one float dtype: f32 as the kernels compute (f32 overflow and
@@ -110,30 +104,30 @@ def _scores(q: np.ndarray, k: np.ndarray, causal: bool, scale: float | None):
 
 
 def attention_reference(q, k, v, causal: bool = False, scale: float | None = None):
-    """(out, logsumexp) as the unfused ops give them over the visible keys, in the
-    inputs' precision: a row
+    """(out, logsumexp) as the unfused ops give them, in the inputs' precision: a row
     whose scores are all -inf (or hold NaN or +inf) is NaN, as softmax's."""
     q, k, v = _floats(q, k, v)
     s, vis = _scores(q, k, causal, scale)
     m = np.max(np.where(vis, s, -np.inf), axis=-1, keepdims=True)
     e = np.where(vis, np.exp(s - m), 0.0)
     total = e.sum(axis=-1, keepdims=True)
-    out = _visible_product(e / total, v, vis)
+    out = np.matmul(e / total, v)
     return out, (m + np.log(total))[..., 0]
 
 
 def attention_backward_reference(q, k, v, d_out, lse, delta, causal: bool = False,
                                  scale: float | None = None):
-    """dq, dk, dv with ds = p (dO v^T - delta), p = exp(s - lse) on the visible keys."""
+    """dq, dk, dv with ds = p (dO v^T - delta), p = exp(s - lse) on the visible keys
+    and 0 on the others."""
     q, k, v, d_out, lse, delta = _floats(q, k, v, d_out, lse, delta)
     s, vis = _scores(q, k, causal, scale)
     factor = q.dtype.type(scale_of({"scale": scale}, q.shape[-1]))
     p = np.where(vis, np.exp(s - lse[..., None]), 0.0)
     dp = np.matmul(d_out, np.swapaxes(v, -1, -2))
     ds = np.where(vis, p * (dp - delta[..., None]), 0.0)
-    dq = _visible_product(ds, k, vis) * factor
-    dk = _visible_product(np.swapaxes(ds, -1, -2), q, vis.T) * factor
-    dv = _visible_product(np.swapaxes(p, -1, -2), d_out, vis.T)
+    dq = np.matmul(ds, k) * factor
+    dk = np.matmul(np.swapaxes(ds, -1, -2), q) * factor
+    dv = np.matmul(np.swapaxes(p, -1, -2), d_out)
     return dq, dk, dv
 
 
@@ -223,7 +217,8 @@ def _backward_samples(rng: np.random.Generator) -> list:
 
 def _sprinkled(rng: np.random.Generator, arrays: list, k: int) -> list:
     """The arrays with a few elements replaced by special values: every one of
-    ORDER_FREE_VALUES lands somewhere (sums here reorder: no values that overflow in one order only), each in rows of its own."""
+    ORDER_FREE_VALUES lands somewhere (the kernels reorder sums: no value whose
+    sums overflow in one order only)."""
     out = [np.array(a, dtype=np.float64, copy=True) for a in arrays]
     for n, value in enumerate(ORDER_FREE_VALUES):
         a = out[(n + k) % len(out)]
