@@ -81,6 +81,19 @@ def _keys(node: Node, row: str, s: int) -> str:
     return f"min({row} + 1, {s})" if node.attrs.get("causal") else str(s)
 
 
+# a vector of f32 lanes (AVX-512): loops over a causal row's keys run to a multiple
+# of it, so that they have no scalar remainder (8 exponentials of a 32-key row in
+# scalar code cost as much as the vectorised rest)
+LANES = 16
+
+
+def _padded(node: Node, row: str, s: int) -> str:
+    """The keys row `row` sees rounded up to whole vectors, at most S."""
+    if not node.attrs.get("causal"):
+        return str(s)
+    return f"min(({row} + {LANES}) // {LANES} * {LANES}, {s})"
+
+
 def _sees(node: Node, query: str, key: str) -> str:
     """Whether query `query` sees key `key` (a condition)."""
     return f"{key} <= {query}" if node.attrs.get("causal") else "True"
@@ -113,12 +126,23 @@ def _matrices(*arrays: tuple[str, int, int]) -> list[str]:
     return lines
 
 
+def _row_length(x: Value) -> str:
+    """The length of x's rows as a variable (_ROW_LENGTHS), for the loops over a
+    row. Why: a literal trip count made LLVM unroll such a loop into scalar moves;
+    with a variable it vectorises it."""
+    return f"nc{x.shape[-1]}_"
+
+
+def _row_lengths(*xs: Value) -> list[str]:
+    return [f"nc{n}_ = {n}" for n in sorted({x.shape[-1] for x in xs})]
+
+
 def _copy_in(lay: _Layout, x: Value, scratch: str) -> list[str]:
     """This head's matrix of x into its f32 scratch, row-major."""
     rows, cols = x.shape[-2:]
     return [f"for j in range({rows}):",
             f"    xj_ = {lay.row(x, 'j')}",
-            f"    for c in range({cols}):",
+            f"    for c in range({_row_length(x)}):",
             f"        {scratch}[j * {cols} + c] = {load('xj_', x.dtype, 'c')}"]
 
 
@@ -127,7 +151,7 @@ def _copy_out(lay: _Layout, x: Value, value: str) -> list[str]:
     rows, cols = x.shape[-2:]
     return [f"for j in range({rows}):",
             f"    xj_ = {lay.row(x, 'j')}",
-            f"    for c in range({cols}):",
+            f"    for c in range({_row_length(x)}):",
             "        " + store("xj_", x.dtype, "c", value)]
 
 
@@ -148,8 +172,8 @@ def render_attention(node: Node, names, name: str, params: list[str]) -> KernelC
     t, s, d, e, scale = _sizes(node)
     code = KernelCode(name, params, lay.outer + [("r", t), ("c", max(e, 1))],
                       _forward_thread(node, lay), work=prod(q.shape[:-1]) * s * (d + e))
-    _blas(code, node, _matrices(("qs_", t, d), ("ks_", s, d), ("vs_", s, e), ("sb_", t, s),
-                                ("os_", t, e))
+    _blas(code, node, _row_lengths(q, k, v) + _matrices(
+        ("qs_", t, d), ("ks_", s, d), ("vs_", s, e), ("sb_", t, s), ("os_", t, e))
           + [f"ls_ = np.empty({t}, np.float32)"]
           + _nest(lay.outer, _copy_in(lay, q, "qs_") + _copy_in(lay, k, "ks_")
                   + _copy_in(lay, v, "vs_") + _forward_head(node, lay)))
@@ -162,7 +186,7 @@ def _forward_head(node: Node, lay: _Layout) -> list[str]:
     weight 0), the weighted values by sgemm, divided by the rows' sums."""
     out, lse = node.outputs
     t, s, d, e, scale = _sizes(node)
-    keys = _keys(node, "r", s)
+    keys, padded = _keys(node, "r", s), _padded(node, "r", s)
     return [
         "np.dot(qs_2, ks_2.T, sb_2)",
         f"for r in range({t}):",
@@ -170,18 +194,24 @@ def _forward_head(node: Node, lay: _Layout) -> list[str]:
         f"    for j in range({keys}):",
         f"        m_ = max(m_, sb_[r * {s} + j] * {scale})",
         # a NaN score is left out of the max, but its e^(s - m) is NaN, and so the row
+        f"    for j in range({padded}):",
+        f"        sb_[r * {s} + j] = fast_exp32(sb_[r * {s} + j] * {scale} - m_)",
+        *_hidden_zero(keys, s, "sb_"),
         f"    l_ = {_F0}",
-        f"    for j in range({keys}):",
-        f"        p_ = fast_exp32(sb_[r * {s} + j] * {scale} - m_)",
-        f"        sb_[r * {s} + j] = p_",
-        "        l_ = l_ + p_",
-        f"    for j in range({keys}, {s}):",
-        f"        sb_[r * {s} + j] = {_F0}",
+        f"    for j in range({padded}):",
+        f"        l_ = l_ + sb_[r * {s} + j]",
         "    ls_[r] = l_",
         "    " + lay.store(lse, "m_ + math.log(l_)", "r"),
         "np.dot(sb_2, vs_2, os_2)",
         *_copy_out(lay, out, f"os_[j * {e} + c] / ls_[j]"),
     ]
+
+
+def _hidden_zero(keys: str, s: int, *rows: str) -> list[str]:
+    """Weight 0 for the keys row r does not see (their scores were computed by the
+    sgemm, and maybe exponentiated with the row's last vector, never used)."""
+    return [f"    for j in range({keys}, {s}):"] + [
+        f"        {row}[r * {s} + j] = {_F0}" for row in rows]
 
 
 def _no_weight() -> list[str]:
@@ -231,7 +261,7 @@ def render_attention_backward(node: Node, names, name: str, params: list[str]) -
     outer = lay.outer + [("r", max(t, s)), ("c", max(d, e, 1))]
     code = KernelCode(name, params, outer, _backward_thread(node, lay),
                       work=prod(q.shape[:-1]) * s * (2 * d + 2 * e))
-    _blas(code, node, _matrices(
+    _blas(code, node, _row_lengths(q, k, v) + _matrices(
         ("qs_", t, d), ("ks_", s, d), ("vs_", s, e), ("os_", t, e), ("sb_", t, s),
         ("db_", t, s), ("gq_", t, d), ("gk_", s, d), ("gv_", s, e))
         + _nest(lay.outer, _copy_in(lay, q, "qs_") + _copy_in(lay, k, "ks_")
@@ -249,20 +279,18 @@ def _backward_head(node: Node, lay: _Layout) -> list[str]:
     dv = p^T dO, dq = ds k, dk = ds^T q by sgemm."""
     lse, delta = node.inputs[4:]
     t, s, d, e, scale = _sizes(node)
-    keys = _keys(node, "r", s)
+    keys, padded = _keys(node, "r", s), _padded(node, "r", s)
     return [
         "np.dot(qs_2, ks_2.T, sb_2)",
         "np.dot(os_2, vs_2.T, db_2)",
         f"for r in range({t}):",
         f"    lr_ = {lay.load(lse, 'r')}",
         f"    dr_ = {lay.load(delta, 'r')}",
-        f"    for j in range({keys}):",
+        f"    for j in range({padded}):",
         f"        p_ = fast_exp32(sb_[r * {s} + j] * {scale} - lr_)",
         f"        sb_[r * {s} + j] = p_",
         f"        db_[r * {s} + j] = p_ * (db_[r * {s} + j] - dr_) * {scale}",
-        f"    for j in range({keys}, {s}):",
-        f"        sb_[r * {s} + j] = {_F0}",
-        f"        db_[r * {s} + j] = {_F0}",
+        *_hidden_zero(keys, s, "sb_", "db_"),
         "np.dot(sb_2.T, os_2, gv_2)",
         "np.dot(db_2, ks_2, gq_2)",
         "np.dot(db_2.T, qs_2, gk_2)",
