@@ -254,14 +254,14 @@ def _forward_thread(node: Node, lay: _Layout) -> list[str]:
 # -- backward -----------------------------------------------------------------------
 
 def render_attention_backward(node: Node, names, name: str, params: list[str]) -> KernelCode:
-    q, k, v, d_out = node.inputs[:4]
+    q, k, v, out, d_out = node.inputs[:5]
     dq, dk, dv = node.outputs
     lay = _Layout(node, names)
     t, s, d, e, scale = _sizes(node)
     outer = lay.outer + [("r", max(t, s)), ("c", max(d, e, 1))]
     code = KernelCode(name, params, outer, _backward_thread(node, lay),
                       work=prod(q.shape[:-1]) * s * (2 * d + 2 * e))
-    _blas(code, node, _row_lengths(q, k, v) + _matrices(
+    _blas(code, node, _row_lengths(q, k, v, out) + _matrices(
         ("qs_", t, d), ("ks_", s, d), ("vs_", s, e), ("os_", t, e), ("sb_", t, s),
         ("db_", t, s), ("gq_", t, d), ("gk_", s, d), ("gv_", s, e))
         + _nest(lay.outer, _copy_in(lay, q, "qs_") + _copy_in(lay, k, "ks_")
@@ -275,9 +275,10 @@ def render_attention_backward(node: Node, names, name: str, params: list[str]) -
 
 def _backward_head(node: Node, lay: _Layout) -> list[str]:
     """CPU: one head: scores and dP = dO v^T by sgemm; on the keys each row sees
-    p = e^(s - lse) and ds = p (dP - delta) * scale (0 on the others); then
+    p = e^(s - lse) and ds = p (dP - delta) * scale (0 on the others), delta =
+    rowsum(dO * O) - dlse; then
     dv = p^T dO, dq = ds k, dk = ds^T q by sgemm."""
-    lse, delta = node.inputs[4:]
+    out, d_out, lse, d_lse = node.inputs[3:]
     t, s, d, e, scale = _sizes(node)
     keys, padded = _keys(node, "r", s), _padded(node, "r", s)
     return [
@@ -285,7 +286,10 @@ def _backward_head(node: Node, lay: _Layout) -> list[str]:
         "np.dot(os_2, vs_2.T, db_2)",
         f"for r in range({t}):",
         f"    lr_ = {lay.load(lse, 'r')}",
-        f"    dr_ = {lay.load(delta, 'r')}",
+        f"    xr_ = {lay.row(out, 'r')}",
+        f"    dr_ = -{lay.load(d_lse, 'r')}",
+        f"    for c in range({_row_length(out)}):",
+        f"        dr_ = dr_ + os_[r * {e} + c] * {load('xr_', out.dtype, 'c')}",
         f"    for j in range({padded}):",
         f"        p_ = fast_exp32(sb_[r * {s} + j] * {scale} - lr_)",
         f"        sb_[r * {s} + j] = p_",
@@ -301,7 +305,7 @@ def _backward_thread(node: Node, lay: _Layout) -> list[str]:
     """CUDA: element (r, c) of dq (query r), dk and dv (key r): each sums over every
     key (query), a pair the causal rule hides taking weight 0, recomputing p and
     dO . v where it is seen."""
-    q, k, v, d_out, lse, delta = node.inputs
+    q, k, v, out, d_out, lse, d_lse = node.inputs
     dq, dk, dv = node.outputs
     t, s, d, e, scale = _sizes(node)
 
@@ -313,7 +317,8 @@ def _backward_thread(node: Node, lay: _Layout) -> list[str]:
                 *_indented(_dot(lay, q, qi, k, kj, d, "dt_")
                            + [f"p_ = math.exp(dt_ * {scale} - {lay.load(lse, qi)})"]
                            + _dot(lay, d_out, qi, v, kj, e, "dp_")
-                           + [f"ds_ = p_ * (dp_ - {lay.load(delta, qi)})"])]
+                           + _dot(lay, d_out, qi, out, qi, e, "de_")
+                           + [f"ds_ = p_ * (dp_ - de_ + {lay.load(d_lse, qi)})"])]
 
     return [
         f"if r < {t} and c < {d}:",

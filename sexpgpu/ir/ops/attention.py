@@ -66,7 +66,7 @@ def _check_qkv(q: TensorType, k: TensorType, v: TensorType) -> None:
 
 
 def _rows(q: TensorType) -> TensorType:
-    """A value per query row (logsumexp, delta), always f32."""
+    """A value per query row (the logsumexp and its cotangent), always f32."""
     return TensorType(q.shape[:-1], "f32")
 
 
@@ -77,11 +77,12 @@ def _attention_infer(types: list[TensorType], attrs: dict) -> tuple[TensorType, 
 
 
 def _backward_infer(types: list[TensorType], attrs: dict) -> tuple[TensorType, ...]:
-    q, k, v, d_out, lse, delta = types
+    q, k, v, out, d_out, lse, d_lse = types
     _check_qkv(q, k, v)
     want = TensorType(q.shape[:-1] + v.shape[-1:], q.dtype)
-    for t, row, name in ((d_out, want, "the output's cotangent"),
-                         (lse, _rows(q), "the logsumexp"), (delta, _rows(q), "the row deltas")):
+    for t, row, name in ((out, want, "the output"), (d_out, want, "the output's cotangent"),
+                         (lse, _rows(q), "the logsumexp"),
+                         (d_lse, _rows(q), "the logsumexp's cotangent")):
         if t.shape != row.shape or t.dtype != row.dtype:
             raise ShapeRuleError(f"{name} does not fit the queries", expected=str(row),
                                  actual=str(t))
@@ -115,11 +116,13 @@ def attention_reference(q, k, v, causal: bool = False, scale: float | None = Non
     return out, (m + np.log(total))[..., 0]
 
 
-def attention_backward_reference(q, k, v, d_out, lse, delta, causal: bool = False,
+def attention_backward_reference(q, k, v, out, d_out, lse, d_lse, causal: bool = False,
                                  scale: float | None = None):
     """dq, dk, dv with ds = p (dO v^T - delta), p = exp(s - lse) on the visible keys
-    and 0 on the others."""
-    q, k, v, d_out, lse, delta = _floats(q, k, v, d_out, lse, delta)
+    and 0 on the others, delta = rowsum(dO * O) - dlse (a cotangent of the
+    logsumexp adds p * dlse to ds)."""
+    q, k, v, out, d_out, lse, d_lse = _floats(q, k, v, out, d_out, lse, d_lse)
+    delta = (d_out * out).sum(axis=-1) - d_lse
     s, vis = _scores(q, k, causal, scale)
     factor = q.dtype.type(scale_of({"scale": scale}, q.shape[-1]))
     p = np.where(vis, np.exp(s - lse[..., None]), 0.0)
@@ -144,19 +147,17 @@ def _attention_vjp(g, node, cts):
     if d_out is None and d_lse is None:
         return [None, None, None]
     d_out = build.zeros_like(g, out) if d_out is None else d_out
-    # D_i = rowsum(dO * O); a cotangent of the logsumexp adds p * dlse to ds, the
-    # same as taking it off D_i
-    delta = g.apply("sum", g.apply("mul", _f32(g, d_out), _f32(g, out)), axes=(-1,),
-                    keepdims=False)
-    if d_lse is not None:
-        delta = g.apply("sub", delta, d_lse)
-    dq, dk, dv = g.apply("attention_backward", q, k, v, d_out, lse, delta, **node.attrs)
+    d_lse = build.zeros_like(g, lse) if d_lse is None else d_lse
+    dq, dk, dv = g.apply("attention_backward", q, k, v, out, d_out, lse, d_lse,
+                         **node.attrs)
     return [dq, dk, dv]
 
 
-def _unfused_backward(g, q, k, v, d_out, lse, delta, causal=False, scale=None):
+def _unfused_backward(g, q, k, v, out, d_out, lse, d_lse, causal=False, scale=None):
     """attention_backward from primitives (matmuls, exp, where): what its own VJP
     differentiates."""
+    delta = g.apply("sub", g.apply("sum", g.apply("mul", _f32(g, d_out), _f32(g, out)),
+                                   axes=(-1,), keepdims=False), d_lse)
     factor = build.scalar(g, scale_of({"scale": scale}, q.shape[-1]), q.dtype)
     s = g.apply("mul", g.apply("matmul", q, transpose(g, k)), factor)
     if causal:
@@ -210,8 +211,7 @@ def _backward_samples(rng: np.random.Generator) -> list:
     for (q, k, v), attrs in _attention_samples(rng):
         o, lse = attention_reference(q, k, v, **attrs)
         d_out = values(rng, o.shape)
-        delta = (d_out * o).sum(axis=-1) + 0.1 * values(rng, lse.shape)
-        out.append(([q, k, v, d_out, lse, delta], attrs))
+        out.append(([q, k, v, o, d_out, lse, 0.1 * values(rng, lse.shape)], attrs))
     return out
 
 
@@ -252,8 +252,9 @@ OPS.append(OpDef(
 OPS.append(OpDef(
     "attention_backward", _backward_infer, attention_backward_reference, _backward_vjp,
     kind="opaque", samples=_backward_samples, args=_ARGS,
-    inputs=("q", "k", "v", "d_out", "lse", "delta"), integers="reject",
+    inputs=("q", "k", "v", "out", "d_out", "lse", "d_lse"), integers="reject",
     reached=("attention",),
     extra={"reorders_sums": True, "specials": _specials(_backward_samples)},
-    doc="attention's VJP: dq, dk, dv from the logsumexp and delta = rowsum(dO * O), "
+    doc="attention's VJP: dq, dk, dv from the output, the logsumexp and their "
+        "cotangents (delta = rowsum(dO * O) - dlse per row), "
         "recomputing the probabilities; its own VJP is the unfused form's"))
