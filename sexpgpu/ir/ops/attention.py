@@ -244,7 +244,8 @@ OPS.append(OpDef(
     samples=_attention_samples, args=_ARGS, inputs=("q", "k", "v"),
     lisp=("scaled-dot-product-attention",), function="scaled_dot_product_attention",
     integers="reject", build=_sdpa,
-    extra={"reorders_sums": True, "specials": _specials(_attention_samples)},
+    extra={"reorders_sums": True, "specials": _specials(_attention_samples),
+           "f32_outputs": (1,)},
     doc="softmax(q k^T * scale) v over (..., T, D) (..., S, D) (..., S, E), scale "
         "1/sqrt(D) by default; causal: query i sees keys j <= i. One fused kernel "
         "(online softmax, no (T, S) matrix); also gives the rows' logsumexp"))
@@ -254,7 +255,8 @@ OPS.append(OpDef(
     kind="opaque", samples=_backward_samples, args=_ARGS,
     inputs=("q", "k", "v", "out", "d_out", "lse", "d_lse"), integers="reject",
     reached=("attention",),
-    extra={"reorders_sums": True, "specials": _specials(_backward_samples)},
+    extra={"reorders_sums": True, "specials": _specials(_backward_samples),
+           "f32_inputs": (5, 6)},
     doc="attention's VJP: dq, dk, dv from the output, the logsumexp and their "
         "cotangents (delta = rowsum(dO * O) - dlse per row), "
         "recomputing the probabilities; its own VJP is the unfused form's"))
