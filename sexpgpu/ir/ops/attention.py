@@ -16,6 +16,7 @@ import numpy as np
 
 from sexpgpu.ir import build
 from sexpgpu.ir.build import transpose, unsqueeze
+from sexpgpu.ir.ops._define import composite
 from sexpgpu.ir.ops._sampling import ORDER_FREE_VALUES, values
 from sexpgpu.ir.ops.opdef import Arg, OpDef
 from sexpgpu.ir.shapes import ShapeRuleError, fmt, require_float, same_dtype
@@ -241,22 +242,32 @@ def _sdpa(g, q, k, v, causal=False, scale=None):
 
 OPS.append(OpDef(
     "attention", _attention_infer, attention_reference, _attention_vjp, kind="opaque",
-    samples=_attention_samples, args=_ARGS, inputs=("q", "k", "v"),
-    lisp=("scaled-dot-product-attention",), function="scaled_dot_product_attention",
-    integers="reject", build=_sdpa,
+    samples=_attention_samples, args=_ARGS, inputs=("q", "k", "v"), integers="reject",
+    reached=("scaled_dot_product_attention",),
     extra={"reorders_sums": True, "specials": _specials(_attention_samples),
            "f32_outputs": (1,)},
-    doc="softmax(q k^T * scale) v over (..., T, D) (..., S, D) (..., S, E), scale "
-        "1/sqrt(D) by default; causal: query i sees keys j <= i. One fused kernel "
-        "(online softmax, no (T, S) matrix); also gives the rows' logsumexp"))
+    doc="softmax(q k^T * scale) v and each query row's logsumexp (two results), for "
+        "(..., T, D) (..., S, D) (..., S, E); one kernel, no (T, S) matrix stored"))
 
 OPS.append(OpDef(
     "attention_backward", _backward_infer, attention_backward_reference, _backward_vjp,
     kind="opaque", samples=_backward_samples, args=_ARGS,
     inputs=("q", "k", "v", "out", "d_out", "lse", "d_lse"), integers="reject",
-    reached=("attention",),
+    reached=("scaled_dot_product_attention",),
     extra={"reorders_sums": True, "specials": _specials(_backward_samples),
            "f32_inputs": (5, 6)},
     doc="attention's VJP: dq, dk, dv from the output, the logsumexp and their "
         "cotangents (delta = rowsum(dO * O) - dlse per row), "
         "recomputing the probabilities; its own VJP is the unfused form's"))
+
+composite(OPS, "scaled_dot_product_attention", _sdpa,
+          lambda q, k, v, causal=False, scale=None: attention_reference(q, k, v, causal,
+                                                                        scale)[0],
+          inputs=("q", "k", "v"), args=_ARGS, method=None,
+          function="scaled_dot_product_attention", integers="reject",
+          samples=_attention_samples,
+          extra={"reorders_sums": True, "specials": _specials(_attention_samples)},
+          doc="PyTorch's F.scaled_dot_product_attention: softmax(q k^T * scale) v over "
+              "(..., T, D) (..., S, D) (..., S, E), scale 1/sqrt(D) by default; causal: "
+              "query i sees keys j <= i. One fused op forward and one backward (no (T, S) "
+              "matrix stored): the GPT's attention (nn:causal-self-attention)")
