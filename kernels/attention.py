@@ -59,7 +59,7 @@ class _Layout:
         """Row `row` of x (its last axis) as a slice of its buffer. Why: indexed
         by a range variable alone, LLVM knows the index is not negative and drops
         numba's wraparound test; an offset holding an integer argument kept it, and
-        each load became a gather (the forward ran 7x slower)."""
+        the loads of a vectorised loop became gathers."""
         view = self._view(x)
         step = view.strides[-1] if view is not None else 1
         start = self.at(x, row, "0")
@@ -127,9 +127,9 @@ def _matrices(*arrays: tuple[str, int, int]) -> list[str]:
 
 
 def _row_length(x: Value) -> str:
-    """The length of x's rows as a variable (_ROW_LENGTHS), for the loops over a
-    row. Why: a literal trip count made LLVM unroll such a loop into scalar moves;
-    with a variable it vectorises it."""
+    """The length of x's rows as a variable (set by _row_lengths), for the loops
+    over a row. Why: a literal trip count made LLVM unroll such a loop into scalar
+    moves; with a variable it vectorises it."""
     return f"nc{x.shape[-1]}_"
 
 
