@@ -14,6 +14,7 @@ from sexpgpu.autodiff.grad import grad
 
 from sexpgpu import kernels
 from sexpgpu.contract.compile import compile_file
+from sexpgpu.contract.plan import graph_summary
 from sexpgpu.ir import build
 from sexpgpu.ir.graph import Graph
 from sexpgpu.ir.precision import lower_precision
@@ -94,6 +95,13 @@ def test_bf16_step_runs_the_fused_kernels() -> None:
         np.testing.assert_allclose(got[key], want[key], rtol=1e-2, atol=1e-2, err_msg=key)
         scale = np.abs(exact[key]).max()
         assert np.abs(got[key] - exact[key]).max() < 0.05 * scale, key
+
+
+def test_flop_count_is_the_unfused_products_and_the_recomputed_scores() -> None:
+    """contract.plan counts the fused ops' sgemms: the unfused form's, plus the
+    backward's second q k^T."""
+    fused, unfused = (graph_summary(_graph(f))["flops"]["matmul"] for f in (True, False))
+    assert fused == unfused + 2 * B * H * T * T * D
 
 
 def _ops(graph: Graph) -> set[str]:
