@@ -4,7 +4,8 @@ script starts itself (and always stops), so the slowdowns sit side by side.
 
 Run: `python bench/bench_loaded.py [--models mlp gpt] [--seconds 8] [--busy 4]
 [--json F]`. Each phase runs steps for at most `--seconds` (at least 5 steps) and
-reports the mean step time (the descheduled steps are the point, so no median);
+reports the mean step time (the descheduled steps are the point, so no median), the
+CPU time per step (how much it grew under load) and the CPU share the process got;
 whole run bounded by models x backends x 2 phases x seconds plus compile time.
 PyTorch runs with torch.set_num_threads = the usable cores, its default; SexpGPU with
 its default thread policy (kernels/threads.py) unless SEXPGPU_BLAS_THREADS is set.
@@ -43,27 +44,35 @@ def busy_processes(count: int, limit_s: float) -> Iterator[None]:
             proc.wait()
 
 
-def mean_step_s(step: Callable[[], float], seconds: float) -> tuple[float, int]:
-    """Mean wall seconds per step over at most `seconds` (at least MIN_STEPS steps)."""
-    start = time.perf_counter()
+def mean_step_s(step: Callable[[], float], seconds: float) -> tuple[float, float, int]:
+    """Mean wall and CPU seconds (this process, all its threads) per step over at most
+    `seconds` (at least MIN_STEPS steps)."""
+    start, cpu = time.perf_counter(), time.process_time()
     done = 0
     while done < MIN_STEPS or time.perf_counter() - start < seconds:
         step()
         done += 1
         if time.perf_counter() - start > 4 * seconds:  # a collapsed step: stop early
             break
-    return (time.perf_counter() - start) / done, done
+    return ((time.perf_counter() - start) / done, (time.process_time() - cpu) / done, done)
 
 
 def measure(model: str, backend: str, seconds: float, busy: int) -> dict[str, float]:
+    """Quiet and loaded: wall and CPU time per step, and the CPU share (CPU seconds
+    per wall second) the scheduler gave. A step whose CPU time stays the same under
+    load slows by the share alone, the fair share of the cores; one whose CPU time
+    grows (threads spinning at a barrier, descheduled mid-sgemm) slows beyond it."""
     step = bs.sexpgpu_step(model) if backend == "sexpgpu" else bs.torch_step(model, False)
     for _ in range(bs.WARMUP_CALLS):
         step()
-    quiet, n_quiet = mean_step_s(step, seconds)
+    quiet, quiet_cpu, n_quiet = mean_step_s(step, seconds)
     with busy_processes(busy, limit_s=6 * seconds + 30):
-        loaded, n_loaded = mean_step_s(step, seconds)
+        loaded, loaded_cpu, n_loaded = mean_step_s(step, seconds)
     return {"quiet_ms": quiet * 1e3, "loaded_ms": loaded * 1e3,
-            "slowdown": loaded / quiet, "steps": [n_quiet, n_loaded]}
+            "slowdown": loaded / quiet, "cpu_quiet_ms": quiet_cpu * 1e3,
+            "cpu_loaded_ms": loaded_cpu * 1e3, "cpu_growth": loaded_cpu / quiet_cpu,
+            "share_quiet": quiet_cpu / quiet, "share_loaded": loaded_cpu / loaded,
+            "steps": [n_quiet, n_loaded]}
 
 
 def main() -> int:
@@ -86,7 +95,9 @@ def main() -> int:
                                                           args.busy)
             print(f"{model:4} {backend:12} quiet {row['quiet_ms']:8.3f} ms  loaded "
                   f"{row['loaded_ms']:8.3f} ms  slowdown {row['slowdown']:5.2f}x  "
-                  f"(steps {row['steps'][0]}, {row['steps'][1]})", flush=True)
+                  f"CPU/step x{row['cpu_growth']:.2f}  CPU share {row['share_quiet']:.2f}"
+                  f" -> {row['share_loaded']:.2f}  (steps {row['steps'][0]}, "
+                  f"{row['steps'][1]})", flush=True)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump({"cores": cores, "busy": args.busy, "results": results}, fh, indent=1)

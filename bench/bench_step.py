@@ -27,12 +27,20 @@ torch = pytest.importorskip("torch", reason="the PyTorch side needs `pip install
 import torch_models as tm  # noqa: E402  (bench/ is on sys.path under pytest)
 
 ROOT = Path(__file__).resolve().parent.parent
-MODELS = ("logreg", "mlp", "cnn", "gru", "gpt")
+MODELS = ("logreg", "mlp", "cnn", "gru", "lstm", "lstm-cell", "lstm-prim", "gpt")
 BACKENDS = ("torch-eager", "torch-compile", "sexpgpu")
-ROUNDS = {"logreg": 200, "mlp": 200, "cnn": 100, "gru": 30, "gpt": 30}
-EXAMPLES = {"logreg": "mnist1d-logreg.sx", "mlp": "mnist1d-mlp.sx", "cnn": "mnist1d-cnn.sx",
-            "gru": "mnist1d-gru.sx", "gpt": "shakespeare-char.sx"}
-SELECTIONS: dict[str, dict[str, Any]] = {"gpt": {"data": str(tm.SHAKESPEARE)}}
+ROUNDS = {"logreg": 200, "mlp": 200, "cnn": 100, "gru": 30, "lstm": 30, "lstm-cell": 30,
+          "lstm-prim": 30, "gpt": 30}
+EXAMPLES = {"logreg": "examples/mnist1d-logreg.sx", "mlp": "examples/mnist1d-mlp.sx",
+            "cnn": "examples/mnist1d-cnn.sx", "gru": "examples/mnist1d-gru.sx",
+            "lstm": "bench/models/mnist1d-lstm.sx", "lstm-cell": "bench/models/mnist1d-lstm.sx",
+            "lstm-prim": "bench/models/mnist1d-lstm.sx", "gpt": "examples/shakespeare-char.sx"}
+# the three LSTM rows are the same model written three ways (bench/models/mnist1d-lstm.sx);
+# PyTorch runs nn.LSTM for each
+SELECTIONS: dict[str, dict[str, Any]] = {"gpt": {"data": str(tm.SHAKESPEARE)},
+                                         "lstm-cell": {"cell": ":cell"},
+                                         "lstm-prim": {"cell": ":primitives"}}
+TORCH_MODEL = {"lstm-cell": "lstm", "lstm-prim": "lstm"}
 WARMUP_CALLS = 3  # before timing: torch.compile compiles here, numba kernels load here
 
 Step = Callable[[], float]
@@ -79,7 +87,7 @@ def torch_step(model: str, compiled: bool) -> Step:
     """One training step closure (bench/torch_models.training_step) on the benchmark's
     batch, returning the loss as a float."""
     batch = {k: torch.from_numpy(v) for k, v in batch_for(model).items()}
-    step = tm.training_step(model, batch["x"], batch["y"], compiled)
+    step = tm.training_step(TORCH_MODEL.get(model, model), batch["x"], batch["y"], compiled)
     return lambda: step().item()
 
 
@@ -91,7 +99,7 @@ def sexpgpu_step(model: str) -> Step:
     """`program.train_step([batch], ctx)` of the compiled example (sexpgpu.api.load_program)."""
     from sexpgpu.api import load_program
 
-    _, program = load_program(str(ROOT / "examples" / EXAMPLES[model]),
+    _, program = load_program(str(ROOT / EXAMPLES[model]),
                               selection=dict(SELECTIONS.get(model, {})))
     batch = batch_for(model)
     rows = len(batch["y"])
@@ -168,7 +176,7 @@ def gpt_step_flops() -> int:
     from sexpgpu.contract.plan import graph_summary
     from sexpgpu.selection import Selection
 
-    compiled = compile_file(str(ROOT / "examples" / EXAMPLES["gpt"]),
+    compiled = compile_file(str(ROOT / EXAMPLES["gpt"]),
                             Selection.from_args([f"{k}={v}" for k, v in SELECTIONS["gpt"].items()]))
     return int(graph_summary(compiled.graphs.step)["flops"]["total"])
 

@@ -99,11 +99,26 @@ class GRUBase(nn.Module):
         return self.linear(output.reshape(output.shape[0], -1))  # (B, 10)
 
 
+class LSTMBase(nn.Module):
+    """An LSTM (6 units, one direction) over the 40 samples; all hidden states -> 10
+    (bench/models/mnist1d-lstm.sx in PyTorch)."""
+
+    def __init__(self, output_size: int = 10, hidden_size: int = 6, time_steps: int = 40):
+        super().__init__()
+        self.lstm = nn.LSTM(input_size=1, hidden_size=hidden_size, batch_first=True)
+        self.linear = nn.Linear(hidden_size * time_steps, output_size)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        output, _ = self.lstm(x.view(*x.shape[:2], 1))  # (B, 40, 6), zero initial state
+        return self.linear(output.reshape(output.shape[0], -1))  # (B, 10)
+
+
 MNIST1D_MODELS = {
     "logreg": lambda: LinearBase(40, 10),
     "mlp": lambda: MLPBase(40, 10, hidden_size=256),
     "cnn": lambda: ConvBase(10),
     "gru": lambda: GRUBase(1, 10),
+    "lstm": lambda: LSTMBase(10),
 }
 
 

@@ -12,8 +12,9 @@ Modules, in pipeline order:
     codegen     the step module, and one cached module per distinct kernel text
     cache       the on-disk module cache, imported under stable module names
     executor    `compile(graph)` and `CompiledGraph.run(inputs)`: the entry point
+    compile_pool  kernels compiled ahead of their first call, by several processes
     blas        the thread count of the OpenBLAS behind `np.dot` in CPU kernels
-    mathfn      vectorisable `exp` and `tanh`, copied into kernel modules
+    mathfn      vectorisable `exp`, `tanh` and `erf`, copied into kernel modules
     bf16        bf16 stored as uint16: scalar conversions for kernels, numpy ones
     rng         the counter-based RNG: the same bits from numpy, njit and CUDA
     demo        an MLP training step and its numpy baseline, for tests and benches

@@ -25,6 +25,9 @@ from sexpgpu.ir import rng
 # between serial kernels cost 2-7 ms per call on a loaded 2-core box: the GPT's
 # AdamW updates of 65536 elements took 7 ms in prange, 0.3 ms serial)
 PARALLEL_WORK = 1 << 26
+# a single loop this long takes its trip count as an argument (see `_flat`); short
+# ones keep it literal, for LLVM to unroll (the GRU's loops of 6 ran 2x slower)
+FLAT_SHARED_TRIPS = 1024
 
 
 @dataclass
@@ -265,17 +268,21 @@ _KEPT_INTS = ("0", "1")
 _MAX_PARAM_INT = 1 << 62
 
 
-def _parametrized(lines: list[str], sizes: bool = False) -> tuple[list[str], list[str]]:
+def _parametrized(lines: list[str], sizes: bool = False,
+                  flat: bool = False) -> tuple[list[str], list[str]]:
     """The lines with their integer offsets (and, with `sizes`, their trip counts
-    and strides too) replaced by arguments n0, n1, ... and those literals'
-    values: loops that differ only there (an unrolled RNN's time steps, a
-    transformer's layers) then have the same text and share one function."""
+    and strides too; with `flat`, the trip count of the first line's loop)
+    replaced by arguments n0, n1, ... and those literals' values: loops that
+    differ only there (an unrolled RNN's time steps, a transformer's layers, the
+    optimizer's update of each parameter) then have the same text and share one
+    function."""
     values: list[str] = []
 
     def sub(m: re.Match) -> str:
         text = m.group(0)
+        kept = not sizes and _KEPT_AFTER.search(m.string, 0, m.start())
         if text in _KEPT_INTS or int(text) >= _MAX_PARAM_INT \
-                or (not sizes and _KEPT_AFTER.search(m.string, 0, m.start())):
+                or (kept and not (flat and m.string is lines[0])):
             return text
         values.append(text)
         return f"n{len(values) - 1}"
@@ -283,7 +290,16 @@ def _parametrized(lines: list[str], sizes: bool = False) -> tuple[list[str], lis
     return [_INT.sub(sub, line) for line in lines], values
 
 
-_HELPER_NAMES = re.compile(r"\b(rng_\w+|f32_to_bf16|bf16_to_f32|fast_(?:exp|tanh|erf)(?:32)?)\(")
+def _flat(code: KernelCode) -> bool:
+    """A single loop over a long row-major range (an elementwise op on whole
+    tensors, the optimizer's update): its trip count can be an argument at no
+    cost (LLVM vectorises a runtime count with a remainder loop), so such loops
+    on tensors of different sizes share one compiled function."""
+    return code.cpu is None and len(code.outer) == 1 and code.outer[0][1] >= FLAT_SHARED_TRIPS
+
+
+_HELPER_NAMES = re.compile(
+    r"\b(rng_\w+|f32_to_bf16|bf16_to_f32|fast_(?:exp|tanh|erf|log)(?:32)?)\(")
 # IEEE semantics (x/0 is inf or nan, as in numpy and on the GPU): numba's default
 # "python" error model tests every division for zero to raise ZeroDivisionError,
 # and that branch alone stops LLVM vectorising a loop (Adam's update ran 5x slower).
@@ -339,7 +355,7 @@ def _cpu_step(codes: list[KernelCode], params: list[str],
     for code in codes:
         parallel = _parallel(code)
         body, ints = _parametrized(_renamed(_tidy(_cpu_loops(code, parallel)), code),
-                                   code.sizes_as_args)
+                                   code.sizes_as_args, _flat(code))
         decorator = _NJIT + (", parallel=True)" if parallel else ")")
         args = _positional(code) + [f"n{i}" for i in range(len(ints))]
         ops = ", ".join(dict.fromkeys(c.split(" at ")[0] for c in code.comment))

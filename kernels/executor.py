@@ -12,6 +12,7 @@ import numba
 import numpy as np
 from numba.core.dispatcher import Dispatcher
 from numba.core.errors import NumbaPerformanceWarning
+from sexpgpu.kernels import compile_pool
 from sexpgpu.kernels.bf16 import from_bf16
 from sexpgpu.kernels.cache import load_module, module_path
 from sexpgpu.kernels.cache import record as record_index
@@ -161,37 +162,46 @@ def kernel_functions(compiled: CompiledGraph) -> dict[str, Any]:
             if isinstance(fn, Dispatcher)}
 
 
-def warm(compiled: CompiledGraph, on_kernel: Any = None) -> None:
-    """Compile (or load from numba's disk cache) every kernel of `compiled` for the
-    argument types `run` passes, running none of them, so the first step does not pay
-    for it. `on_kernel(module_name, cached)` is called as each one is ready: the caller
-    shows progress (this package prints nothing). A kernel ready before is skipped."""
+def warm(graphs: list[CompiledGraph], on_kernel: Any = None) -> None:
+    """Compile (or load from numba's disk cache) every kernel of `graphs` for the
+    argument types their `run` passes, running none of them, so the first step does
+    not pay for it; kernels not in the cache are compiled by several processes
+    (kernels/compile_pool.py). `on_kernel(module_name, cached)` is called as each one
+    is ready: the caller shows progress (this package prints nothing). A kernel ready
+    before is skipped."""
+    pending = list(dict.fromkeys(call for compiled in graphs for call in _kernel_calls(compiled)))
+    report = on_kernel or (lambda name, cached: None)
+    compile_pool.compile_all(pending, lambda fn, cached: report(fn.py_func.__module__, cached))
+
+
+def _kernel_calls(compiled: CompiledGraph) -> list[tuple[Any, tuple]]:
+    """(dispatcher, argument types) of every kernel call of `compiled`'s step not
+    compiled yet, found by running the step with the kernels replaced by recorders
+    (only its copies run)."""
     functions = kernel_functions(compiled)
     if not functions:
-        return
+        return []
     scratch = [np.zeros(max(1, prod(spec.value.shape)), spec.dtype)
                for spec in compiled._inputs]  # what _prepare gives: flat, writable
     namespace = vars(compiled.module)
     originals = {name: fn for name, fn in namespace.items()
                  if getattr(fn, "py_func", None) is not None and fn in functions.values()}
+    calls: list[tuple[Any, tuple]] = []
 
-    def ahead_of(fn: Any) -> Any:
-        def compile_only(*args: Any) -> None:
+    def recorder(fn: Any) -> Any:
+        def record(*args: Any) -> None:
             signature = tuple(numba.typeof(a) for a in args)
-            if signature in fn.overloads:
-                return
-            hits = sum(fn.stats.cache_hits.values())
-            fn.compile(signature)
-            if on_kernel is not None:
-                on_kernel(fn.py_func.__module__, sum(fn.stats.cache_hits.values()) > hits)
-        return compile_only
+            if signature not in fn.overloads and (fn, signature) not in calls:
+                calls.append((fn, signature))
+        return record
 
     try:
         for name, fn in originals.items():
-            namespace[name] = ahead_of(fn)
-        compiled._step(*scratch, *compiled._fixed, *compiled._errs)  # only its copies run
+            namespace[name] = recorder(fn)
+        compiled._step(*scratch, *compiled._fixed, *compiled._errs)
     finally:
         namespace.update(originals)
+    return calls
 
 
 # -- one op at a time, for experiments ---------------------------------------------------

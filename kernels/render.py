@@ -124,11 +124,12 @@ def _template(node: Node) -> str:
 def scalar_expr(node: Node, operands: list[str], template: str | None = None) -> str:
     """The op's scalar body with operand expressions in place of x0, x1, ..."""
     if template is None:
-        # libm's exp, tanh and erf stop a loop vectorising; these forms are equal
+        # libm's exp, tanh, erf and log stop a loop vectorising; these forms are equal
         # after rounding to f32 (kernels/mathfn.py)
         template = _template(node).replace("math.tanh(", "fast_tanh(")
         template = template.replace("math.exp(", "fast_exp(")
         template = template.replace("math.erf(", "fast_erf(")
+        template = template.replace("math.log(", "fast_log(")
     return _OPERAND.sub(lambda m: f"({operands[int(m.group(1))]})", template)
 
 
@@ -138,14 +139,14 @@ _INT_LITERAL = re.compile(r"(?<![\w.])\d+(?![\w.])")
 
 def _f32_template(node: Node, out: Value) -> str | None:
     """The body in f32 arithmetic, for an op whose operands and result are f32 and
-    whose body uses only float literals, exp and tanh (gelu, sigmoid, silu, exp,
-    tanh): literals as f32 constants, exp and tanh by their f32 helpers. As in
+    whose body uses only float literals, exp, tanh and erf (gelu, sigmoid, silu, exp,
+    tanh, erf): literals as f32 constants, exp, tanh and erf by their f32 helpers. As in
     PyTorch, such an op is then a few f32 ulp from the exact result instead of
     one rounding from an f64 evaluation, and its loop runs 16 lanes instead of 8."""
     if out.dtype != "f32" or any(v.dtype != "f32" for v in node.inputs):
         return None
     body = _template(node).replace("math.exp(", "fast_exp32(")
-    body = body.replace("math.tanh(", "fast_tanh32(")
+    body = body.replace("math.tanh(", "fast_tanh32(").replace("math.erf(", "fast_erf32(")
     if "math." in body or "fast_" not in body \
             or _INT_LITERAL.search(_FLOAT_LITERAL.sub("", body)):
         return None

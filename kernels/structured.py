@@ -74,10 +74,22 @@ def render_view_copy(node: Node, view: View, names, name: str,
     """A strided view copied into its own buffer: one kernel for a chain of slices,
     permutes and reshapes."""
     out = node.outputs[0]
-    index = [f"i{d}" for d in range(len(out.shape))]
-    return _elementwise(node, name, params, [
-        store(names.buf(out), out.dtype, "lin",
-              load(names.buf(view.root), out.dtype, view.at(index)))])
+    if view.grid is None:
+        index = [f"i{d}" for d in range(len(out.shape))]
+        return _elementwise(node, name, params, [
+            store(names.buf(out), out.dtype, "lin",
+                  load(names.buf(view.root), out.dtype, view.at(index)))])
+    # a reshape no strides describe (heads merged after a permute): `out` is the
+    # strided grid row-major, so a loop over the grid's axes writes it in order and
+    # reads it by strides, where a loop over `out`'s axes divides every index
+    index = [f"i{d}" for d in range(len(view.grid))]
+    lin = affine(list(zip(index, strides(view.grid))))
+    at = affine(list(zip(index, view.strides)), view.offset)
+    return KernelCode(name, params, list(zip(index, view.grid)) or [("i_", 1)],
+                      [f"lin = {lin}",
+                       store(names.buf(out), out.dtype, "lin",
+                             load(names.buf(view.root), out.dtype, at))],
+                      work=prod(out.shape))
 
 
 @renderer("permute", "slice")
@@ -125,16 +137,31 @@ def _concat(node, names, name, params):
         lines += [f"{keyword} i{ax} < {start + x.shape[ax]}:",
                   "    " + store(names.buf(out), out.dtype, "lin", load(buf, x.dtype, offset))]
         # CPU: one loop nest per input over its own elements (no test per element)
-        own = [f"i{d}" for d in range(len(x.shape))]
-        src, at = _located(names, x, own)
-        to = affine(list(zip(own, out_at)), start * out_at[ax])
-        cpu += ["    " * d + f"for i{d} in range({n}):" for d, n in enumerate(x.shape)]
-        cpu.append("    " * len(x.shape) + store(names.buf(out), out.dtype, to,
-                                                  load(src, x.dtype, at)))
+        loops, src, at, to = _concat_part(names, x, out_at, start * out_at[ax])
+        cpu += ["    " * d + f"for {i} in range({n}):" for d, (i, n) in enumerate(loops)]
+        cpu.append("    " * len(loops) + store(names.buf(out), out.dtype, to,
+                                               load(src, x.dtype, at)))
         start += x.shape[ax]
     code = _elementwise(node, name, params, lines)
     code.cpu = cpu
     return code
+
+
+def _concat_part(names, x: Value, out_at: tuple[int, ...], base: int):
+    """One concat input's CPU loop nest: (loops, buffer, read offset, write offset).
+    An input that merges the axes of a strided grid (heads merged after a permute)
+    is looped over the grid, so no index is divided; any other over its own axes."""
+    view = names.program.view(x)
+    groups = strided.merged_axes(x.shape, view.grid) if view and view.grid else None
+    if groups is None:
+        own = [f"i{d}" for d in range(len(x.shape))]
+        src, at = _located(names, x, own)
+        return list(zip(own, x.shape)), src, at, affine(list(zip(own, out_at)), base)
+    index = [f"i{g}" for g in range(len(view.grid))]
+    terms = [(index[g], stride * inner) for group, stride in zip(groups, out_at)
+             for g, inner in zip(group, strides(tuple(view.grid[g] for g in group)))]
+    return (list(zip(index, view.grid)), names.buf(view.root),
+            affine(list(zip(index, view.strides)), view.offset), affine(terms, base))
 
 
 # -- indexed ops: the index rule of ir/ops/indexing.py -----------------------------

@@ -46,6 +46,24 @@ class View:
         return affine(terms, self.offset)
 
 
+def merged_axes(shape: tuple[int, ...], grid: tuple[int, ...]) -> list[list[int]] | None:
+    """For each axis of `shape`, the run of `grid`'s axes it merges (row-major), or
+    None when `shape` splits a grid axis: then `shape`'s index is not affine in the
+    grid's and a loop over the grid cannot address it."""
+    groups: list[list[int]] = []
+    g = 0
+    for size in shape:
+        group, covered = [], 1
+        while g < len(grid) and (covered < size or (grid[g] == 1 and not group)):
+            group.append(g)
+            covered *= grid[g]
+            g += 1
+        if covered != size:
+            return None
+        groups.append(group)
+    return groups if g == len(grid) else None
+
+
 def whole(value: Value, root: Value) -> View:
     """`value` read row-major from `root`'s buffer (itself, or what it reshapes)."""
     return View(root, 0, value.shape, c_strides(value.shape))

@@ -74,6 +74,13 @@ def num_threads() -> int | None:
     return int(value) if value else None
 
 
+def compile_jobs() -> int | None:
+    """SEXPGPU_COMPILE_JOBS: processes that compile a run's kernels when they are not
+    in the cache (kernels/compile_pool.py); 1 compiles them all in this process."""
+    value = os.environ.get("SEXPGPU_COMPILE_JOBS")
+    return max(1, int(value)) if value else None
+
+
 def mpi_world_size() -> int | None:
     """The number of processes an MPI launcher started this one among (mpiexec of Open
     MPI or MPICH, srun), read from the variables it sets; None when none did."""

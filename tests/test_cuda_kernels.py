@@ -49,6 +49,13 @@ else:
     def _f32(rng, *shape):
         return rng.standard_normal(shape).astype(np.float32)
 
+    def test_merged_heads_copied_over_their_grid() -> None:
+        from test_kernels_executor import merged_heads_graph
+
+        r = np.random.default_rng(6)
+        inputs = {"x0": _f32(r, 2, 3, 4, 5), "x1": _f32(r, 2, 3, 4, 5), "p": _f32(r, 2, 4, 6)}
+        _agree(merged_heads_graph(), inputs, exact=("cat", "cat0"))
+
     def test_rows_softmax_layer_norm_cross_entropy() -> None:
         g = Graph("rows")
         x = g.input("x", (5, 40))

@@ -357,6 +357,36 @@ def test_views_cost_no_kernel_and_match_reference() -> None:
         np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-6, err_msg=name)
 
 
+def merged_heads_graph() -> Graph:
+    """Heads merged after a permute (a reshape no strides describe), copied alone and
+    concatenated with another such and a plain input, as attention's backward does."""
+    g = Graph("merged-heads")
+    xs = [g.input(f"x{k}", (2, 3, 4, 5)) for k in range(2)]            # (B nh T hs)
+    merged = [g.apply("reshape", g.apply("permute", x, perm=(0, 2, 1, 3)), shape=(2, 4, 15))
+              for x in xs]                                               # (B T C)
+    plain = g.input("p", (2, 4, 6))
+    g.output("copy", g.apply("exp", merged[0]))
+    g.output("cat", g.apply("concat", merged[0], plain, merged[1], axis=2))
+    g.output("cat0", g.apply("concat", merged[1], merged[0], axis=0))
+    return g
+
+
+def test_merged_heads_are_copied_by_strides_over_their_grid() -> None:
+    g = merged_heads_graph()
+    r = np.random.default_rng(5)
+    inputs = {"x0": r.standard_normal((2, 3, 4, 5)).astype(np.float32),
+              "x1": r.standard_normal((2, 3, 4, 5)).astype(np.float32),
+              "p": r.standard_normal((2, 4, 6)).astype(np.float32)}
+    compiled = kernels.compile(g)
+    got = compiled.run(inputs)
+    want = run_reference(g, inputs)
+    for name in want:
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-6, err_msg=name)
+    # the CPU loops index the grid (B T nh hs): no index is divided
+    sources = "".join(compiled.generated.kernel_sources)
+    assert "concat" in sources and " // " not in sources and " % " not in sources
+
+
 @pytest.mark.parametrize("kind", ["broadcast", "full", "reshaped-full"])
 def test_a_value_loops_inline_is_copied_before_a_later_reader_needs_it(kind: str) -> None:
     """A loop reads a broadcast (or a constant) in place; a matmul placed after
@@ -540,6 +570,26 @@ def test_loops_differing_only_in_offsets_share_one_function() -> None:
         np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-6, err_msg=name)
 
 
+def test_long_single_loops_of_different_sizes_share_one_function() -> None:
+    # an optimizer's update of each parameter: one loop per tensor, the same text but
+    # for its length, which is an argument when the loop is long (short ones unroll)
+    from sexpgpu.kernels.codegen import FLAT_SHARED_TRIPS
+
+    g = Graph("flat")
+    sizes = [FLAT_SHARED_TRIPS, 3 * FLAT_SHARED_TRIPS + 5, 7]
+    for k, n in enumerate(sizes):
+        x = g.input(f"x{k}", (n,))
+        g.output(f"y{k}", g.apply("tanh", g.apply("mul", x, _c(g, 0.5))))
+    compiled = kernels.compile(g)
+    assert len(_kernel_functions(compiled)) == 2       # the two long loops share one
+    assert f"range({sizes[2]})" in "".join(compiled.generated.kernel_sources)
+    r = np.random.default_rng(6)
+    inputs = {f"x{k}": r.standard_normal(n).astype(np.float32) for k, n in enumerate(sizes)}
+    got, want = compiled.run(inputs), run_reference(g, inputs)
+    for name in want:
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-6, atol=1e-7, err_msg=name)
+
+
 def test_parametrized_source_keeps_floats_exponents_bounds_and_strides() -> None:
     from sexpgpu.kernels.codegen import _parametrized
 
@@ -639,6 +689,44 @@ def test_f32_exp_and_tanh_are_within_two_ulp(compiled: bool) -> None:
         assert exp32(-inf) == 0.0 and exp32(inf) == inf and tanh32(-inf) == -1.0
         assert np.signbit(tanh32(np.float32(-0.0)))
     assert _ulps(got, exact).max() <= 2.0
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["python", "njit"])
+def test_fast_log_equals_libm_after_f32_rounding(compiled: bool) -> None:
+    import math
+
+    (fast_log,) = _mathfn(["fast_log"], compiled)
+    r = np.random.default_rng(9)
+    xs = np.concatenate([r.random(20000) * 10.0 ** r.integers(-45, 38, 20000),
+                         np.geomspace(0.5, 2.0, 20001),
+                         [1.4142135, 1.4142137, 0.70710677, 1.0, 2.0, 1e-45, 3.4e38]]
+                        ).astype(np.float32).astype(np.float64)
+    got = np.array([fast_log(float(x)) for x in xs]).astype(np.float32)
+    with np.errstate(divide="ignore"):  # 1e-45 rounds to 0 in f32 among the draws
+        np.testing.assert_array_equal(got, np.log(xs).astype(np.float32))
+    assert fast_log(5e-324) == math.log(5e-324)  # an f64 subnormal, scaled first
+    assert fast_log(0.0) == -math.inf and fast_log(-0.0) == -math.inf
+    assert fast_log(math.inf) == math.inf
+    assert all(math.isnan(fast_log(v)) for v in (-1.0, -math.inf, math.nan))
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["python", "njit"])
+def test_f32_erf_is_within_one_point_two_ulp(compiled: bool) -> None:
+    import math
+
+    (erf32,) = _mathfn(["fast_exp32", "fast_erf32"], compiled)[1:]
+    r = np.random.default_rng(8)
+    xs = np.concatenate([np.linspace(-6.0, 6.0, 40001), r.standard_normal(10000),
+                         r.uniform(0.9, 0.95, 5000), np.geomspace(1e-38, 1.0, 2000),
+                         [0.921875, 0.92187506, 3.92, 4.0, 1e30]]).astype(np.float32)
+    xs = np.concatenate([xs, -xs])
+    exact = np.array([math.erf(float(x)) for x in xs])
+    with np.errstate(over="ignore"):  # the Python form squares 1e30 in f32
+        got = np.array([erf32(x) for x in xs], np.float32)
+    assert _ulps(got, exact).max() <= 1.2
+    nan, inf = np.float32(np.nan), np.float32(np.inf)
+    assert np.isnan(erf32(nan)) and erf32(inf) == 1.0 and erf32(-inf) == -1.0
+    assert np.signbit(erf32(np.float32(-0.0)))
 
 
 @pytest.mark.parametrize("compiled", [False, True], ids=["python", "njit"])

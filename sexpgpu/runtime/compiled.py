@@ -131,8 +131,7 @@ class KernelProgram(GraphProgram):
                 if self._progress is not None:
                     self._progress.kernel(len(ready), total, cached)
 
-        for g in graphs:
-            executor.warm(g, on_kernel)
+        executor.warm(graphs, on_kernel)
         if self._progress is not None:
             self._progress.compiled()
 

@@ -1,0 +1,92 @@
+"""Kernels compiled by several processes (kernels/compile_pool.py): a worker's share
+is compiled into numba's disk cache and loaded from it here, the results are those
+of compiling everything in one process, and a failed worker costs only time."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numba
+import pytest
+from sexpgpu.kernels import compile_pool
+
+ROOT = Path(__file__).resolve().parent.parent
+
+SCRIPT = textwrap.dedent("""
+    import json, subprocess, sys
+    from sexpgpu.kernels import compile_pool, demo, executor
+    if sys.argv[1] == "broken":   # every worker exits at once, compiling nothing
+        compile_pool._start = lambda share: subprocess.Popen(
+            [sys.executable, "-c", "raise SystemExit(3)"], stdin=subprocess.PIPE)
+    prog = demo.mlp_step(batch=8, sizes=(6, 12, 3)).compile("kernels")
+    pending = executor._kernel_calls(prog.runner)
+    workers = [fn.py_func.__module__ for share in compile_pool._split(
+        pending, compile_pool.jobs(len(pending)))[1:] for fn, _ in share]
+    executor.warm([prog.runner])
+    left = executor._kernel_calls(prog.runner)
+    hits = {fn.py_func.__module__: sum(fn.stats.cache_hits.values()) for fn, _ in pending}
+    out = prog(**demo.batch(0, n=8, d=6, classes=3))
+    print(json.dumps({"loss": float(out["loss"]), "kernels": len(pending), "left": len(left),
+                      "workers": workers, "hits": hits}))
+""")
+
+
+def _run(tmp_path: Path, jobs: int, mode: str = "normal") -> dict:
+    cache = tmp_path / f"cache-{jobs}-{mode}"
+    env = {**os.environ, "SEXPGPU_CACHE_DIR": str(cache), "SEXPGPU_COMPILE_JOBS": str(jobs),
+           "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", SCRIPT, mode], env=env, cwd=ROOT,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_workers_share_is_loaded_from_the_cache_and_results_match(tmp_path) -> None:
+    alone, shared = _run(tmp_path, 1), _run(tmp_path, 2)
+    assert shared["kernels"] >= 4 and shared["left"] == 0
+    assert shared["workers"], "with two jobs some kernels go to the worker"
+    for module, hits in shared["hits"].items():
+        # a worker's kernel comes from the cache it wrote; this process's are compiled here
+        assert hits == (1 if module in shared["workers"] else 0), module
+    assert alone["workers"] == [] and not any(alone["hits"].values())
+    assert shared["loss"] == alone["loss"]
+
+
+def test_a_failed_worker_leaves_its_kernels_to_this_process(tmp_path) -> None:
+    broken, alone = _run(tmp_path, 2, "broken"), _run(tmp_path, 1)
+    assert broken["workers"] and broken["left"] == 0
+    assert not any(broken["hits"].values())  # nothing came from a cache: all compiled here
+    assert broken["loss"] == alone["loss"]
+
+
+def test_a_type_a_worker_cannot_rebuild_stays_in_this_process() -> None:
+    @numba.njit
+    def f(a):
+        return a
+
+    plain = (numba.types.Array(numba.float32, 1, "C"), numba.int64)
+    strided = (numba.types.Array(numba.float32, 1, "A"), numba.int64)
+    assert compile_pool._describe((f, plain))["args"] == [["array", "float32", 1], ["int"]]
+    assert compile_pool._describe((f, strided)) is None
+    shares = compile_pool._split([(f, strided), (f, plain), (f, plain)], 2)
+    assert (f, strided) in shares[0]
+
+
+@pytest.mark.parametrize(("setting", "kernels", "want"), [("3", 1, 3), ("1", 100, 1)])
+def test_compile_jobs_setting_fixes_the_count(monkeypatch, setting, kernels, want) -> None:
+    monkeypatch.setenv("SEXPGPU_COMPILE_JOBS", setting)
+    assert compile_pool.jobs(kernels) == want
+
+
+def test_few_kernels_or_mpi_ranks_compile_in_this_process(monkeypatch) -> None:
+    monkeypatch.delenv("SEXPGPU_COMPILE_JOBS", raising=False)
+    assert compile_pool.jobs(compile_pool.MIN_PER_WORKER - 1) == 1
+    monkeypatch.setenv("SEXPGPU_NUM_THREADS", "2")  # a sweep point's share of the cores
+    assert compile_pool.jobs(1000) == 2
+    monkeypatch.setenv("OMPI_COMM_WORLD_SIZE", "2")
+    assert compile_pool.jobs(1000) == 1
