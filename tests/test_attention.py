@@ -15,6 +15,7 @@ from sexpgpu.autodiff.grad import grad
 from sexpgpu import kernels
 from sexpgpu.contract.compile import compile_file
 from sexpgpu.contract.plan import graph_summary
+from sexpgpu.diagnostics import SexpError
 from sexpgpu.ir import build
 from sexpgpu.ir.graph import Graph
 from sexpgpu.ir.precision import lower_precision
@@ -123,3 +124,17 @@ def test_the_gpt_block_uses_the_fused_op_only_without_dropout_or_diagnostics(
                                                 "(nn:transformer-block n-embd 2 :dropout 0.1)"))
     step = _ops(compile_file(str(dropped)).graphs.step)
     assert "attention" not in step and "bmm" in step
+
+
+@pytest.mark.parametrize(("shapes", "fragment"), [
+    (((2, 5, 4), (2, 5, 3), (2, 5, 4)), "one size D"),
+    (((2, 5, 4), (3, 5, 4), (3, 5, 4)), "same leading axes"),
+    (((2, 5, 4), (2, 0, 4), (2, 0, 4)), "at least one key"),
+])
+def test_bad_shapes_are_e_shape_at_the_call(shapes, fragment: str) -> None:
+    g = Graph("bad")
+    q, k, v = (g.input(name, shape) for name, shape in zip("qkv", shapes))
+    with pytest.raises(SexpError) as info:
+        g.apply("scaled_dot_product_attention", q, k, v, causal=True)
+    assert info.value.diagnostic.code == "E-SHAPE"
+    assert fragment in info.value.diagnostic.message
