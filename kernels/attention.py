@@ -2,11 +2,12 @@
 and dO where they lie when they are strided views (heads split off one projection).
 
 CPU: per batch entry (a head), the products are sgemm calls on f32 scratch holding
-that head's matrices, and the softmax is a vectorised loop over each row's keys;
-the (T, S) block lives in scratch for one head at a time, never in a graph buffer.
+that head's matrices, a block of causal rows at a time (up to the block's last
+visible key), and the softmax is a vectorised loop over each row's keys; the
+(T, S) scores live in scratch for one head at a time, never in a graph buffer.
 Why BLAS and not numba loops: at the char-GPT's head (T = S = 64, D = 32) the best
 loop nest found (every inner loop a contiguous multiply-add) took 4x the time of
-the sgemms, even though these also compute the scores of keys a causal row skips.
+the sgemms, even though these also compute some scores a causal row skips.
 CUDA: one thread per output element, recomputing the scores it needs: simple and
 correct, not fast."""
 

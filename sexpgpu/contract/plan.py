@@ -45,8 +45,9 @@ def node_flops(node: Node) -> tuple[str, int]:
         out = node.outputs[0]
         return "matmul", 2 * prod(out.shape) * a.shape[-1]
     if node.op in ("attention", "attention_backward"):
-        # its sgemms per head: q k^T and p v forward; the backward recomputes q k^T,
-        # then dO v^T, p^T dO, ds k and ds^T q (every key, as the kernels compute)
+        # its products per head: q k^T and p v forward; the backward recomputes q k^T,
+        # then dO v^T, p^T dO, ds k and ds^T q; over every key, as the unfused form
+        # counts (the CPU kernels skip a causal row block's hidden keys)
         q, k, v = node.inputs[:3]
         d, e = q.shape[-1], v.shape[-1]
         inner = d + e if node.op == "attention" else 3 * d + 2 * e
