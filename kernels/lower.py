@@ -208,11 +208,15 @@ def _is_matrix_transpose(node: Node) -> bool:
     return n >= 2 and perm == tuple(range(n - 2)) + (n - 1, n - 2)
 
 
+# ops whose kernels read a strided view's elements through its strides
+STRIDED_READERS = ("matmul", "attention", "attention_backward")
+
+
 def reads_in_place(op: str, view: View) -> bool:
     """Whether a kernel of `op` reads `view`'s elements where they lie: a concat
-    by index arithmetic, a matmul when strides describe it (BLAS); anything else
-    reads the view's copy."""
-    return op == "concat" or (op == "matmul" and view.grid is None)
+    by index arithmetic, a matmul (BLAS) or attention (its loops) when strides
+    describe it; anything else reads the view's copy."""
+    return op == "concat" or (op in STRIDED_READERS and view.grid is None)
 
 
 def _rule(node: Node) -> str:

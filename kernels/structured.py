@@ -10,6 +10,7 @@ from math import prod
 
 from sexpgpu.kernels import gemm
 from sexpgpu.kernels import views as strided
+from sexpgpu.kernels.attention import render_attention, render_attention_backward
 from sexpgpu.kernels.lower import reads_in_place
 from sexpgpu.kernels.source import (
     ERR,
@@ -28,7 +29,8 @@ from sexpgpu.ir.ops.shape import slice_bounds
 from sexpgpu.ir.shapes import axis as norm_axis
 
 Renderer = Callable[[Node, "object", str, list[str]], KernelCode]
-RENDERERS: dict[str, Renderer] = {}  # tests/test_kernels_ops.py checks every op has one
+RENDERERS: dict[str, Renderer] = {  # tests/test_kernels_ops.py checks every op has one
+    "attention": render_attention, "attention_backward": render_attention_backward}
 
 
 def renderer(*ops: str):

@@ -37,12 +37,21 @@ def nbytes(v: Value) -> int:
 
 
 def node_flops(node: Node) -> tuple[str, int]:
-    """(kind, floating-point operations): matmul 2*M*K*N per batch; arithmetic one per
-    output element (reductions one per input element); data movement none."""
+    """(kind, floating-point operations): matmul 2*M*K*N per batch (attention its
+    products); arithmetic one per output element (reductions one per input element);
+    data movement none."""
     if node.op == "matmul":
         a, b = node.inputs
         out = node.outputs[0]
         return "matmul", 2 * prod(out.shape) * a.shape[-1]
+    if node.op in ("attention", "attention_backward"):
+        # its products per head: q k^T and p v forward; the backward recomputes q k^T,
+        # then dO v^T, p^T dO, ds k and ds^T q; over every key, as the unfused form
+        # counts (the CPU kernels skip a causal row block's hidden keys)
+        q, k, v = node.inputs[:3]
+        d, e = q.shape[-1], v.shape[-1]
+        inner = d + e if node.op == "attention" else 3 * d + 2 * e
+        return "matmul", 2 * prod(q.shape[:-1]) * k.shape[-2] * inner
     if node.op in FREE_OPS:
         return "move", 0
     if node.op in ("sum", "amax", "amin", "argmax"):

@@ -137,6 +137,11 @@ class Graph:
         self.nodes.append(node)
         return node.outputs[0] if len(node.outputs) == 1 else node.outputs
 
+    def opdef(self, op: str) -> Any:
+        """The registry entry of `op`: for a rule that differentiates nodes it added
+        (the ops modules cannot import the registry that gathers them)."""
+        return get_op(op)
+
     def _expand(self, opdef: Any, inputs: tuple[Any, ...], attrs: dict[str, Any]) -> Any:
         """A composition's nodes; a rule failing outside any one node (a bad axis)
         is a diagnostic at the current span, named after the composition."""

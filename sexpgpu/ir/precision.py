@@ -302,16 +302,21 @@ class _Pass:
             self._emit(node, inputs, "f32" if statistic else "bf16", raw=not statistic)
 
     def _move(self, node: Node, floats: list[Value], region: str) -> None:
-        """Data movement (and dropout, fold, scatter_add: kernels that read and store
-        memory) keeps the class of what it moves (the widest, for a concat); in an f32
-        region it moves f32."""
-        cls = max((self.cls.get(v.id, "f32") for v in floats), key=_RANK.__getitem__,
-                  default="f32")
+        """Data movement (and dropout, fold, scatter_add, attention: kernels that read
+        and store memory) keeps the class of what it moves (the widest, for a concat);
+        in an f32 region it moves f32. An op's f32-only inputs and outputs (extra
+        "f32_inputs", "f32_outputs": attention's row logsumexp) stay f32."""
+        extra = get_op(node.op).extra
+        keep = extra.get("f32_inputs", ())
+        cls = max((self.cls.get(v.id, "f32") for i, v in enumerate(node.inputs)
+                   if _float(v) and i not in keep), key=_RANK.__getitem__, default="f32")
         if region == "f32" and cls == "bf16":
             cls = "f32"
         dtype = "bf16" if cls == "bf16" else "f32"
-        self._emit(node, [self.want(v, dtype) if _float(v) else self.new[v.id]
-                          for v in node.inputs], cls)
+        self._emit(node, [self.want(v, "f32" if i in keep else dtype) if _float(v)
+                          else self.new[v.id] for i, v in enumerate(node.inputs)], cls)
+        for i in extra.get("f32_outputs", ()):
+            self.cls[node.outputs[i].id] = "f32"
 
     def _cast(self, node: Node) -> None:
         x, out = node.inputs[0], node.outputs[0]

@@ -9,6 +9,7 @@ from types import ModuleType
 
 from sexpgpu.ir.ops import (
     activations,
+    attention,
     binary,
     conv,
     creation,
@@ -25,7 +26,7 @@ from sexpgpu.ir.ops.opdef import OpDef
 
 FAMILIES: tuple[ModuleType, ...] = (
     elementwise, activations, binary, reduce, scan, shape, layout, indexing, creation, random,
-    linalg, conv,
+    linalg, conv, attention,
 )
 
 

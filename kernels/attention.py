@@ -1,0 +1,381 @@
+"""Kernels of the fused attention ops (sexpgpu/ir/ops/attention.py), reading q, k, v
+and dO where they lie when they are strided views (heads split off one projection).
+
+CPU: per batch entry (a head), the products are sgemm calls on f32 scratch holding
+that head's matrices, a block of causal rows at a time (up to the block's last
+visible key), and the softmax is a vectorised loop over each row's keys; the
+(T, S) scores live in scratch for one head at a time, never in a graph buffer.
+Why BLAS and not numba loops: at the char-GPT's head (T = S = 64, D = 32) the best
+loop nest found (every inner loop a contiguous multiply-add) took 4x the time of
+the sgemms, even though these also compute some scores a causal row skips.
+CUDA: one thread per output element, recomputing the scores it needs: simple and
+correct, not fast."""
+
+from __future__ import annotations
+
+from math import prod
+
+from sexpgpu.kernels.lower import reads_in_place
+from sexpgpu.kernels.source import KernelCode, affine, literal, load, store, strides
+
+from sexpgpu.ir.graph import Node, Value
+from sexpgpu.ir.ops.attention import scale_of
+
+_F0 = "np.float32(0.0)"
+_NEG_INF = "np.float32(-math.inf)"
+
+
+class _Layout:
+    """Where the elements of the op's values lie: `at(x, row, col)` is the offset
+    of x[batch..., row, col] (batch the loop variables i0, i1, ...)."""
+
+    def __init__(self, node: Node, names) -> None:
+        self.node, self.names = node, names
+        q = node.inputs[0]
+        self.batch = [f"i{d}" for d in range(len(q.shape) - 2)]
+        self.outer = list(zip(self.batch, q.shape[:-2]))
+
+    def buf(self, x: Value) -> str:
+        view = self._view(x)
+        return self.names.buf(view.root if view is not None else x)
+
+    def _view(self, x: Value):
+        view = self.names.program.view(x)
+        return view if view is not None and reads_in_place(self.node.op, view) else None
+
+    def at(self, x: Value, *index: str) -> str:
+        full = self.batch + list(index)
+        view = self._view(x)
+        if view is not None:
+            return view.at(full)
+        return affine(list(zip(full, strides(x.shape))))
+
+    def load(self, x: Value, *index: str) -> str:
+        return load(self.buf(x), x.dtype, self.at(x, *index))
+
+    def store(self, x: Value, expr: str, *index: str) -> str:
+        return store(self.buf(x), x.dtype, self.at(x, *index), expr)
+
+    def row(self, x: Value, row: str) -> str:
+        """Row `row` of x (its last axis) as a slice of its buffer. Why: indexed
+        by a range variable alone, LLVM knows the index is not negative and drops
+        numba's wraparound test; an offset holding an integer argument kept it, and
+        the loads of a vectorised loop became gathers."""
+        view = self._view(x)
+        step = view.strides[-1] if view is not None else 1
+        start = self.at(x, row, "0")
+        n = x.shape[-1]
+        if step == 1:
+            return f"{self.buf(x)}[{start}:{start} + {n}]"
+        return f"{self.buf(x)}[{start}:{start} + {max(n - 1, 0) * step + 1}:{step}]"
+
+
+def _sizes(node: Node) -> tuple[int, int, int, int, str]:
+    """T, S, D, E and the scale literal."""
+    q, k, v = node.inputs[:3]
+    scale = literal(scale_of(node.attrs, q.shape[-1]), "f32")
+    return q.shape[-2], k.shape[-2], q.shape[-1], v.shape[-1], scale
+
+
+def _keys(node: Node, row: str, s: int) -> str:
+    """The keys query `row` sees: j in range(this)."""
+    return f"min({row} + 1, {s})" if node.attrs.get("causal") else str(s)
+
+
+# a vector of f32 lanes (AVX-512): loops over a causal row's keys run to a multiple
+# of it, so that they have no scalar remainder (8 exponentials of a 32-key row in
+# scalar code cost as much as the vectorised rest)
+LANES = 16
+
+
+def _padded(node: Node, row: str, width: str) -> str:
+    """The keys row `row` sees rounded up to whole vectors, at most `width` (its
+    block's keys)."""
+    if not node.attrs.get("causal"):
+        return width
+    return f"min(({row} + {LANES}) // {LANES} * {LANES}, {width})"
+
+
+# causal rows are taken in blocks of this many: block b's sgemms stop at the last
+# key its last row sees, so the hidden upper blocks are never multiplied (the
+# forward ran 14% faster than with every key; 16 gained nothing more)
+BLOCK = 32
+
+
+def _row_blocks(node: Node) -> tuple[list[str], int]:
+    """Lines opening a loop over row blocks, setting r0 (the first row), nr (rows)
+    and w (the keys the block's rows see at most), and its depth."""
+    t, s = node.inputs[0].shape[-2], node.inputs[1].shape[-2]
+    bs = BLOCK if node.attrs.get("causal") else max(t, 1)
+    return [f"for bi in range({-(-t // bs)}):",
+            f"    r0 = bi * {bs}",
+            f"    nr = min({bs}, {t} - r0)",
+            f"    w = min(r0 + {bs}, {s})" if node.attrs.get("causal") else f"    w = {s}"], 1
+
+
+def _sees(node: Node, query: str, key: str) -> str:
+    """Whether query `query` sees key `key` (a condition)."""
+    return f"{key} <= {query}" if node.attrs.get("causal") else "True"
+
+
+def _nest(outer: list[tuple[str, int]], body: list[str]) -> list[str]:
+    """`body` inside loops over `outer`."""
+    lines = ["    " * k + f"for {var} in range({n}):" for k, (var, n) in enumerate(outer)]
+    return lines + ["    " * len(outer) + line for line in body]
+
+
+def _indented(lines: list[str], depth: int = 1) -> list[str]:
+    return ["    " * depth + line for line in lines]
+
+
+def _dot(lay: _Layout, a: Value, ra: str, b: Value, rb: str, n: int, acc: str) -> list[str]:
+    return [f"{acc} = {_F0}",
+            f"for e in range({n}):",
+            f"    {acc} = {acc} + {lay.load(a, ra, 'e')} * {lay.load(b, rb, 'e')}"]
+
+
+# -- CPU: sgemm per head on scratch matrices ------------------------------------------
+
+def _matrices(*arrays: tuple[str, int, int]) -> list[str]:
+    """f32 scratch `name` (flat) and its (rows, cols) matrix `name2`."""
+    lines = []
+    for name, rows, cols in arrays:
+        lines += [f"{name} = np.empty({rows * cols}, np.float32)",
+                  f"{name}2 = {name}.reshape(({rows}, {cols}))"]
+    return lines
+
+
+def _row_length(x: Value) -> str:
+    """The length of x's rows as a variable (set by _row_lengths), for the loops
+    over a row. Why: a literal trip count made LLVM unroll such a loop into scalar
+    moves; with a variable it vectorises it."""
+    return f"nc{x.shape[-1]}_"
+
+
+def _row_lengths(*xs: Value) -> list[str]:
+    return [f"nc{n}_ = {n}" for n in sorted({x.shape[-1] for x in xs})]
+
+
+def _copy_in(lay: _Layout, x: Value, scratch: str) -> list[str]:
+    """This head's matrix of x into its f32 scratch, row-major."""
+    rows, cols = x.shape[-2:]
+    return [f"for j in range({rows}):",
+            f"    xj_ = {lay.row(x, 'j')}",
+            f"    for c in range({_row_length(x)}):",
+            f"        {scratch}[j * {cols} + c] = {load('xj_', x.dtype, 'c')}"]
+
+
+def _copy_out(lay: _Layout, x: Value, value: str) -> list[str]:
+    """`value` (of j, c) into this head's matrix of output x."""
+    rows, cols = x.shape[-2:]
+    return [f"for j in range({rows}):",
+            f"    xj_ = {lay.row(x, 'j')}",
+            f"    for c in range({_row_length(x)}):",
+            "        " + store("xj_", x.dtype, "c", value)]
+
+
+def _blas(code: KernelCode, node: Node, lines: list[str]) -> None:
+    """Give `code` its CPU sgemm form, unless a size is 0 (BLAS takes no empty
+    matrix; the per-element body then runs as loops)."""
+    t, s, d, e, _ = _sizes(node)
+    if t * s * d * e > 0:
+        code.cpu = lines
+        code.blas_flops = 2 * t * s * max(d, e)
+
+
+# -- forward ------------------------------------------------------------------------
+
+def render_attention(node: Node, names, name: str, params: list[str]) -> KernelCode:
+    q, k, v = node.inputs
+    lay = _Layout(node, names)
+    t, s, d, e, scale = _sizes(node)
+    code = KernelCode(name, params, lay.outer + [("r", t), ("c", max(e, 1))],
+                      _forward_thread(node, lay), work=prod(q.shape[:-1]) * s * (d + e))
+    _blas(code, node, _row_lengths(q, k, v) + _matrices(
+        ("qs_", t, d), ("ks_", s, d), ("vs_", s, e), ("sb_", t, s), ("os_", t, e))
+          + [f"ls_ = np.empty({t}, np.float32)"]
+          + _nest(lay.outer, _copy_in(lay, q, "qs_") + _copy_in(lay, k, "ks_")
+                  + _copy_in(lay, v, "vs_") + _forward_head(node, lay)))
+    return code
+
+
+def _forward_head(node: Node, lay: _Layout) -> list[str]:
+    """CPU: one head, a block of rows at a time: scores by sgemm, each row's softmax
+    over the keys it sees (their max known before any exponential: nothing to
+    rescale; the others get weight 0), the weighted values by sgemm, divided by
+    the rows' sums."""
+    out, lse = node.outputs
+    t, s, d, e, scale = _sizes(node)
+    keys, padded = _keys(node, "r", s), _padded(node, "r", "w")
+    blocks, depth = _row_blocks(node)
+    return blocks + _indented([
+        "sc2 = sb_[0:nr * w].reshape((nr, w))",
+        "np.dot(qs_2[r0:r0 + nr], ks_2[0:w].T, sc2)",
+        "for rr in range(nr):",
+        "    r = r0 + rr",
+        "    sr_ = sb_[rr * w:rr * w + w]",
+        f"    m_ = {_NEG_INF}",
+        f"    for j in range({keys}):",
+        f"        m_ = max(m_, sr_[j] * {scale})",
+        # a NaN score is left out of the max, but its e^(s - m) is NaN, and so the row
+        f"    for j in range({padded}):",
+        f"        sr_[j] = fast_exp32(sr_[j] * {scale} - m_)",
+        *_hidden_zero(keys, "sr_"),
+        f"    l_ = {_F0}",
+        f"    for j in range({padded}):",
+        "        l_ = l_ + sr_[j]",
+        "    ls_[r] = l_",
+        "    " + lay.store(lse, "m_ + math.log(l_)", "r"),
+        f"np.dot(sc2, vs_2[0:w], os_[r0 * {e}:(r0 + nr) * {e}].reshape((nr, {e})))",
+    ], depth) + _copy_out(lay, out, f"os_[j * {e} + c] / ls_[j]")
+
+
+def _hidden_zero(keys: str, *rows: str) -> list[str]:
+    """Weight 0 for the keys of its block that row r does not see (their scores were
+    computed by the sgemm, and maybe exponentiated with the row's last vector); the
+    rows are slices of the block's scratch, indexed by key alone (_Layout.row says
+    why)."""
+    return [f"    for j in range({keys}, w):"] + [f"        {row}[j] = {_F0}" for row in rows]
+
+
+def _no_weight() -> list[str]:
+    # every visible score -inf: NaN, as softmax's 0/0 (the reference's)
+    return [f"if l_ == {_F0}:", "    l_ = np.float32(math.nan)"]
+
+
+def _forward_thread(node: Node, lay: _Layout) -> list[str]:
+    """CUDA: output element (r, c): the row's max and sum (online: rescaled as the
+    max grows), then the weighted sum of column c of the values (the scores
+    computed twice)."""
+    q, k, v = node.inputs
+    out, lse = node.outputs
+    t, s, d, e, scale = _sizes(node)
+    return [
+        f"m_ = {_NEG_INF}",
+        f"l_ = {_F0}",
+        f"for j in range({_keys(node, 'r', s)}):",
+        *_indented(_dot(lay, q, "r", k, "j", d, "dt_")),
+        f"    s_ = dt_ * {scale}",
+        "    if s_ > m_:",
+        "        l_ = l_ * math.exp(m_ - s_)",
+        "        m_ = s_",
+        f"    l_ = l_ + (math.exp(s_ - m_) if m_ != {_NEG_INF} else {_F0})",
+        *_no_weight(),
+        f"if c < {e}:",
+        f"    acc = {_F0}",
+        f"    for j in range({s}):",
+        f"        p_ = {_F0}",
+        f"        if {_sees(node, 'r', 'j')} and m_ != {_NEG_INF}:",
+        *_indented(_dot(lay, q, "r", k, "j", d, "dt_"), 3),
+        f"            p_ = math.exp(dt_ * {scale} - m_)",
+        f"        acc = acc + p_ * {lay.load(v, 'j', 'c')}",
+        "    " + lay.store(out, "acc / l_", "r", "c"),
+        "if c == 0:",
+        "    " + lay.store(lse, "m_ + math.log(l_)", "r"),
+    ]
+
+
+# -- backward -----------------------------------------------------------------------
+
+def render_attention_backward(node: Node, names, name: str, params: list[str]) -> KernelCode:
+    q, k, v, out, d_out = node.inputs[:5]
+    dq, dk, dv = node.outputs
+    lay = _Layout(node, names)
+    t, s, d, e, scale = _sizes(node)
+    outer = lay.outer + [("r", max(t, s)), ("c", max(d, e, 1))]
+    code = KernelCode(name, params, outer, _backward_thread(node, lay),
+                      work=prod(q.shape[:-1]) * s * (2 * d + 2 * e))
+    _blas(code, node, _row_lengths(q, k, v, out) + _matrices(
+        ("qs_", t, d), ("ks_", s, d), ("vs_", s, e), ("os_", t, e), ("sb_", t, s),
+        ("db_", t, s), ("gq_", t, d), ("gk_", s, d), ("gv_", s, e), ("tk_", s, d),
+        ("tv_", s, e))
+        + _nest(lay.outer, _copy_in(lay, q, "qs_") + _copy_in(lay, k, "ks_")
+                + _copy_in(lay, v, "vs_") + _copy_in(lay, d_out, "os_")
+                + _backward_head(node, lay)
+                + _copy_out(lay, dq, f"gq_[j * {d} + c]")
+                + _copy_out(lay, dk, f"gk_[j * {d} + c]")
+                + _copy_out(lay, dv, f"gv_[j * {e} + c]")))
+    return code
+
+
+def _backward_head(node: Node, lay: _Layout) -> list[str]:
+    """CPU: one head, a block of rows at a time: scores and dP = dO v^T by sgemm; on
+    the keys each row sees p = e^(s - lse) and ds = p (dP - delta) * scale (0 on
+    the others), delta = rowsum(dO * O) - dlse; then dq = ds k by sgemm, and
+    dv += p^T dO, dk += ds^T q (each block's by sgemm, then added)."""
+    out, d_out, lse, d_lse = node.inputs[3:]
+    t, s, d, e, scale = _sizes(node)
+    keys, padded = _keys(node, "r", s), _padded(node, "r", "w")
+    blocks, depth = _row_blocks(node)
+    return [f"for x_ in range({s * d}):",
+            f"    gk_[x_] = {_F0}",
+            f"for x_ in range({s * e}):",
+            f"    gv_[x_] = {_F0}"] + blocks + _indented([
+        "sc2 = sb_[0:nr * w].reshape((nr, w))",
+        "dc2 = db_[0:nr * w].reshape((nr, w))",
+        "np.dot(qs_2[r0:r0 + nr], ks_2[0:w].T, sc2)",
+        "np.dot(os_2[r0:r0 + nr], vs_2[0:w].T, dc2)",
+        "for rr in range(nr):",
+        "    r = r0 + rr",
+        f"    lr_ = {lay.load(lse, 'r')}",
+        f"    xr_ = {lay.row(out, 'r')}",
+        f"    dr_ = -{lay.load(d_lse, 'r')}",
+        f"    for c in range({_row_length(out)}):",
+        f"        dr_ = dr_ + os_[r * {e} + c] * {load('xr_', out.dtype, 'c')}",
+        "    sr_ = sb_[rr * w:rr * w + w]",
+        "    br_ = db_[rr * w:rr * w + w]",
+        f"    for j in range({padded}):",
+        f"        p_ = fast_exp32(sr_[j] * {scale} - lr_)",
+        "        sr_[j] = p_",
+        f"        br_[j] = p_ * (br_[j] - dr_) * {scale}",
+        *_hidden_zero(keys, "sr_", "br_"),
+        f"np.dot(dc2, ks_2[0:w], gq_[r0 * {d}:(r0 + nr) * {d}].reshape((nr, {d})))",
+        f"np.dot(sc2.T, os_2[r0:r0 + nr], tv_[0:w * {e}].reshape((w, {e})))",
+        f"np.dot(dc2.T, qs_2[r0:r0 + nr], tk_[0:w * {d}].reshape((w, {d})))",
+        f"for x_ in range(w * {e}):",
+        "    gv_[x_] = gv_[x_] + tv_[x_]",
+        f"for x_ in range(w * {d}):",
+        "    gk_[x_] = gk_[x_] + tk_[x_]",
+    ], depth)
+
+
+def _backward_thread(node: Node, lay: _Layout) -> list[str]:
+    """CUDA: element (r, c) of dq (query r), dk and dv (key r): each sums over every
+    key (query), a pair the causal rule hides taking weight 0, recomputing p and
+    dO . v where it is seen."""
+    q, k, v, out, d_out, lse, d_lse = node.inputs
+    dq, dk, dv = node.outputs
+    t, s, d, e, scale = _sizes(node)
+
+    def pair(qi: str, kj: str) -> list[str]:
+        """p_ and ds_ of the pair (query qi, key kj), both 0 where it is hidden."""
+        return [f"p_ = {_F0}",
+                f"ds_ = {_F0}",
+                f"if {_sees(node, qi, kj)}:",
+                *_indented(_dot(lay, q, qi, k, kj, d, "dt_")
+                           + [f"p_ = math.exp(dt_ * {scale} - {lay.load(lse, qi)})"]
+                           + _dot(lay, d_out, qi, v, kj, e, "dp_")
+                           + _dot(lay, d_out, qi, out, qi, e, "de_")
+                           + [f"ds_ = p_ * (dp_ - de_ + {lay.load(d_lse, qi)})"])]
+
+    return [
+        f"if r < {t} and c < {d}:",
+        f"    acc = {_F0}",
+        f"    for j in range({s}):",
+        *_indented(pair("r", "j"), 2),
+        f"        acc = acc + ds_ * {lay.load(k, 'j', 'c')}",
+        "    " + lay.store(dq, f"acc * {scale}", "r", "c"),
+        f"if r < {s}:",
+        f"    acc = {_F0}",
+        f"    ac2 = {_F0}",
+        f"    for i in range({t}):",
+        *_indented(pair("i", "r"), 2),
+        f"        if c < {d}:",
+        f"            acc = acc + ds_ * {lay.load(q, 'i', 'c')}",
+        f"        if c < {e}:",
+        f"            ac2 = ac2 + p_ * {lay.load(d_out, 'i', 'c')}",
+        f"    if c < {d}:",
+        "        " + lay.store(dk, f"acc * {scale}", "r", "c"),
+        f"    if c < {e}:",
+        "        " + lay.store(dv, "ac2", "r", "c"),
+    ]
