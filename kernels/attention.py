@@ -347,29 +347,37 @@ def _backward_thread(node: Node, lay: _Layout) -> list[str]:
     dq, dk, dv = node.outputs
     t, s, d, e, scale = _sizes(node)
 
-    def pair(qi: str, kj: str) -> list[str]:
-        """p_ and ds_ of the pair (query qi, key kj), both 0 where it is hidden."""
+    def delta(qi: str) -> list[str]:
+        """de_ = dO . O - dlse of query qi."""
+        return _dot(lay, d_out, qi, out, qi, e, "de_") + [f"de_ = de_ - {lay.load(d_lse, qi)}"]
+
+    def pair(qi: str, kj: str, hoisted: bool) -> list[str]:
+        """p_ and ds_ of the pair (query qi, key kj), both 0 where it is hidden; the
+        query's delta de_ computed before (hoisted, a fixed query) or here."""
         return [f"p_ = {_F0}",
                 f"ds_ = {_F0}",
                 f"if {_sees(node, qi, kj)}:",
                 *_indented(_dot(lay, q, qi, k, kj, d, "dt_")
                            + [f"p_ = math.exp(dt_ * {scale} - {lay.load(lse, qi)})"]
                            + _dot(lay, d_out, qi, v, kj, e, "dp_")
-                           + _dot(lay, d_out, qi, out, qi, e, "de_")
-                           + [f"ds_ = p_ * (dp_ - de_ + {lay.load(d_lse, qi)})"])]
+                           + ([] if hoisted else delta(qi))
+                           + ["ds_ = p_ * (dp_ - de_)"])]
 
+    # the dq part's query is fixed: its delta once, not per key (fewer live
+    # registers too: the kernel spilled on sm_80 with it inside the loop)
     return [
         f"if r < {t} and c < {d}:",
+        *_indented(delta("r")),
         f"    acc = {_F0}",
         f"    for j in range({s}):",
-        *_indented(pair("r", "j"), 2),
+        *_indented(pair("r", "j", True), 2),
         f"        acc = acc + ds_ * {lay.load(k, 'j', 'c')}",
         "    " + lay.store(dq, f"acc * {scale}", "r", "c"),
         f"if r < {s}:",
         f"    acc = {_F0}",
         f"    ac2 = {_F0}",
         f"    for i in range({t}):",
-        *_indented(pair("i", "r"), 2),
+        *_indented(pair("i", "r", False), 2),
         f"        if c < {d}:",
         f"            acc = acc + ds_ * {lay.load(q, 'i', 'c')}",
         f"        if c < {e}:",
