@@ -4,16 +4,20 @@ numba compiles one function at a time and holds the GIL while it does, so a cold
 char-GPT spent ~17 s compiling its 76 kernels on one core of a 2-core machine.
 Compilation goes through numba's disk cache (`cache=True`) anyway, so other
 processes can do part of it: each worker (`python -m sexpgpu.kernels.compile_pool`)
-imports the kernel modules it is given from the cache directory and compiles them
-for the argument types the step passes, writing numba's cache files; this process
-compiles its own share meanwhile and then loads the workers' share from the cache
-(milliseconds each). A worker that fails or is killed costs nothing but time: its
-kernels are compiled here, as they would have been without it.
+is told every uncached kernel (module file, argument types) and compiles those it
+claims into numba's cache files, while this process compiles those it claims; then
+this process loads the workers' from the cache (milliseconds each). A claim is a
+file created exclusively in a directory of this compile: this process takes the
+kernels costliest first, the workers cheapest first, so the work divides itself
+however fast each process turns out to be (a worker starts ~0.5 s late, importing
+numba; on a busy machine one may get less of a core). A worker that fails or is
+killed costs nothing but time: a kernel it claimed and did not finish is compiled
+here, as it would have been without it.
 
 SEXPGPU_COMPILE_JOBS=n fixes the number of processes (1: all in this process); by
 default it is SEXPGPU_NUM_THREADS (a sweep point's share of the cores) or the CPUs
 this process may run on, at most 8, and only for a batch of kernels worth a
-worker's start-up (~0.5 s of importing numba).
+worker's start-up.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from typing import Any
 
@@ -32,7 +37,7 @@ import numpy as np
 
 from sexpgpu import env
 
-MIN_PER_WORKER = 6    # kernels a worker must have to pay for its start-up
+MIN_PER_WORKER = 6    # kernels a worker must have, on average, to pay for its start-up
 MAX_JOBS = 8
 WORKER_TIMEOUT_S = 600.0
 
@@ -53,22 +58,43 @@ def jobs(count: int) -> int:
 def compile_all(pending: Pending, on_kernel: Callable[[Any, bool], None]) -> None:
     """Compile every (dispatcher, signature) of `pending`, in this process and in
     workers; `on_kernel(fn, cached)` as each is ready here."""
-    cold = [item for item in pending if not _on_disk(item[0])]
-    shares = _split(cold, jobs(len(cold)))
-    workers = [_start(share) for share in shares[1:]]
-    try:
-        for fn, signature in [item for item in pending if _on_disk(item[0])] + shares[0]:
+    for fn, signature in [item for item in pending if _on_disk(item[0])]:
+        on_kernel(fn, _compile(fn, signature))
+    groups = _groups([item for item in pending if not _on_disk(item[0])])
+    shared = [items for items in groups if all(_describe(i) is not None for i in items)]
+    for items in [items for items in groups if items not in shared]:
+        for fn, signature in items:   # a type a worker cannot rebuild: compiled here
             on_kernel(fn, _compile(fn, signature))
-        for worker, share in zip(workers, shares[1:]):
-            _wait(worker)
-            for fn, signature in share:   # compiled by the worker: loaded from its cache
+    count = jobs(sum(len(items) for items in shared))
+    with tempfile.TemporaryDirectory(prefix="sexpgpu-claims-") as claims:
+        workers = [_start(shared, claims) for _ in range(count - 1)]
+        theirs: Pending = []
+        try:
+            for k, items in enumerate(shared):   # costliest first
+                if _claim(claims, k):
+                    for fn, signature in items:
+                        on_kernel(fn, _compile(fn, signature))
+                else:
+                    theirs += items
+            for worker in workers:
+                _wait(worker)
+            for fn, signature in theirs:   # compiled by a worker: loaded from its cache
                 _compile(fn, signature)
                 on_kernel(fn, False)
-    finally:  # interrupted (SIGTERM, a failed compile): no worker outlives the run
-        for worker in workers:
-            if worker is not None and worker.poll() is None:
-                worker.kill()
-                worker.wait()
+        finally:  # interrupted (SIGTERM, a failed compile): no worker outlives the run
+            for worker in workers:
+                if worker is not None and worker.poll() is None:
+                    worker.kill()
+                    worker.wait()
+
+
+def _claim(claims: str, k: int) -> bool:
+    """Whether this process takes group `k` (the first to create its file does)."""
+    try:
+        os.close(os.open(os.path.join(claims, str(k)), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return False
+    return True
 
 
 def _compile(fn: Any, signature: tuple) -> bool:
@@ -94,21 +120,13 @@ def _cost(fn: Any) -> int:
     return 3 if "np.dot(" in source else 2 if "prange(" in source else 1
 
 
-def _split(pending: Pending, n: int) -> list[Pending]:
-    """`n` shares of about equal cost, the costliest kernels placed first (LPT). A
-    kernel's signatures stay together (one process writes its cache index), and a
-    kernel a worker cannot be told about stays in the first share (this process)."""
+def _groups(pending: Pending) -> list[Pending]:
+    """`pending` by kernel, the costliest first: a kernel's signatures stay together
+    (one process writes its cache index)."""
     groups: dict[Any, Pending] = {}
     for fn, signature in pending:
         groups.setdefault(fn, []).append((fn, signature))
-    shares: list[Pending] = [[] for _ in range(n)]
-    load = [0] * n
-    for fn, items in sorted(groups.items(), key=lambda group: -_cost(group[0])):
-        describable = all(_describe(item) is not None for item in items)
-        i = load.index(min(load)) if describable else 0
-        shares[i] += items
-        load[i] += _cost(fn) * len(items)
-    return shares
+    return sorted(groups.values(), key=lambda items: -_cost(items[0][0]) * len(items))
 
 
 # -- the worker's side and what it is told ----------------------------------------------
@@ -136,10 +154,9 @@ def _types(args: list[list]) -> list[Any]:
     return [numba.typeof(s) for s in samples]
 
 
-def _start(share: Pending) -> subprocess.Popen | None:
-    if not share:
-        return None
-    job = json.dumps([_describe(item) for item in share])
+def _start(shared: list[Pending], claims: str) -> subprocess.Popen | None:
+    job = json.dumps({"claims": claims,
+                      "groups": [[_describe(item) for item in items] for items in shared]})
     try:
         worker = subprocess.Popen([sys.executable, "-m", "sexpgpu.kernels.compile_pool"],
                                   stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
@@ -161,17 +178,24 @@ def _wait(worker: subprocess.Popen | None) -> None:
         worker.wait()
 
 
-def _work(jobs_text: str) -> None:
-    """Compile each described kernel into numba's disk cache."""
-    for job in json.loads(jobs_text):
-        if job["module"] in sys.modules:
-            module = sys.modules[job["module"]]
-        else:
-            spec = importlib.util.spec_from_file_location(job["module"], job["file"])
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[job["module"]] = module
-            spec.loader.exec_module(module)
-        getattr(module, job["name"]).compile(tuple(_types(job["args"])))
+def _work(job_text: str) -> None:
+    """Compile the kernels this worker claims (cheapest first) into numba's cache."""
+    job = json.loads(job_text)
+    for k in reversed(range(len(job["groups"]))):
+        if _claim(job["claims"], k):
+            for kernel in job["groups"][k]:
+                _function(kernel).compile(tuple(_types(kernel["args"])))
+
+
+def _function(kernel: dict) -> Any:
+    """The dispatcher a description names, its module imported from its file."""
+    module = sys.modules.get(kernel["module"])
+    if module is None:
+        spec = importlib.util.spec_from_file_location(kernel["module"], kernel["file"])
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[kernel["module"]] = module
+        spec.loader.exec_module(module)
+    return getattr(module, kernel["name"])
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
-"""Kernels compiled by several processes (kernels/compile_pool.py): a worker's share
-is compiled into numba's disk cache and loaded from it here, the results are those
-of compiling everything in one process, and a failed worker costs only time."""
+"""Kernels compiled by several processes (kernels/compile_pool.py): what a worker
+claims is compiled into numba's disk cache and loaded from it here, each kernel is
+compiled once, the results are those of compiling everything in one process, and a
+failed worker costs only time."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -18,21 +20,24 @@ from sexpgpu.kernels import compile_pool
 ROOT = Path(__file__).resolve().parent.parent
 
 SCRIPT = textwrap.dedent("""
-    import json, subprocess, sys
+    import json, subprocess, sys, tempfile
     from sexpgpu.kernels import compile_pool, demo, executor
-    if sys.argv[1] == "broken":   # every worker exits at once, compiling nothing
-        compile_pool._start = lambda share: subprocess.Popen(
-            [sys.executable, "-c", "raise SystemExit(3)"], stdin=subprocess.PIPE)
     prog = demo.mlp_step(batch=8, sizes=(6, 12, 3)).compile("kernels")
     pending = executor._kernel_calls(prog.runner)
-    workers = [fn.py_func.__module__ for share in compile_pool._split(
-        pending, compile_pool.jobs(len(pending)))[1:] for fn, _ in share]
+    if sys.argv[1] == "broken":   # every worker exits at once, compiling nothing
+        compile_pool._start = lambda shared, claims: subprocess.Popen(
+            [sys.executable, "-c", "raise SystemExit(3)"], stdin=subprocess.PIPE)
+    if sys.argv[1] == "worker-first":   # a worker given every kernel runs to the end first
+        shared = compile_pool._groups(pending)
+        with tempfile.TemporaryDirectory() as claims:
+            compile_pool._wait(compile_pool._start(shared, claims))
     executor.warm([prog.runner])
     left = executor._kernel_calls(prog.runner)
     hits = {fn.py_func.__module__: sum(fn.stats.cache_hits.values()) for fn, _ in pending}
+    misses = {fn.py_func.__module__: sum(fn.stats.cache_misses.values()) for fn, _ in pending}
     out = prog(**demo.batch(0, n=8, d=6, classes=3))
     print(json.dumps({"loss": float(out["loss"]), "kernels": len(pending), "left": len(left),
-                      "workers": workers, "hits": hits}))
+                      "hits": hits, "misses": misses}))
 """)
 
 
@@ -46,22 +51,37 @@ def _run(tmp_path: Path, jobs: int, mode: str = "normal") -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def test_workers_share_is_loaded_from_the_cache_and_results_match(tmp_path) -> None:
+def test_a_workers_kernels_are_loaded_from_the_cache_it_wrote(tmp_path) -> None:
+    run = _run(tmp_path, 2, "worker-first")
+    assert run["kernels"] >= 4 and run["left"] == 0
+    # the worker claimed and compiled every kernel: here each is a cache hit, none compiled
+    assert all(run["hits"].values()) and not any(run["misses"].values())
+    assert run["loss"] == _run(tmp_path, 1)["loss"]
+
+
+def test_two_processes_compile_each_kernel_once_with_the_same_results(tmp_path) -> None:
     alone, shared = _run(tmp_path, 1), _run(tmp_path, 2)
-    assert shared["kernels"] >= 4 and shared["left"] == 0
-    assert shared["workers"], "with two jobs some kernels go to the worker"
-    for module, hits in shared["hits"].items():
-        # a worker's kernel comes from the cache it wrote; this process's are compiled here
-        assert hits == (1 if module in shared["workers"] else 0), module
-    assert alone["workers"] == [] and not any(alone["hits"].values())
+    assert shared["left"] == 0 and set(shared["hits"]) == set(alone["hits"])
+    for module in shared["hits"]:
+        # compiled here (a miss) or by the worker (a hit on its cache files): once
+        assert shared["hits"][module] + shared["misses"][module] >= 1, module
+        assert not (shared["hits"][module] and shared["misses"][module]), module
+    assert not any(alone["hits"].values())
     assert shared["loss"] == alone["loss"]
 
 
 def test_a_failed_worker_leaves_its_kernels_to_this_process(tmp_path) -> None:
     broken, alone = _run(tmp_path, 2, "broken"), _run(tmp_path, 1)
-    assert broken["workers"] and broken["left"] == 0
+    assert broken["left"] == 0
     assert not any(broken["hits"].values())  # nothing came from a cache: all compiled here
     assert broken["loss"] == alone["loss"]
+
+
+def test_claims_are_taken_once() -> None:
+    with tempfile.TemporaryDirectory() as claims:
+        assert compile_pool._claim(claims, 3)
+        assert not compile_pool._claim(claims, 3)
+        assert compile_pool._claim(claims, 4)
 
 
 def test_a_type_a_worker_cannot_rebuild_stays_in_this_process() -> None:
@@ -73,8 +93,6 @@ def test_a_type_a_worker_cannot_rebuild_stays_in_this_process() -> None:
     strided = (numba.types.Array(numba.float32, 1, "A"), numba.int64)
     assert compile_pool._describe((f, plain))["args"] == [["array", "float32", 1], ["int"]]
     assert compile_pool._describe((f, strided)) is None
-    shares = compile_pool._split([(f, strided), (f, plain), (f, plain)], 2)
-    assert (f, strided) in shares[0]
 
 
 @pytest.mark.parametrize(("setting", "kernels", "want"), [("3", 1, 3), ("1", 100, 1)])
