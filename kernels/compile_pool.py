@@ -58,34 +58,52 @@ def jobs(count: int) -> int:
 def compile_all(pending: Pending, on_kernel: Callable[[Any, bool], None]) -> None:
     """Compile every (dispatcher, signature) of `pending`, in this process and in
     workers; `on_kernel(fn, cached)` as each is ready here."""
-    for fn, signature in [item for item in pending if _on_disk(item[0])]:
-        on_kernel(fn, _compile(fn, signature))
+    here = [item for item in pending if _on_disk(item[0])]
     groups = _groups([item for item in pending if not _on_disk(item[0])])
     shared = [items for items in groups if all(_describe(i) is not None for i in items)]
-    for items in [items for items in groups if items not in shared]:
-        for fn, signature in items:   # a type a worker cannot rebuild: compiled here
-            on_kernel(fn, _compile(fn, signature))
+    # a type a worker cannot rebuild: compiled here
+    here += [item for items in groups if items not in shared for item in items]
+    _compile_here(here, on_kernel)
     count = jobs(sum(len(items) for items in shared))
-    with tempfile.TemporaryDirectory(prefix="sexpgpu-claims-") as claims:
-        workers = [_start(shared, claims) for _ in range(count - 1)]
-        theirs: Pending = []
+    if count > 1:
         try:
-            for k, items in enumerate(shared):   # costliest first
-                if _claim(claims, k):
-                    for fn, signature in items:
-                        on_kernel(fn, _compile(fn, signature))
-                else:
-                    theirs += items
-            for worker in workers:
-                _wait(worker)
-            for fn, signature in theirs:   # compiled by a worker: loaded from its cache
-                _compile(fn, signature)
-                on_kernel(fn, False)
-        finally:  # interrupted (SIGTERM, a failed compile): no worker outlives the run
-            for worker in workers:
-                if worker is not None and worker.poll() is None:
-                    worker.kill()
-                    worker.wait()
+            claims = tempfile.TemporaryDirectory(prefix="sexpgpu-claims-")
+        except OSError:  # no writable temporary directory: all of them here
+            claims = None
+        if claims is not None:
+            with claims as path:
+                _with_workers(shared, path, count - 1, on_kernel)
+            return
+    _compile_here([item for items in shared for item in items], on_kernel)
+
+
+def _compile_here(items: Pending, on_kernel: Callable[[Any, bool], None]) -> None:
+    for fn, signature in items:
+        on_kernel(fn, _compile(fn, signature))
+
+
+def _with_workers(shared: list[Pending], claims: str, count: int,
+                  on_kernel: Callable[[Any, bool], None]) -> None:
+    """`shared` compiled by this process and `count` workers, each taking a kernel
+    by claiming it in the directory `claims`."""
+    workers = [_start(shared, claims) for _ in range(count)]
+    theirs: Pending = []
+    try:
+        for k, items in enumerate(shared):   # costliest first
+            if _claim(claims, k):
+                _compile_here(items, on_kernel)
+            else:
+                theirs += items
+        for worker in workers:
+            _wait(worker)
+        for fn, signature in theirs:   # compiled by a worker: loaded from its cache
+            _compile(fn, signature)
+            on_kernel(fn, False)
+    finally:  # interrupted (SIGTERM, a failed compile): no worker outlives the run
+        for worker in workers:
+            if worker is not None and worker.poll() is None:
+                worker.kill()
+                worker.wait()
 
 
 def _claim(claims: str, k: int) -> bool:

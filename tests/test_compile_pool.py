@@ -108,3 +108,21 @@ def test_few_kernels_or_mpi_ranks_compile_in_this_process(monkeypatch) -> None:
     assert compile_pool.jobs(1000) == 2
     monkeypatch.setenv("OMPI_COMM_WORLD_SIZE", "2")
     assert compile_pool.jobs(1000) == 1
+
+
+def test_without_a_temporary_directory_everything_compiles_here(monkeypatch) -> None:
+    import numpy as np
+
+    @numba.njit
+    def twice(a):
+        return a * 2
+
+    def no_tmp(*args, **kwargs):
+        raise OSError("read-only file system")
+
+    monkeypatch.setattr(compile_pool.tempfile, "TemporaryDirectory", no_tmp)
+    monkeypatch.setenv("SEXPGPU_COMPILE_JOBS", "2")
+    signature = (numba.typeof(np.zeros(3, np.float32)),)
+    ready = []
+    compile_pool.compile_all([(twice, signature)], lambda fn, cached: ready.append(fn))
+    assert ready == [twice] and signature in twice.overloads
