@@ -21,3 +21,13 @@ def rerun_in_simulator(test_file: str, timeout: int = 900) -> None:
         capture_output=True, text=True, timeout=timeout)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
     assert " passed" in run.stdout
+
+
+def run_env(cache: str, simulator: bool) -> dict[str, str]:
+    """The environment of a `sexpgpu run` subprocess: its own cache, this checkout
+    on the path, and numba's simulator exactly when `simulator`."""
+    env = {**os.environ, "SEXPGPU_CACHE_DIR": cache, "PYTHONPATH": str(ROOT)}
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+    if simulator:
+        env["NUMBA_ENABLE_CUDASIM"] = "1"
+    return env

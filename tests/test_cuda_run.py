@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import orjson
 import pytest
+from cudasim import run_env
 
 from sexpgpu.runtime.checkpoint import list_checkpoints, load_checkpoint
 
@@ -27,21 +28,13 @@ def cache(tmp_path_factory) -> str:
     return str(tmp_path_factory.mktemp("cache"))
 
 
-def _env(cache: str, simulator: bool) -> dict[str, str]:
-    env = {**os.environ, "SEXPGPU_CACHE_DIR": cache, "PYTHONPATH": str(ROOT)}
-    env.pop("NUMBA_ENABLE_CUDASIM", None)
-    if simulator:
-        env["NUMBA_ENABLE_CUDASIM"] = "1"
-    return env
-
-
 def _args(runs: Path, device: str, *extra: str) -> list[str]:
     return [sys.executable, "-W", "ignore::RuntimeWarning", "-m", "sexpgpu", "run", str(TINY),
             "--device", device, "--runs", str(runs), *extra]
 
 
 def _run(runs: Path, device: str, cache: str, *extra: str) -> Path:
-    done = subprocess.run(_args(runs, device, *extra), env=_env(cache, device == "cuda"),
+    done = subprocess.run(_args(runs, device, *extra), env=run_env(cache, device == "cuda"),
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     (run_dir,) = [p for p in runs.iterdir() if p.is_dir()]
@@ -101,7 +94,7 @@ def test_cuda_finite_guard_names_the_step_read_later(cache: str, tmp_path: Path)
     went non-finite at step 3 is reported as step 3 when step 5 reads it."""
     done = subprocess.run(_args(tmp_path / "runs", "cuda", "--set", "steps=5", "--set",
                                 "poison=1", "--log-every", "5", "--json"),
-                          env=_env(cache, True), capture_output=True, text=True, timeout=600)
+                          env=run_env(cache, True), capture_output=True, text=True, timeout=600)
     assert done.returncode == 3, done.stderr[-2000:]
     summary = orjson.loads(done.stdout)
     assert summary["error"]["code"] == "E-NONFINITE"
@@ -113,7 +106,7 @@ def test_cuda_resume_after_sigkill_is_bit_identical(cache: str, tmp_path: Path) 
     extra = ["--set", "steps=12", "--checkpoint-every", "3", "--log-every", "1"]
     clean = _run(tmp_path / "clean", "cuda", cache, *extra)
     runs = tmp_path / "killed"
-    proc = subprocess.Popen(_args(runs, "cuda", *extra), env=_env(cache, True),
+    proc = subprocess.Popen(_args(runs, "cuda", *extra), env=run_env(cache, True),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.time() + 300
     while time.time() < deadline and proc.poll() is None:
@@ -124,7 +117,7 @@ def test_cuda_resume_after_sigkill_is_bit_identical(cache: str, tmp_path: Path) 
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=60)
     resumed = subprocess.run(_args(runs, "cuda", *extra, "--resume", "latest"),
-                             env=_env(cache, True), capture_output=True, text=True, timeout=600)
+                             env=run_env(cache, True), capture_output=True, text=True, timeout=600)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     (run_dir,) = [p for p in runs.iterdir() if p.is_dir()]
     opens = _events(run_dir, "open")
@@ -155,7 +148,7 @@ def test_cuda_without_a_gpu_is_a_coded_error(how: str, cache: str, tmp_path: Pat
         args = []
     runs = tmp_path / "runs"
     done = subprocess.run([sys.executable, "-m", "sexpgpu", "run", str(path), *args,
-                           "--runs", str(runs)], env=_env(cache, False),
+                           "--runs", str(runs)], env=run_env(cache, False),
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 1, done.stderr
     assert "error[E-DEVICE-UNAVAILABLE]" in done.stderr

@@ -8,7 +8,6 @@ the multi-GPU section of bench/gpu_check.py on fake runs."""
 from __future__ import annotations
 
 import importlib.util
-import os
 import signal
 import subprocess
 import sys
@@ -18,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import orjson
 import pytest
+from cudasim import run_env
 
 from sexpgpu.diagnostics import SexpError
 from sexpgpu.parallel import select
@@ -325,21 +325,13 @@ def test_a_missing_libnccl_says_why():
 # -- two processes in the CUDA simulator -------------------------------------------------
 
 
-def _env(cache: str, simulator: bool) -> dict[str, str]:
-    env = {**os.environ, "SEXPGPU_CACHE_DIR": cache, "PYTHONPATH": str(ROOT)}
-    env.pop("NUMBA_ENABLE_CUDASIM", None)
-    if simulator:
-        env["NUMBA_ENABLE_CUDASIM"] = "1"
-    return env
-
-
 def _args(runs: Path, device: str, *extra: str) -> list[str]:
     return [sys.executable, "-W", "ignore::RuntimeWarning", "-m", "sexpgpu", "run", str(MLP),
             "--device", device, "--runs", str(runs), *SMALL, *extra]
 
 
 def _run(runs: Path, device: str, cache: str, *extra: str) -> Path:
-    done = subprocess.run(_args(runs, device, *extra), env=_env(cache, device == "cuda"),
+    done = subprocess.run(_args(runs, device, *extra), env=run_env(cache, device == "cuda"),
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     (run_dir,) = [p for p in runs.iterdir() if p.is_dir()]
@@ -408,7 +400,7 @@ def test_nccl_insisted_on_where_it_cannot_run_ends_every_rank_alike(cache: str,
                                                                      tmp_path: Path):
     runs = tmp_path / "runs"
     done = subprocess.run(_args(runs, "cuda", "--set", "steps=2", "--procs", "2"),
-                          env={**_env(cache, True), "SEXPGPU_COLLECTIVE": "nccl"},
+                          env={**run_env(cache, True), "SEXPGPU_COLLECTIVE": "nccl"},
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 1, done.stderr[-3000:]
     assert "error[E-PROCS]: SEXPGPU_COLLECTIVE=nccl, but NCCL cannot run on every rank" \
@@ -423,7 +415,7 @@ def test_nccl_insisted_on_where_it_cannot_run_ends_every_rank_alike(cache: str,
 def test_two_cuda_processes_stop_and_resume_identically(cache: str, tmp_path: Path):
     fault = ["--set", "steps=24", "--checkpoint-every", "3", "--procs", "2"]
     runs = tmp_path / "runs"
-    proc = subprocess.Popen(_args(runs, "cuda", *fault), env=_env(cache, True),
+    proc = subprocess.Popen(_args(runs, "cuda", *fault), env=run_env(cache, True),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.time() + 300
     while time.time() < deadline and proc.poll() is None:
@@ -438,7 +430,7 @@ def test_two_cuda_processes_stop_and_resume_identically(cache: str, tmp_path: Pa
     stopped = max(_losses(run_dir))
     assert stopped < 24
     resumed = subprocess.run(_args(runs, "cuda", *fault, "--resume", "latest"),
-                             env=_env(cache, True), capture_output=True, text=True,
+                             env=run_env(cache, True), capture_output=True, text=True,
                              timeout=600)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     clean = _run(tmp_path / "clean", "cuda", cache, *fault)
