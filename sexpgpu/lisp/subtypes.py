@@ -150,13 +150,7 @@ def _atomic_within(interp: Any, a: str, b: str) -> bool:
     struct = interp.structs.get(a)
     if struct is not None:
         return struct.is_a(b) or b == "ATOM"
-    todo = list(_PARENTS.get(a, ()))
-    while todo:
-        parent = todo.pop()
-        if parent == b:
-            return True
-        todo.extend(_PARENTS.get(parent, ()))
-    return False
+    return _atomic_kind_within(a, b)
 
 
 def _range(spec: Any) -> tuple[str, Any, Any] | None:
@@ -220,6 +214,7 @@ def _range_within(ra: tuple, rb: tuple) -> bool:
 
 
 def _atomic_kind_within(a: str, b: str) -> bool:
+    """Whether named type `a` is `b` or below it in the lattice (_PARENTS)."""
     todo = [a]
     while todo:
         name = todo.pop()
