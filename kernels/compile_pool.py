@@ -42,6 +42,8 @@ MAX_JOBS = 8
 WORKER_TIMEOUT_S = 600.0
 
 Pending = list[tuple[Any, tuple]]   # (numba dispatcher, argument types)
+# kernel groups a worker can be told about, each with its items' descriptions
+Described = list[tuple[Pending, list[dict]]]
 
 
 def jobs(count: int) -> int:
@@ -58,13 +60,18 @@ def jobs(count: int) -> int:
 def compile_all(pending: Pending, on_kernel: Callable[[Any, bool], None]) -> None:
     """Compile every (dispatcher, signature) of `pending`, in this process and in
     workers; `on_kernel(fn, cached)` as each is ready here."""
-    here = [item for item in pending if _on_disk(item[0])]
-    groups = _groups([item for item in pending if not _on_disk(item[0])])
-    shared = [items for items in groups if all(_describe(i) is not None for i in items)]
-    # a type a worker cannot rebuild: compiled here
-    here += [item for items in groups if items not in shared for item in items]
+    here, cold = [], []
+    for item in pending:
+        (here if _on_disk(item[0]) else cold).append(item)
+    shared: Described = []
+    for items in _groups(cold):
+        described = [_describe(item) for item in items]
+        if None in described:
+            here += items  # a type a worker cannot rebuild: compiled here
+        else:
+            shared.append((items, described))
     _compile_here(here, on_kernel)
-    count = jobs(sum(len(items) for items in shared))
+    count = jobs(sum(len(items) for items, _ in shared))
     if count > 1:
         try:
             claims = tempfile.TemporaryDirectory(prefix="sexpgpu-claims-")
@@ -74,7 +81,7 @@ def compile_all(pending: Pending, on_kernel: Callable[[Any, bool], None]) -> Non
             with claims as path:
                 _with_workers(shared, path, count - 1, on_kernel)
             return
-    _compile_here([item for items in shared for item in items], on_kernel)
+    _compile_here([item for items, _ in shared for item in items], on_kernel)
 
 
 def _compile_here(items: Pending, on_kernel: Callable[[Any, bool], None]) -> None:
@@ -82,14 +89,15 @@ def _compile_here(items: Pending, on_kernel: Callable[[Any, bool], None]) -> Non
         on_kernel(fn, _compile(fn, signature))
 
 
-def _with_workers(shared: list[Pending], claims: str, count: int,
+def _with_workers(shared: Described, claims: str, count: int,
                   on_kernel: Callable[[Any, bool], None]) -> None:
     """`shared` compiled by this process and `count` workers, each taking a kernel
     by claiming it in the directory `claims`."""
-    workers = [_start(shared, claims) for _ in range(count)]
+    job = _job(shared, claims)
+    workers = [_start(job) for _ in range(count)]
     theirs: Pending = []
     try:
-        for k, items in enumerate(shared):   # costliest first
+        for k, (items, _) in enumerate(shared):   # costliest first
             if _claim(claims, k):
                 _compile_here(items, on_kernel)
             else:
@@ -172,9 +180,13 @@ def _types(args: list[list]) -> list[Any]:
     return [numba.typeof(s) for s in samples]
 
 
-def _start(shared: list[Pending], claims: str) -> subprocess.Popen | None:
-    job = json.dumps({"claims": claims,
-                      "groups": [[_describe(item) for item in items] for items in shared]})
+def _job(shared: Described, claims: str) -> str:
+    """What every worker is told: the claims directory and each kernel group's
+    descriptions, in this process's order (costliest first)."""
+    return json.dumps({"claims": claims, "groups": [described for _, described in shared]})
+
+
+def _start(job: str) -> subprocess.Popen | None:
     try:
         worker = subprocess.Popen([sys.executable, "-m", "sexpgpu.kernels.compile_pool"],
                                   stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,

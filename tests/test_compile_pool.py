@@ -25,12 +25,13 @@ SCRIPT = textwrap.dedent("""
     prog = demo.mlp_step(batch=8, sizes=(6, 12, 3)).compile("kernels")
     pending = executor._kernel_calls(prog.runner)
     if sys.argv[1] == "broken":   # every worker exits at once, compiling nothing
-        compile_pool._start = lambda shared, claims: subprocess.Popen(
+        compile_pool._start = lambda job: subprocess.Popen(
             [sys.executable, "-c", "raise SystemExit(3)"], stdin=subprocess.PIPE)
     if sys.argv[1] == "worker-first":   # a worker given every kernel runs to the end first
-        shared = compile_pool._groups(pending)
+        shared = [(items, [compile_pool._describe(item) for item in items])
+                  for items in compile_pool._groups(pending)]
         with tempfile.TemporaryDirectory() as claims:
-            compile_pool._wait(compile_pool._start(shared, claims))
+            compile_pool._wait(compile_pool._start(compile_pool._job(shared, claims)))
     executor.warm([prog.runner])
     left = executor._kernel_calls(prog.runner)
     hits = {fn.py_func.__module__: sum(fn.stats.cache_hits.values()) for fn, _ in pending}
