@@ -278,16 +278,17 @@ def _parametrized(lines: list[str], sizes: bool = False,
     function."""
     values: list[str] = []
 
-    def sub(m: re.Match) -> str:
-        text = m.group(0)
-        kept = not sizes and _KEPT_AFTER.search(m.string, 0, m.start())
-        if text in _KEPT_INTS or int(text) >= _MAX_PARAM_INT \
-                or (kept and not (flat and m.string is lines[0])):
-            return text
-        values.append(text)
-        return f"n{len(values) - 1}"
+    def parametrize(line: str, sized: bool) -> str:
+        def sub(m: re.Match) -> str:
+            text = m.group(0)
+            if text in _KEPT_INTS or int(text) >= _MAX_PARAM_INT \
+                    or (not sized and _KEPT_AFTER.search(line, 0, m.start())):
+                return text
+            values.append(text)
+            return f"n{len(values) - 1}"
+        return _INT.sub(sub, line)
 
-    return [_INT.sub(sub, line) for line in lines], values
+    return [parametrize(line, sizes or (flat and k == 0)) for k, line in enumerate(lines)], values
 
 
 def _flat(code: KernelCode) -> bool:

@@ -186,13 +186,13 @@ def _kernel_calls(compiled: CompiledGraph) -> list[tuple[Any, tuple]]:
     namespace = vars(compiled.module)
     originals = {name: fn for name, fn in namespace.items()
                  if getattr(fn, "py_func", None) is not None and fn in functions.values()}
-    calls: list[tuple[Any, tuple]] = []
+    calls: dict[tuple[Any, tuple], None] = {}  # in call order, each once
 
     def recorder(fn: Any) -> Any:
         def record(*args: Any) -> None:
             signature = tuple(numba.typeof(a) for a in args)
-            if signature not in fn.overloads and (fn, signature) not in calls:
-                calls.append((fn, signature))
+            if signature not in fn.overloads:
+                calls.setdefault((fn, signature))
         return record
 
     try:
@@ -201,7 +201,7 @@ def _kernel_calls(compiled: CompiledGraph) -> list[tuple[Any, tuple]]:
         compiled._step(*scratch, *compiled._fixed, *compiled._errs)
     finally:
         namespace.update(originals)
-    return calls
+    return list(calls)
 
 
 # -- one op at a time, for experiments ---------------------------------------------------
