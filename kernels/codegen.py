@@ -367,10 +367,10 @@ def _cpu_step(codes: list[KernelCode], params: list[str],
             fname = functions[source] = f"f{code.name[1:]}"
             modules.append(source)
             imports.append(f"from {module_name(source)} import kernel as {fname}  # {ops}")
-        if code.blas_flops and _thread_class(code.blas_flops) != threads_asked:
+        if code.blas_flops and threads.size_class(code.blas_flops) != threads_asked:
             # the BLAS threads this matmul's size and the free cores allow, asked where
             # the size class changes (an unrolled RNN's 200 small matmuls ask once)
-            threads_asked = _thread_class(code.blas_flops)
+            threads_asked = threads.size_class(code.blas_flops)
             calls.append(f"blas_threads({code.blas_flops})")
         calls.append(f"{fname}({', '.join(code.params + ints)})")
         entry = index.setdefault(module_name(source), {"ops": [], "sites": [], "params": {}})
@@ -381,12 +381,6 @@ def _cpu_step(codes: list[KernelCode], params: list[str],
         imports.insert(0, "from sexpgpu.kernels.threads import matmul as blas_threads")
     lines = imports + ["", "", f"def step({', '.join(params)}):"]
     return lines + _indent(calls or ["pass"], 1), modules, index
-
-
-def _thread_class(flops: int) -> int:
-    """Matmuls of one class get the same BLAS threads from the policy (its answer
-    depends on the size only through flops // MIN_FLOPS_PER_THREAD)."""
-    return min(flops // threads.MIN_FLOPS_PER_THREAD, 64)
 
 
 def _note(entry: dict, code: KernelCode) -> None:

@@ -81,7 +81,7 @@ class Policy:
             self.windows += 1
         self._mark = (now, idle, ours)
 
-    def threads_for(self, flops: int) -> int:
+    def threads_for(self, flops: int) -> int:  # depends on flops only by size_class
         if self.fixed is not None:
             return self.fixed
         return max(1, min(self.allowed, flops // MIN_FLOPS_PER_THREAD))
@@ -100,6 +100,13 @@ class Policy:
                 "blas_threads": self.fixed if self.fixed is not None else self.cap,
                 "numba_threads": numba_threads(),
                 "min_flops_per_thread": MIN_FLOPS_PER_THREAD}
+
+
+def size_class(flops: int) -> int:
+    """Matmuls of one class get the same threads from any policy (`threads_for`
+    reads the size only as flops // MIN_FLOPS_PER_THREAD, and no machine has more
+    than 64 cores' worth): a step asks again only where the class changes."""
+    return min(flops // MIN_FLOPS_PER_THREAD, 64)
 
 
 def numba_threads() -> int:
@@ -121,7 +128,7 @@ def policy() -> Policy:
 
 def matmul(flops: int) -> None:
     """What a generated CPU step calls before a matmul kernel whose size class
-    differs from the previous one's (kernels.codegen `_thread_class`)."""
+    differs from the previous one's (`size_class`)."""
     policy().matmul(flops)
 
 
