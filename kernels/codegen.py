@@ -179,6 +179,8 @@ def _indent(lines: list[str], depth: int) -> list[str]:
 
 
 def _parallel(code: KernelCode) -> bool:
+    """Whether the generated loop nest's outer loop is a prange (a CPU override
+    may have a prange of its own: `_cpu_step` looks at the final text)."""
     return code.cpu is None and code.work >= PARALLEL_WORK and bool(code.outer) \
         and code.outer[0][1] > 1
 
@@ -355,9 +357,9 @@ def _cpu_step(codes: list[KernelCode], params: list[str],
     index: dict[str, dict] = {}
     threads_asked: int | None = None  # the size class of the last blas_threads call
     for code in codes:
-        parallel = _parallel(code)
-        body, ints = _parametrized(_renamed(_tidy(_cpu_loops(code, parallel)), code),
+        body, ints = _parametrized(_renamed(_tidy(_cpu_loops(code, _parallel(code))), code),
                                    code.sizes_as_args, _flat(code))
+        parallel = any("prange(" in line for line in body)
         decorator = _NJIT + (", parallel=True)" if parallel else ")")
         args = _positional(code) + [f"n{i}" for i in range(len(ints))]
         ops = ", ".join(dict.fromkeys(c.split(" at ")[0] for c in code.comment))
@@ -372,6 +374,10 @@ def _cpu_step(codes: list[KernelCode], params: list[str],
             # the size class changes (an unrolled RNN's 200 small matmuls ask once)
             threads_asked = threads.size_class(code.blas_flops)
             calls.append(f"blas_threads({code.blas_flops})")
+        if parallel:
+            # its threads are those the policy allows now (a thread the machine
+            # has no core for would hold up all the others at the loop's end)
+            calls.append("kernel_threads()")
         calls.append(f"{fname}({', '.join(code.params + ints)})")
         entry = index.setdefault(module_name(source), {"ops": [], "sites": [], "params": {}})
         _note(entry, code)
@@ -379,6 +385,8 @@ def _cpu_step(codes: list[KernelCode], params: list[str],
     calls += [f"{t}[:] = {v}" for t, v in copies]
     if any(code.blas_flops for code in codes):
         imports.insert(0, "from sexpgpu.kernels.threads import matmul as blas_threads")
+    if "kernel_threads()" in calls:
+        imports.insert(0, "from sexpgpu.kernels.threads import parallel as kernel_threads")
     lines = imports + ["", "", f"def step({', '.join(params)}):"]
     return lines + _indent(calls or ["pass"], 1), modules, index
 

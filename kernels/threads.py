@@ -4,8 +4,9 @@ Each matmul asks for its threads by its size, and the answer depends on how many
 cores the machine leaves free: a parallel sgemm waits for all of its threads, and a
 thread the scheduler parks costs a whole tick. Measured on 2 cores with other work
 running, a 100x256x256 matmul took 0.57 ms on one thread and 7.5 ms on two; on a quiet
-box two threads gain nothing below ~2^25 FLOPs. So a second thread is given only to
-a matmul that big, and only while the last measurement window saw a free core.
+box two threads gain little below ~2^24 FLOPs (100x256x256, 13 MFLOP: 1.2x; the GPT's
+768x128x128 projections, 25 MFLOP: 1.85x). So a second thread is given only to a
+matmul that big, and only while the last measurement window saw a free core.
 
 The free cores are measured, not guessed from the load average (a minute late, and
 it counts this process's own threads): over each window of REFRESH_S, the machine's
@@ -30,7 +31,7 @@ from sexpgpu.kernels import blas
 
 from sexpgpu import env
 
-MIN_FLOPS_PER_THREAD = 1 << 25  # below this a second BLAS thread does not pay
+MIN_FLOPS_PER_THREAD = 1 << 24  # below this a second BLAS thread does not pay
 REFRESH_S = 0.25  # how often the free cores are measured (a /proc/stat read, ~20 us)
 FREE_MARGIN = 0.2  # cores needed beyond the threads' count: n threads need n - 0.2 free
 
@@ -56,6 +57,7 @@ class Policy:
         self.fixed = fixed
         self.allowed = 1  # threads a big matmul may have now; 1 until measured
         self.current: int | None = None  # what the BLAS was last set to
+        self.kernel_threads: int | None = None  # what numba's parallel kernels were
         self._mark: tuple[float, float, float] | None = None
         self._next = 0.0
         self.windows = 0  # measurement windows so far (for the record)
@@ -94,6 +96,18 @@ class Policy:
             blas.set_threads(n)
             self.current = n
 
+    def parallel(self) -> None:
+        """Set the threads of the parallel kernel about to run: those the last window
+        allows (or the fixed count), at most numba's."""
+        self.refresh()
+        n = min(self.fixed if self.fixed is not None else self.allowed, numba_threads())
+        if n != self.kernel_threads:
+            # numba's thread pool starts on first use: only a step with a parallel
+            # kernel pays for it
+            import numba
+            numba.set_num_threads(max(1, min(n, numba.config.NUMBA_NUM_THREADS)))
+            self.kernel_threads = n
+
     def describe(self) -> dict[str, Any]:
         """What the `open` event records (and `sexpgpu diff` compares)."""
         return {"blas": blas.name(), "policy": "fixed" if self.fixed is not None else "auto",
@@ -130,6 +144,11 @@ def matmul(flops: int) -> None:
     """What a generated CPU step calls before a matmul kernel whose size class
     differs from the previous one's (`size_class`)."""
     policy().matmul(flops)
+
+
+def parallel() -> None:
+    """What a generated CPU step calls before each parallel kernel."""
+    policy().parallel()
 
 
 def reset() -> None:

@@ -37,7 +37,7 @@ def test_small_matmuls_keep_one_thread_and_big_ones_take_the_free_cores() -> Non
     big = 2 * 768 * 128 * 384
     assert policy.threads_for(big) == 1  # nothing measured yet: one thread
     policy.allowed = 2
-    assert policy.threads_for(2 * 100 * 256 * 256) == 1  # gains nothing from a second
+    assert policy.threads_for(2 * 100 * 256 * 256) == 1  # gains little from a second
     assert policy.threads_for(big) == 2
     assert threads.Policy(cap=2, fixed=3).threads_for(10) == 3
 
