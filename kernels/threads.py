@@ -102,6 +102,10 @@ class Policy:
         self.refresh()
         n = min(self.fixed if self.fixed is not None else self.allowed, numba_threads())
         if n != self.kernel_threads:
+            # OpenMP reads this when numba's pool starts, on this first call: its
+            # idle threads sleep instead of spinning on the core the next parallel
+            # sgemm's second thread needs (waking one costs microseconds)
+            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
             # numba's thread pool starts on first use: only a step with a parallel
             # kernel pays for it
             import numba
