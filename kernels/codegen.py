@@ -20,13 +20,11 @@ from sexpgpu.kernels.source import ERR, KernelCode
 
 from sexpgpu.ir import rng
 
-# element-operations above which a CPU kernel runs its outer loop with prange:
-# the GPT's GELU forward and backward (393k elements; 0.30 -> 0.16 ms with two
-# threads), not its AdamW updates (65536 elements, memory-bound, ~0.05 ms). A
-# parallel kernel costs ~0.3 s more to compile cold; on a busy box it runs one
-# thread (the policy's, kernels/threads.py): waking a second that the machine
-# has no core for cost 2-7 ms a call
-PARALLEL_WORK = 1 << 22
+# element-operations above which a CPU kernel runs its outer loop with prange
+# (a parallel kernel costs ~0.3 s to compile cold, and waking the OpenMP threads
+# between serial kernels cost 2-7 ms per call on a loaded 2-core box: the GPT's
+# AdamW updates of 65536 elements took 7 ms in prange, 0.3 ms serial)
+PARALLEL_WORK = 1 << 26
 # a single loop this long takes its trip count as an argument (see `_flat`); short
 # ones keep it literal, for LLVM to unroll (the GRU's loops of 6 ran 2x slower)
 FLAT_SHARED_TRIPS = 1024

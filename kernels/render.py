@@ -205,20 +205,6 @@ def _linear(index: list[str], shape: tuple[int, ...]) -> str:
     return affine(list(zip(index, strides(shape))))
 
 
-# an exponential, erf, tanh or log costs about this many multiply-adds (erf's
-# rational fit, exp's polynomial and scaling): the GELU's kernels, 1 and 11 ops an
-# element, took 0.30 and 0.46 ms per 393k elements, an add 0.05
-_TRANSCENDENTAL = re.compile(r"\b(?:fast_\w+|math\.(?:exp|expm1|log|log1p|tanh|erf|erfc|pow))\(")
-_TRANSCENDENTAL_OPS = 16
-
-
-def _work(elements: int, members: list, body: list[str]) -> int:
-    """Element operations of a loop (what decides on prange), a transcendental
-    call counted as _TRANSCENDENTAL_OPS."""
-    calls = sum(len(_TRANSCENDENTAL.findall(line)) for line in body)
-    return elements * (len(members) + (_TRANSCENDENTAL_OPS - 1) * calls)
-
-
 def render_loop(kernel: Kernel, program: KernelPlan, names: Names, name: str,
                 params: list[str]) -> KernelCode:
     domain = kernel.domain
@@ -230,10 +216,10 @@ def render_loop(kernel: Kernel, program: KernelPlan, names: Names, name: str,
         if not re.search(r"\bi\d+\b", text) or len(domain) <= 1:
             # every operand is read at the loop's own position: one flat loop
             return KernelCode(name, params, [("lin", prod(domain))], body,
-                              work=_work(prod(domain), members, body))
+                              work=prod(domain) * len(members))
         return KernelCode(name, params, [(i, d) for i, d in zip(index, domain)],
                           [f"lin = {_linear(index, domain)}"] + body,
-                          work=_work(prod(domain), members, body))
+                          work=prod(domain) * len(members))
     return _render_reduce(kernel, program, names, name, params, index, body)
 
 

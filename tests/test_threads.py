@@ -143,37 +143,3 @@ def test_the_step_asks_for_threads_where_the_matmul_size_class_changes() -> None
     assert [threads.MIN_FLOPS_PER_THREAD <= f for f in asked] in ([False, True, False],
                                                                  [True, False])
     assert source.count("\n    f") >= 7 > len(asked)   # 7 matmul calls (and the tanhs)
-
-
-@pytest.mark.parametrize("count", [1, 2])
-def test_costly_loops_run_in_prange_with_the_policys_threads_and_the_same_bits(
-        count: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A loop of transcendental work on a big tensor (GELU of 512k elements) is a
-    prange, given the policy's threads before each call; a cheap loop as big (an
-    add) stays serial; any thread count gives the bits of one."""
-    import numba
-
-    from sexpgpu import kernels
-    from sexpgpu.ir.graph import Graph
-
-    g = Graph("costly")
-    x = g.input("x", (512, 1024))
-    g.output("gelu", g.apply("gelu", x))
-    g.output("add", g.apply("add", x, x))
-    compiled = kernels.compile(g)
-    sources = compiled.generated.kernel_sources
-    assert sum(line.strip().startswith("for lin in prange(")
-               for text in sources for line in text.splitlines()) == 1
-    assert compiled.generated.source.count("kernel_threads()") == 1
-    feed = {"x": np.random.default_rng(3).normal(size=(512, 1024)).astype(np.float32)}
-    monkeypatch.setenv("SEXPGPU_BLAS_THREADS", "1")
-    threads.reset()
-    one = compiled.run(feed)
-    monkeypatch.setenv("SEXPGPU_BLAS_THREADS", str(count))
-    threads.reset()
-    try:
-        got = compiled.run(feed)
-        assert numba.get_num_threads() == min(count, numba.config.NUMBA_NUM_THREADS)
-    finally:
-        threads.reset()
-    assert got["gelu"].tobytes() == one["gelu"].tobytes()
