@@ -118,20 +118,10 @@ def _sees(node: Node, query: str, key: str) -> str:
     return f"{key} <= {query}" if node.attrs.get("causal") else "True"
 
 
-def _heads(outer: list[tuple[str, int]], body: list[str]) -> list[str]:
-    """`body` (one head's work, its scratch allocated in it) once per head: one
-    prange over the heads, whose index sets the batch variables of `outer`. Why:
-    heads are independent, so each thread owns whole heads and the result does
-    not depend on the thread count; a head's scratch is a few KiB, and allocating
-    it per head cost nothing measurable."""
-    if not outer:
-        return body
-    lines = [f"for h_ in prange({prod(n for _, n in outer)}):"]
-    for k, (var, n) in enumerate(outer):
-        inner = prod(m for _, m in outer[k + 1:])
-        index = "h_" if inner == 1 else f"h_ // {inner}"
-        lines.append(f"    {var} = {index}" + (f" % {n}" if k else ""))
-    return lines + _indented(body)
+def _nest(outer: list[tuple[str, int]], body: list[str]) -> list[str]:
+    """`body` inside loops over `outer`."""
+    lines = ["    " * k + f"for {var} in range({n}):" for k, (var, n) in enumerate(outer)]
+    return lines + ["    " * len(outer) + line for line in body]
 
 
 def _indented(lines: list[str], depth: int = 1) -> list[str]:
@@ -201,11 +191,11 @@ def render_attention(node: Node, names, name: str, params: list[str]) -> KernelC
     t, s, d, e, scale = _sizes(node)
     code = KernelCode(name, params, lay.outer + [("r", t), ("c", max(e, 1))],
                       _forward_thread(node, lay), work=prod(q.shape[:-1]) * s * (d + e))
-    _blas(code, node, _row_lengths(q, k, v) + _heads(lay.outer, _matrices(
+    _blas(code, node, _row_lengths(q, k, v) + _matrices(
         ("qs_", t, d), ("ks_", s, d), ("vs_", s, e), ("sb_", t, s), ("os_", t, e))
-        + [f"ls_ = np.empty({t}, np.float32)"]
-        + _copy_in(lay, q, "qs_") + _copy_in(lay, k, "ks_")
-        + _copy_in(lay, v, "vs_") + _forward_head(node, lay)))
+          + [f"ls_ = np.empty({t}, np.float32)"]
+          + _nest(lay.outer, _copy_in(lay, q, "qs_") + _copy_in(lay, k, "ks_")
+                  + _copy_in(lay, v, "vs_") + _forward_head(node, lay)))
     return code
 
 
@@ -295,16 +285,16 @@ def render_attention_backward(node: Node, names, name: str, params: list[str]) -
     outer = lay.outer + [("r", max(t, s)), ("c", max(d, e, 1))]
     code = KernelCode(name, params, outer, _backward_thread(node, lay),
                       work=prod(q.shape[:-1]) * s * (2 * d + 2 * e))
-    _blas(code, node, _row_lengths(q, k, v, out) + _heads(lay.outer, _matrices(
+    _blas(code, node, _row_lengths(q, k, v, out) + _matrices(
         ("qs_", t, d), ("ks_", s, d), ("vs_", s, e), ("os_", t, e), ("sb_", t, s),
         ("db_", t, s), ("gq_", t, d), ("gk_", s, d), ("gv_", s, e), ("tk_", s, d),
         ("tv_", s, e))
-        + _copy_in(lay, q, "qs_") + _copy_in(lay, k, "ks_")
-        + _copy_in(lay, v, "vs_") + _copy_in(lay, d_out, "os_")
-        + _backward_head(node, lay)
-        + _copy_out(lay, dq, f"gq_[j * {d} + c]")
-        + _copy_out(lay, dk, f"gk_[j * {d} + c]")
-        + _copy_out(lay, dv, f"gv_[j * {e} + c]")))
+        + _nest(lay.outer, _copy_in(lay, q, "qs_") + _copy_in(lay, k, "ks_")
+                + _copy_in(lay, v, "vs_") + _copy_in(lay, d_out, "os_")
+                + _backward_head(node, lay)
+                + _copy_out(lay, dq, f"gq_[j * {d} + c]")
+                + _copy_out(lay, dk, f"gk_[j * {d} + c]")
+                + _copy_out(lay, dv, f"gv_[j * {e} + c]")))
     return code
 
 

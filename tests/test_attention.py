@@ -11,7 +11,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from sexpgpu.autodiff.grad import grad
-from sexpgpu.kernels import threads
 
 from sexpgpu import kernels
 from sexpgpu.contract.compile import compile_file
@@ -80,30 +79,6 @@ def test_fused_kernels_read_the_heads_in_place() -> None:
     ops = [[n.op for n in kernel.nodes] for kernel in program.kernels]
     assert ["attention"] in ops and ["attention_backward"] in ops
     assert not any(o in (["permute"], ["reshape"], ["slice"]) for o in ops), ops
-
-
-@pytest.mark.parametrize("count", [1, 2])
-def test_heads_run_in_parallel_with_the_same_bits_on_any_thread_count(
-        count: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The CPU kernels take whole heads per thread (a prange over B x H), with the
-    threads the policy gives before each call: the results are the bits of one
-    thread."""
-    import numba
-
-    compiled = kernels.compile(_graph(True))
-    assert "kernel_threads()" in compiled.generated.source
-    monkeypatch.setenv("SEXPGPU_BLAS_THREADS", "1")
-    threads.reset()
-    one = compiled.run(_inputs(2))
-    monkeypatch.setenv("SEXPGPU_BLAS_THREADS", str(count))
-    threads.reset()
-    try:
-        got = compiled.run(_inputs(2))
-        assert numba.get_num_threads() == min(count, numba.config.NUMBA_NUM_THREADS)
-    finally:
-        threads.reset()
-    for key in ("out", "dqkv"):
-        assert got[key].tobytes() == one[key].tobytes(), key
 
 
 def test_bf16_step_runs_the_fused_kernels() -> None:

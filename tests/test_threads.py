@@ -143,3 +143,37 @@ def test_the_step_asks_for_threads_where_the_matmul_size_class_changes() -> None
     assert [threads.MIN_FLOPS_PER_THREAD <= f for f in asked] in ([False, True, False],
                                                                  [True, False])
     assert source.count("\n    f") >= 7 > len(asked)   # 7 matmul calls (and the tanhs)
+
+
+@pytest.mark.parametrize("count", [1, 2])
+def test_parallel_kernels_take_the_policys_threads_and_give_the_same_bits(
+        count: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A loop of at least PARALLEL_WORK element-operations is a prange, and the step
+    sets numba's threads from the policy before it (one on a busy box): any count
+    gives the bits of one thread."""
+    import numba
+
+    from sexpgpu import kernels
+    from sexpgpu.ir.graph import Graph
+
+    g = Graph("wide")
+    x = g.input("x", (2048, 2048))
+    y = x
+    for k in range(16):  # one fused loop of 16 operations on 4M elements: 2^26
+        y = g.apply("mul" if k % 2 else "add", y, x)
+    g.output("y", y)
+    compiled = kernels.compile(g)
+    assert compiled.generated.source.count("kernel_threads()") == 1
+    assert any("prange(" in text for text in compiled.generated.kernel_sources)
+    feed = {"x": np.random.default_rng(3).uniform(0.5, 1.0, size=(2048, 2048)).astype(np.float32)}
+    monkeypatch.setenv("SEXPGPU_BLAS_THREADS", "1")
+    threads.reset()
+    one = compiled.run(feed)
+    monkeypatch.setenv("SEXPGPU_BLAS_THREADS", str(count))
+    threads.reset()
+    try:
+        got = compiled.run(feed)
+        assert numba.get_num_threads() == min(count, numba.config.NUMBA_NUM_THREADS)
+    finally:
+        threads.reset()
+    assert got["y"].tobytes() == one["y"].tobytes()
