@@ -14,6 +14,7 @@ correct, not fast."""
 from __future__ import annotations
 
 from math import prod
+from typing import NamedTuple
 
 from sexpgpu.kernels.lower import reads_in_place
 from sexpgpu.kernels.source import KernelCode, affine, literal, load, store, strides
@@ -134,15 +135,54 @@ def _dot(lay: _Layout, a: Value, ra: str, b: Value, rb: str, n: int, acc: str) -
             f"    {acc} = {acc} + {lay.load(a, ra, 'e')} * {lay.load(b, rb, 'e')}"]
 
 
-# -- CPU: sgemm per head on scratch matrices ------------------------------------------
+# -- CPU: sgemm per head, on the operands where they lie -----------------------------
 
-def _matrices(*arrays: tuple[str, int, int]) -> list[str]:
-    """f32 scratch `name` (flat) and its (rows, cols) matrix `name2`."""
-    lines = []
-    for name, rows, cols in arrays:
-        lines += [f"{name} = np.empty({rows * cols}, np.float32)",
-                  f"{name}2 = {name}.reshape(({rows}, {cols}))"]
-    return lines
+class _Matrix(NamedTuple):
+    """A head's matrix of an operand or result as sgemm reads or writes it: its flat
+    f32 buffer, the offset of its row 0, its row stride, and, when it cannot be used
+    in place, the f32 scratch it takes and the lines that fill it (an operand) or
+    empty it (a result)."""
+
+    buf: str
+    at: str
+    ld: int
+    copy: list[str]
+    scratch: int = 0
+
+    def row(self, r: str) -> str:
+        return f"{self.at} + {r if r.isidentifier() else f'({r})'} * {self.ld}"
+
+    def slice(self, r: str, n: int) -> str:
+        """Row r as a slice (indexed by a loop variable alone: _Layout.row says why)."""
+        return f"{self.buf}[{self.row(r)}:{self.row(r)} + {n}]"
+
+
+def _in_place(lay: _Layout, x: Value) -> int | None:
+    """x's row stride when sgemm can use its matrices where they lie (f32, unit
+    column stride, rows that do not overlap), else None."""
+    rows, cols = x.shape[-2:]
+    view = lay._view(x)
+    if x.dtype != "f32" or (view is not None and view.strides[-1] != 1):
+        return None
+    ld = view.strides[-2] if view is not None and rows > 1 else cols
+    return ld if ld >= cols else None
+
+
+def _matrix(lay: _Layout, x: Value, scratch: str, result: bool = False) -> _Matrix:
+    """Operand (or `result`) x's matrix: in place, else `scratch`, copied."""
+    ld = _in_place(lay, x)
+    if ld is not None:
+        return _Matrix(lay.buf(x), lay.at(x, "0", "0"), ld, [])
+    rows, cols = x.shape[-2:]
+    copy = (_copy_out(lay, x, f"{scratch}[j * {cols} + c]") if result
+            else _copy_in(lay, x, scratch))
+    return _Matrix(scratch, "0", cols, copy, rows * cols)
+
+
+def _scratch(matrices: list[_Matrix], *named: tuple[str, int]) -> list[str]:
+    """f32 scratch of the `named` sizes and of the matrices that are copied."""
+    sizes = dict(named) | {m.buf: m.scratch for m in matrices if m.scratch}
+    return [f"{name} = np.empty({size}, np.float32)" for name, size in sizes.items()]
 
 
 def _row_length(x: Value) -> str:
@@ -167,7 +207,7 @@ def _copy_in(lay: _Layout, x: Value, scratch: str) -> list[str]:
 
 def _copy_out(lay: _Layout, x: Value, value: str) -> list[str]:
     """`value` (of j, c) into this head's matrix of output x."""
-    rows, cols = x.shape[-2:]
+    rows = x.shape[-2]
     return [f"for j in range({rows}):",
             f"    xj_ = {lay.row(x, 'j')}",
             f"    for c in range({_row_length(x)}):",
@@ -191,26 +231,26 @@ def render_attention(node: Node, names, name: str, params: list[str]) -> KernelC
     t, s, d, e, scale = _sizes(node)
     code = KernelCode(name, params, lay.outer + [("r", t), ("c", max(e, 1))],
                       _forward_thread(node, lay), work=prod(q.shape[:-1]) * s * (d + e))
-    _blas(code, node, _row_lengths(q, k, v) + _matrices(
-        ("qs_", t, d), ("ks_", s, d), ("vs_", s, e), ("sb_", t, s), ("os_", t, e))
-          + [f"ls_ = np.empty({t}, np.float32)"]
-          + _nest(lay.outer, _copy_in(lay, q, "qs_") + _copy_in(lay, k, "ks_")
-                  + _copy_in(lay, v, "vs_") + _forward_head(node, lay)))
+    mats = [_matrix(lay, q, "qs_"), _matrix(lay, k, "ks_"), _matrix(lay, v, "vs_"),
+            _matrix(lay, node.outputs[0], "os_", result=True)]
+    _blas(code, node, _row_lengths(q, k, v) + _scratch(mats, ("sb_", t * s), ("ls_", t))
+          + _nest(lay.outer, _forward_head(node, lay, *mats)))
     return code
 
 
-def _forward_head(node: Node, lay: _Layout) -> list[str]:
+def _forward_head(node: Node, lay: _Layout, q: _Matrix, k: _Matrix, v: _Matrix,
+                  out: _Matrix) -> list[str]:
     """CPU: one head, a block of rows at a time: scores by sgemm, each row's softmax
     over the keys it sees (their max known before any exponential: nothing to
-    rescale; the others get weight 0), the weighted values by sgemm, divided by
-    the rows' sums."""
-    out, lse = node.outputs
+    rescale; the others get weight 0), the weighted values by sgemm into the
+    output's rows, divided there by the rows' sums."""
+    lse = node.outputs[1]
     t, s, d, e, scale = _sizes(node)
     keys, padded = _keys(node, "r", s), _padded(node, "r", "w")
     blocks, depth = _row_blocks(node)
-    return blocks + _indented([
-        "sc2 = sb_[0:nr * w].reshape((nr, w))",
-        "np.dot(qs_2[r0:r0 + nr], ks_2[0:w].T, sc2)",
+    return q.copy + k.copy + v.copy + blocks + _indented([
+        f"gemm_nt({q.buf}, {q.row('r0')}, {q.ld}, {k.buf}, {k.at}, {k.ld}, "
+        f"sb_, 0, w, nr, {d}, w, 0.0)",
         "for rr in range(nr):",
         "    r = r0 + rr",
         "    sr_ = sb_[rr * w:rr * w + w]",
@@ -226,8 +266,14 @@ def _forward_head(node: Node, lay: _Layout) -> list[str]:
         "        l_ = l_ + sr_[j]",
         "    ls_[r] = l_",
         "    " + lay.store(lse, "m_ + math.log(l_)", "r"),
-        f"np.dot(sc2, vs_2[0:w], os_[r0 * {e}:(r0 + nr) * {e}].reshape((nr, {e})))",
-    ], depth) + _copy_out(lay, out, f"os_[j * {e} + c] / ls_[j]")
+        f"gemm_nn(sb_, 0, w, {v.buf}, {v.at}, {v.ld}, {out.buf}, {out.row('r0')}, {out.ld}, "
+        f"nr, w, {e}, 0.0)",
+        "for rr in range(nr):",
+        f"    or_ = {out.slice('r0 + rr', e)}",
+        "    l_ = ls_[r0 + rr]",
+        f"    for c in range({_row_length(node.outputs[0])}):",
+        "        or_[c] = or_[c] / l_",
+    ], depth) + out.copy
 
 
 def _hidden_zero(keys: str, *rows: str) -> list[str]:
@@ -279,49 +325,50 @@ def _forward_thread(node: Node, lay: _Layout) -> list[str]:
 
 def render_attention_backward(node: Node, names, name: str, params: list[str]) -> KernelCode:
     q, k, v, out, d_out = node.inputs[:5]
-    dq, dk, dv = node.outputs
     lay = _Layout(node, names)
     t, s, d, e, scale = _sizes(node)
     outer = lay.outer + [("r", max(t, s)), ("c", max(d, e, 1))]
     code = KernelCode(name, params, outer, _backward_thread(node, lay),
                       work=prod(q.shape[:-1]) * s * (2 * d + 2 * e))
-    _blas(code, node, _row_lengths(q, k, v, out) + _matrices(
-        ("qs_", t, d), ("ks_", s, d), ("vs_", s, e), ("os_", t, e), ("sb_", t, s),
-        ("db_", t, s), ("gq_", t, d), ("gk_", s, d), ("gv_", s, e), ("tk_", s, d),
-        ("tv_", s, e))
-        + _nest(lay.outer, _copy_in(lay, q, "qs_") + _copy_in(lay, k, "ks_")
-                + _copy_in(lay, v, "vs_") + _copy_in(lay, d_out, "os_")
-                + _backward_head(node, lay)
-                + _copy_out(lay, dq, f"gq_[j * {d} + c]")
-                + _copy_out(lay, dk, f"gk_[j * {d} + c]")
-                + _copy_out(lay, dv, f"gv_[j * {e} + c]")))
+    mats = [_matrix(lay, q, "qs_"), _matrix(lay, k, "ks_"), _matrix(lay, v, "vs_"),
+            _matrix(lay, d_out, "os_")] + [
+        _matrix(lay, x, f"g{x_}_", result=True) for x, x_ in zip(node.outputs, "qkv")]
+    _blas(code, node, _row_lengths(q, k, v, out) + _scratch(mats, ("sb_", t * s), ("db_", t * s))
+          + _nest(lay.outer, _backward_head(node, lay, *mats)))
     return code
 
 
-def _backward_head(node: Node, lay: _Layout) -> list[str]:
+def _backward_head(node: Node, lay: _Layout, q: _Matrix, k: _Matrix, v: _Matrix,
+                   d_out: _Matrix, dq: _Matrix, dk: _Matrix, dv: _Matrix) -> list[str]:
     """CPU: one head, a block of rows at a time: scores and dP = dO v^T by sgemm; on
     the keys each row sees p = e^(s - lse) and ds = p (dP - delta) * scale (0 on
-    the others), delta = rowsum(dO * O) - dlse; then dq = ds k by sgemm, and
-    dv += p^T dO, dk += ds^T q (each block's by sgemm, then added)."""
-    out, d_out, lse, d_lse = node.inputs[3:]
+    the others), delta = rowsum(dO * O) - dlse; then dq = ds k by sgemm into dq's
+    rows, and dv += p^T dO, dk += ds^T q by sgemm accumulating (beta 1) into dv's
+    and dk's rows, zeroed first."""
+    out, _, lse, d_lse = node.inputs[3:]
     t, s, d, e, scale = _sizes(node)
     keys, padded = _keys(node, "r", s), _padded(node, "r", "w")
     blocks, depth = _row_blocks(node)
-    return [f"for x_ in range({s * d}):",
-            f"    gk_[x_] = {_F0}",
-            f"for x_ in range({s * e}):",
-            f"    gv_[x_] = {_F0}"] + blocks + _indented([
-        "sc2 = sb_[0:nr * w].reshape((nr, w))",
-        "dc2 = db_[0:nr * w].reshape((nr, w))",
-        "np.dot(qs_2[r0:r0 + nr], ks_2[0:w].T, sc2)",
-        "np.dot(os_2[r0:r0 + nr], vs_2[0:w].T, dc2)",
+    zero = [f"for j in range({s}):",
+            f"    zk_ = {dk.slice('j', d)}",
+            f"    zv_ = {dv.slice('j', e)}",
+            f"    for c in range({_row_length(node.outputs[1])}):",
+            f"        zk_[c] = {_F0}",
+            f"    for c in range({_row_length(node.outputs[2])}):",
+            f"        zv_[c] = {_F0}"]
+    return q.copy + k.copy + v.copy + d_out.copy + zero + blocks + _indented([
+        f"gemm_nt({q.buf}, {q.row('r0')}, {q.ld}, {k.buf}, {k.at}, {k.ld}, "
+        f"sb_, 0, w, nr, {d}, w, 0.0)",
+        f"gemm_nt({d_out.buf}, {d_out.row('r0')}, {d_out.ld}, {v.buf}, {v.at}, {v.ld}, "
+        f"db_, 0, w, nr, {e}, w, 0.0)",
         "for rr in range(nr):",
         "    r = r0 + rr",
         f"    lr_ = {lay.load(lse, 'r')}",
         f"    xr_ = {lay.row(out, 'r')}",
+        f"    gr_ = {d_out.slice('r', e)}",
         f"    dr_ = -{lay.load(d_lse, 'r')}",
         f"    for c in range({_row_length(out)}):",
-        f"        dr_ = dr_ + os_[r * {e} + c] * {load('xr_', out.dtype, 'c')}",
+        f"        dr_ = dr_ + gr_[c] * {load('xr_', out.dtype, 'c')}",
         "    sr_ = sb_[rr * w:rr * w + w]",
         "    br_ = db_[rr * w:rr * w + w]",
         f"    for j in range({padded}):",
@@ -329,14 +376,13 @@ def _backward_head(node: Node, lay: _Layout) -> list[str]:
         "        sr_[j] = p_",
         f"        br_[j] = p_ * (br_[j] - dr_) * {scale}",
         *_hidden_zero(keys, "sr_", "br_"),
-        f"np.dot(dc2, ks_2[0:w], gq_[r0 * {d}:(r0 + nr) * {d}].reshape((nr, {d})))",
-        f"np.dot(sc2.T, os_2[r0:r0 + nr], tv_[0:w * {e}].reshape((w, {e})))",
-        f"np.dot(dc2.T, qs_2[r0:r0 + nr], tk_[0:w * {d}].reshape((w, {d})))",
-        f"for x_ in range(w * {e}):",
-        "    gv_[x_] = gv_[x_] + tv_[x_]",
-        f"for x_ in range(w * {d}):",
-        "    gk_[x_] = gk_[x_] + tk_[x_]",
-    ], depth)
+        f"gemm_nn(db_, 0, w, {k.buf}, {k.at}, {k.ld}, {dq.buf}, {dq.row('r0')}, {dq.ld}, "
+        f"nr, w, {d}, 0.0)",
+        f"gemm_tn(sb_, 0, w, {d_out.buf}, {d_out.row('r0')}, {d_out.ld}, "
+        f"{dv.buf}, {dv.at}, {dv.ld}, w, nr, {e}, 1.0)",
+        f"gemm_tn(db_, 0, w, {q.buf}, {q.row('r0')}, {q.ld}, "
+        f"{dk.buf}, {dk.at}, {dk.ld}, w, nr, {d}, 1.0)",
+    ], depth) + dq.copy + dk.copy + dv.copy
 
 
 def _backward_thread(node: Node, lay: _Layout) -> list[str]:

@@ -313,6 +313,10 @@ _HELPER_NAMES = re.compile(
 _NJIT = "@numba.njit(cache=True, error_model='numpy', fastmath={'reassoc', 'contract'}"
 
 
+# the sgemm calls of kernels/sgemm.py a kernel makes (its module imports them)
+_GEMM_CALL = re.compile(r"\b(gemm_(?:nn|nt|tn|tt))\(")
+
+
 def _kernel_module(decorator: str, args: list[str], body: list[str], ops: str) -> str:
     """The source of one kernel function's own module: nothing in it names a graph,
     so every graph (a run's step and eval graphs, tests, sweeps) with this kernel
@@ -330,6 +334,9 @@ def _kernel_module(decorator: str, args: list[str], body: list[str], ops: str) -
     lines += ["import numpy as np", "import numba"]
     if any("prange(" in line for line in body):
         lines.append("from numba import prange")
+    gemms = sorted({m for line in body for m in _GEMM_CALL.findall(line)})
+    if gemms:
+        lines.append(f"from sexpgpu.kernels.sgemm import {', '.join(gemms)}")
     lines.append("")
     # helpers are inlined into the loop in numba's IR: as calls, LLVM cannot vectorise it
     lines += helpers

@@ -25,27 +25,27 @@ ATTN = Path(__file__).resolve().parent / "diag" / "tiny-attn.sx"
 B, H, T, D = 2, 3, 20, 8  # T > 16: causal rows cross a vector boundary of the CPU loops
 
 
-def _heads(g: Graph, qkv, i: int):
+def _heads(g: Graph, qkv, i: int, t: int):
     """The i-th of q, k, v: (B, T, 3 H D) sliced, split into heads, (B, H, T, D)."""
     x = build.slice_axis(g, qkv, 2, i * H * D, (i + 1) * H * D)
-    return g.apply("permute", g.apply("reshape", x, shape=(B, T, H, D)), perm=(0, 2, 1, 3))
+    return g.apply("permute", g.apply("reshape", x, shape=(B, t, H, D)), perm=(0, 2, 1, 3))
 
 
 def _unfused(g: Graph, q, k, v, causal: bool, scale: float):
     s = g.apply("mul", g.apply("matmul", q, build.transpose(g, k)), build.scalar(g, scale, "f32"))
     if causal:
-        s = g.apply("where", build.causal_mask(g, T), s, build.scalar(g, -1e9, "f32"))
+        s = g.apply("where", build.causal_mask(g, q.shape[-2]), s, build.scalar(g, -1e9, "f32"))
     return g.apply("matmul", build.softmax(g, s, -1), v)
 
 
-def _graph(fused: bool, causal: bool = True, scale: float | None = None) -> Graph:
+def _graph(fused: bool, causal: bool = True, scale: float | None = None, t: int = T) -> Graph:
     """out and d(sum(out * w))/d(qkv): the gradients of q, k, v join in one concat."""
     g = Graph("attention")
-    qkv = g.input("qkv", (B, T, 3 * H * D))
-    w = g.input("w", (B, H, T, D))
+    qkv = g.input("qkv", (B, t, 3 * H * D))
+    w = g.input("w", (B, H, t, D))
     # an activation (a projection's output in a model; bf16 in a bf16 step)
     h = g.apply("mul", qkv, build.scalar(g, 1.0, "f32"))
-    q, k, v = (_heads(g, h, i) for i in range(3))
+    q, k, v = (_heads(g, h, i, t) for i in range(3))
     if fused:
         out = g.apply("attention", q, k, v, causal=causal, scale=scale)[0]
     else:
@@ -56,18 +56,20 @@ def _graph(fused: bool, causal: bool = True, scale: float | None = None) -> Grap
     return g
 
 
-def _inputs(seed: int = 0) -> dict[str, np.ndarray]:
+def _inputs(seed: int = 0, t: int = T) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(seed)
-    return {"qkv": rng.standard_normal((B, T, 3 * H * D)).astype(np.float32),
-            "w": rng.standard_normal((B, H, T, D)).astype(np.float32)}
+    return {"qkv": rng.standard_normal((B, t, 3 * H * D)).astype(np.float32),
+            "w": rng.standard_normal((B, H, t, D)).astype(np.float32)}
 
 
-@pytest.mark.parametrize(("causal", "scale"), [(True, None), (False, 0.7)])
-def test_fused_equals_the_unfused_form_on_split_heads(causal: bool, scale) -> None:
-    feed = _inputs()
-    want = run_reference(_graph(False, causal, scale), feed, dtype_override="f64")
-    ref = run_reference(_graph(True, causal, scale), feed, dtype_override="f64")
-    got = kernels.compile(_graph(True, causal, scale)).run(feed)
+# T = 70: the CPU kernels' causal row blocks of 32 (two whole ones and a part)
+@pytest.mark.parametrize(("causal", "scale", "t"), [(True, None, T), (False, 0.7, T),
+                                                    (True, None, 70), (False, 0.7, 70)])
+def test_fused_equals_the_unfused_form_on_split_heads(causal: bool, scale, t: int) -> None:
+    feed = _inputs(t=t)
+    want = run_reference(_graph(False, causal, scale, t), feed, dtype_override="f64")
+    ref = run_reference(_graph(True, causal, scale, t), feed, dtype_override="f64")
+    got = kernels.compile(_graph(True, causal, scale, t)).run(feed)
     for key in ("out", "dqkv"):
         np.testing.assert_allclose(ref[key], want[key], rtol=1e-9, atol=1e-12, err_msg=key)
         np.testing.assert_allclose(got[key], want[key], rtol=1e-5, atol=1e-5, err_msg=key)
