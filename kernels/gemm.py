@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from math import prod
 
 import numpy as np
+from sexpgpu.kernels.lower import reads_in_place
 from sexpgpu.kernels.source import affine, strides
 
 from sexpgpu.ir.graph import Node, Value
@@ -96,6 +97,16 @@ def of_matmul(node: Node, names, a_view: bool, b_view: bool) -> Gemm:
                 Operand(names.buf(out), out.dtype, 0, _broadcast(batch, batch, m * n), n, 1))
 
 
+def stacked(names, v: Value) -> tuple[str, int]:
+    """The buffer and element offset of `v`'s elements, row-major without gaps: its
+    own buffer (or its copy's), or its root's when a matmul reads it in place (a
+    view laid out so: kernels.lower._fold_batch_sum)."""
+    view = names.program.view(v)
+    if view is not None and reads_in_place("matmul", view):
+        return names.buf(view.root), view.offset
+    return names.buf(v), 0
+
+
 def of_batch_sum(mm: Node, total: Node, names) -> Gemm:
     """`sum(matmul(permute(a), b), batch axes)`: one product over the stacked rows,
     a stored (rows*k, m) and read transposed, b stored (rows*k, n)."""
@@ -104,8 +115,9 @@ def of_batch_sum(mm: Node, total: Node, names) -> Gemm:
     rows = prod(a.shape[:-2])
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
     source = names.program.transposed(a)
+    b_buf, b_at = stacked(names, b)
     return Gemm((), m, n, rows * k, Operand(names.buf(source), a.dtype, 0, (), 1, m),
-                Operand(names.buf(b), b.dtype, 0, (), n, 1),
+                Operand(b_buf, b.dtype, b_at, (), n, 1),
                 Operand(names.buf(out), out.dtype, 0, (), n, 1))
 
 

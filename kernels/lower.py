@@ -469,7 +469,12 @@ class _Grouper:
         if kernel is None or kernel.nodes != [mm] or not _sums_batch(node):
             return False
         a, b = (self.where.get(self.plan.base(v)) for v in mm.inputs)
-        if not isinstance(a, Transposed) or isinstance(b, (Transposed, Strided)):
+        # b may be a view (the merged heads the attention output's projection reads):
+        # read from its copy, or in place when its elements lie row-major without
+        # gaps, its rows stack like a buffer's
+        if not isinstance(a, Transposed) or isinstance(b, Transposed) or (
+                isinstance(b, Strided) and reads_in_place("matmul", b.view)
+                and not b.view.contiguous()):
             return False
         kernel.nodes.append(node)
         self.where[node.outputs[0]] = Computed(kernel)

@@ -595,20 +595,21 @@ def render_batch_sum_matmul(mm: Node, total: Node, names, name: str,
     out = total.outputs[0]
     rows = prod(a.shape[:-2])
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
-    (A, ta), (B, tb), O = _matrix(names, a), _matrix(names, b), names.buf(out)
-    assert ta and not tb
+    (A, ta), O = _matrix(names, a), names.buf(out)
+    B, at = gemm.stacked(names, b)
+    assert ta
     body = [f"acc = {literal(0, out.dtype)}",
             f"for i in range({rows}):",
             f"    for j in range({k}):",
             f"        acc = acc + {load(A, a.dtype, f'i * {k * m} + j * {m} + r')}"
-            f" * {load(B, b.dtype, f'i * {k * n} + j * {n} + c')}",
+            f" * {load(B, b.dtype, f'{at} + i * {k * n} + j * {n} + c')}",
             store(O, out.dtype, f"r * {n} + c", "acc")]
     code = KernelCode(name, params, [("r", m), ("c", n)], body, work=prod(out.shape) * k * rows)
     code.gemm = gemm.of_batch_sum(mm, total, names)
     if m * n * k > 0:
         # CPU: one sgemm over the batch's stacked rows, (m, rows*k) x (rows*k, n)
         code.cpu = [f"np.dot({A}[0:{rows * k * m}].reshape(({rows * k}, {m})).T, "
-                    f"{B}[0:{rows * k * n}].reshape(({rows * k}, {n})), "
+                    f"{B}[{at}:{at + rows * k * n}].reshape(({rows * k}, {n})), "
                     f"{O}[0:{m * n}].reshape(({m}, {n})))"]
         code.blas_flops = 2 * m * n * rows * k
         code.sizes_as_args = True

@@ -27,6 +27,11 @@ class View:
     # then a row-major reshape of this strided shape, read by index arithmetic
     grid: tuple[int, ...] | None = None
 
+    def contiguous(self) -> bool:
+        """Whether the elements lie row-major without gaps from `offset` (a buffer's
+        layout)."""
+        return self.grid is None and tuple(self.strides) == tuple(c_strides(self.shape))
+
     def at(self, index: list[str]) -> str:
         """The element offset of multi-index `index` (loop variables over `shape`)."""
         if self.grid is None:

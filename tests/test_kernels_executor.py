@@ -631,6 +631,31 @@ def test_batched_matmuls_become_one_sgemm() -> None:
         np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-5, err_msg=name)
 
 
+@pytest.mark.parametrize("reshaped", [False, True])
+def test_a_weight_gradient_of_merged_heads_is_one_sgemm(reshaped: bool) -> None:
+    # the attention output's projection: heads merged after a permute are copied
+    # once for the forward matmul; the weight gradient reads them (or a reshape of
+    # them) from that copy and still folds its batch sum into one sgemm
+    g = Graph("fold-view")
+    y, w = g.input("y", (2, 3, 5, 4)), g.input("w", (12, 6))
+    dy = g.input("dy", (2, 5, 6))
+    merged = g.apply("reshape", g.apply("permute", y, perm=(0, 2, 1, 3)), shape=(2, 5, 12))
+    g.output("proj", g.apply("matmul", merged, w))
+    if reshaped:
+        merged = g.apply("reshape", g.apply("reshape", merged, shape=(10, 12)), shape=(2, 5, 12))
+    dy_t = g.apply("permute", dy, perm=(0, 2, 1))
+    g.output("dw", g.apply("sum", g.apply("matmul", dy_t, merged), axes=(0,)))   # (6, 12)
+    program = lower(g)
+    assert ["matmul", "sum"] in [[n.op for n in k.nodes] for k in program.kernels]
+    r = np.random.default_rng(5)
+    inputs = {"y": r.standard_normal((2, 3, 5, 4)).astype(np.float32),
+              "w": r.standard_normal((12, 6)).astype(np.float32),
+              "dy": r.standard_normal((2, 5, 6)).astype(np.float32)}
+    got, want = kernels.compile(g).run(inputs), run_reference(g, inputs)
+    for name in want:
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-5, err_msg=name)
+
+
 def test_scatter_add_matches_gather_bit_for_bit() -> None:
     # the CPU scatter adds rows in index order, as the gather body sums them
     g = Graph("scatter")
