@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sexpgpu.diagnostics import Span, define_code, error
-from sexpgpu.ir import build
+from sexpgpu.ir import build, scalars
 from sexpgpu.ir.graph import Graph, Value, live_nodes
 from sexpgpu.ir.reference import run_reference
 from sexpgpu.lisp.types import NIL, Foreign, Symbol, T, to_py
@@ -307,13 +307,16 @@ def _schedule_values(g: Graph, lr: Value, steps: int,
     anything but ctx/step and ctx/microstep."""
     last = max(steps - 1, 0)
     samples = sorted({round(i * last / (LR_SAMPLES - 1)) for i in range(LR_SAMPLES)})
-    return schedule_values(g, lr, samples, microbatches)
+    return schedule_values(g, lr, samples, microbatches, exact=False)
 
 
-def schedule_values(g: Graph, value: Value, at: list[int],
-                    microbatches: int) -> dict[int, float] | None:
+def schedule_values(g: Graph, value: Value, at: list[int], microbatches: int,
+                    exact: bool = True) -> dict[int, float] | None:
     """A traced schedule's value at the steps `at` (reference interpreter), or None when
-    it reads anything but ctx/step and ctx/microstep (then only a run knows it)."""
+    it reads anything but ctx/step and ctx/microstep (then only a run knows it).
+    `exact=False` (a check of its sign) computes it in plain Python where it can
+    (`ir/scalars.py`: libm's functions may differ from numpy's f32 ones in the last
+    bit), so that checking a file need not import numpy."""
     nodes = live_nodes(g, [value])
     made = {o.id for node in nodes for o in node.outputs}
     inputs = {v.id: v for node in nodes for v in node.inputs if v.id not in made}
@@ -324,9 +327,13 @@ def schedule_values(g: Graph, value: Value, at: list[int],
     values: dict[int, float] = {}
     for step in at:
         feed = {"ctx/step": float(step), "ctx/microstep": float(step * microbatches)}
-        out = run_reference(sub, {v.name: feed[v.name] for v in sub.inputs},
-                            apply_updates=False)
-        values[step] = float(out["value"])
+        known = None if exact else scalars.evaluate(
+            nodes, {v.id: feed[v.name] for v in sub.inputs}, value)
+        if known is None:
+            out = run_reference(sub, {v.name: feed[v.name] for v in sub.inputs},
+                                apply_updates=False)
+            known = float(out["value"])
+        values[step] = known
     return values
 
 
