@@ -122,6 +122,10 @@ class Input:
         return cls(name, role or "value", optional)
 
 
+# (op name, (input types..., attrs...)) -> output types: OpDef.check's answers
+_CHECKED: dict[tuple[str, Any], tuple[TensorType, ...]] = {}
+
+
 @dataclass
 class OpDef:
     name: str
@@ -182,10 +186,26 @@ class OpDef:
         return self.scalar(attrs) if callable(self.scalar) else self.scalar
 
     def check(self, node: Node) -> tuple[TensorType, ...]:
+        """The node's output types by the op's rule: a diagnostic at the node's span
+        when the rule rejects its inputs. A rule is a function of the input types and
+        the attrs, so an answer is kept for the same question (an unrolled GRU asks
+        the same few thousands of times); rejections are not kept."""
+        types = [v.type for v in node.inputs]
         try:
-            out = self.infer([v.type for v in node.inputs], node.attrs)
+            # an attr's type too: 1 and 1.0 and True are equal keys
+            key: Any = (*types, *[(k, v.__class__, v) for k, v in node.attrs.items()])
+            known = _CHECKED.get((self.name, key))
+        except TypeError:  # an unhashable attr (a list): ask the rule
+            key = known = None
+        if known is not None:
+            return known
+        try:
+            out = self.infer(types, node.attrs)
         except ShapeRuleError as exc:
             raise error(exc.code, f"{self.name}: {exc.message}", node.span,
                         expected=exc.expected, actual=exc.actual, fix=exc.fix,
                         notes=list(node.notes)) from None
-        return out if isinstance(out, tuple) else (out,)
+        out = out if isinstance(out, tuple) else (out,)
+        if key is not None:
+            _CHECKED[(self.name, key)] = out
+        return out
