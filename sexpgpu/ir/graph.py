@@ -99,15 +99,10 @@ class Graph:
         self.inputs.append(value)
         return value
 
-    @contextmanager
-    def at(self, span: Span | None, notes: tuple[Note, ...] = ()) -> Iterator[None]:
-        """Nodes built inside carry this span (the user's line) and notes."""
-        saved = self._span, self._notes
-        self._span, self._notes = span, notes
-        try:
-            yield
-        finally:
-            self._span, self._notes = saved
+    def at(self, span: Span | None, notes: tuple[Note, ...] = ()) -> _At:
+        """Nodes built inside (`with g.at(span):`) carry this span (the user's line)
+        and notes."""
+        return _At(self, span, notes)
 
     def set_numerics(self, precision: str | None) -> str | None:
         """Tag the nodes built from now on (None: the run's precision); returns the
@@ -170,6 +165,23 @@ class Graph:
 
     def __str__(self) -> str:
         return format_graph(self)
+
+
+class _At:
+    """`Graph.at`'s context: a class, not a generator, as tracing enters one per op."""
+
+    __slots__ = ("graph", "span", "notes", "saved")
+
+    def __init__(self, graph: Graph, span: Span | None, notes: tuple[Note, ...]):
+        self.graph, self.span, self.notes = graph, span, notes
+
+    def __enter__(self) -> None:
+        g = self.graph
+        self.saved = g._span, g._notes
+        g._span, g._notes = self.span, self.notes
+
+    def __exit__(self, *exc: object) -> None:
+        self.graph._span, self.graph._notes = self.saved
 
 
 def live_nodes(graph: Graph, roots: Iterable[Value] | None = None) -> list[Node]:

@@ -216,6 +216,11 @@ class _Signature:
         self.required_in = sum(1 for t in self.ins if not t.optional and t.role != "rest")
         self.required_pos = sum(1 for a in self.positional if a.required)
         self.most = None if self.rest else len(self.ins) + len(self.positional)
+        # only its tensors, each given, in order (+, sigmoid, @): no argument to read
+        self.plain = (not self.keys and not self.positional and not self.rest
+                      and all(t.role != "list" for t in self.ins))
+        self.streams = [a.name for a in opdef.args if a.kind == "stream"]
+        self.rng = any(t.role == "rng" for t in opdef.tensor_inputs)
 
 
 _SIGNATURES: dict[int, tuple[OpDef, _Signature]] = {}  # id -> (the entry, its signature)
@@ -232,14 +237,13 @@ def _parse(fn: str, opdef: OpDef, args: tuple) -> tuple[list[Any], dict[str, Any
     """The tensors and argument values of one call, or _Mismatch when its shape does
     not fit the entry (counts, keywords); E-ARG for a value of the wrong kind."""
     sig = _signature(opdef)
+    if sig.plain:
+        return _parse_plain(fn, opdef, sig, args)
     keys, ins, positional, rest = sig.keys, sig.ins, sig.positional, sig.rest
     required_in, required_pos, most = sig.required_in, sig.required_pos, sig.most
-
-    def is_key(x: Any) -> bool:
-        return isinstance(x, Symbol) and x.is_keyword and A.kw_name(x) in keys
-
     lead = 0
-    while lead < len(args) and not is_key(args[lead]):
+    while lead < len(args) and not (isinstance(args[lead], Symbol) and args[lead].is_keyword
+                                    and A.kw_name(args[lead]) in keys):
         lead += 1
     if lead < required_in + required_pos or (most is not None and lead > most):
         raise _Mismatch(f"{fn} called with {lead} argument{'s' * (lead != 1)}", str(lead))
@@ -283,6 +287,21 @@ def _parse(fn: str, opdef: OpDef, args: tuple) -> tuple[list[Any], dict[str, Any
             values[arg.name] = _STREAM
     out = [_RNG if t.role == "rng" else tensors.get(t.name) for t in opdef.tensor_inputs]
     return out, values
+
+
+def _parse_plain(fn: str, opdef: OpDef, sig: _Signature,
+                 args: tuple) -> tuple[list[Any], dict[str, Any]]:
+    """`_parse` of an entry that takes only its tensors (most calls of a trace): what
+    the general walk gives for it, without the walk."""
+    if len(args) != sig.required_in:
+        n = len(args)
+        raise _Mismatch(f"{fn} called with {n} argument{'s' * (n != 1)}", str(n))
+    tensors = [_tensor(fn, x, spec.name) for spec, x in zip(sig.ins, args)]
+    values = {name: _STREAM for name in sig.streams}
+    if sig.rng:
+        given = iter(tensors)
+        return [_RNG if t.role == "rng" else next(given) for t in opdef.tensor_inputs], values
+    return tensors, values
 
 
 def _unknown_keyword(fn: str, entries: list[OpDef], args: tuple) -> Exception | None:
