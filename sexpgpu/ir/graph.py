@@ -5,8 +5,7 @@ the form that made the node."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,7 +72,7 @@ class Node:
     # the precision the user asked for at this node (`with-numerics`: "f32" or "bf16"),
     # None outside any region; the precision pass (ir/precision.py) reads it
     numerics: str | None = None
-    id: int = field(default_factory=lambda: next(_ids))
+    id: int = field(default_factory=_ids.__next__)
 
 
 class Graph:
@@ -110,14 +109,10 @@ class Graph:
         saved, self._numerics = self._numerics, precision
         return saved
 
-    @contextmanager
-    def numerics(self, precision: str | None) -> Iterator[None]:
-        """Nodes built inside carry this numerics tag (None: the run's precision)."""
-        saved = self.set_numerics(precision)
-        try:
-            yield
-        finally:
-            self.set_numerics(saved)
+    def numerics(self, precision: str | None) -> _Numerics:
+        """Nodes built inside (`with g.numerics(p):`) carry this numerics tag (None:
+        the run's precision)."""
+        return _Numerics(self, precision)
 
     def apply(self, op: str, *inputs: Value, **attrs: Any) -> Value | tuple[Value, ...]:
         """Add a node: check it with its op's rule and return its output(s). A
@@ -128,9 +123,13 @@ class Graph:
         node = Node(op, tuple(inputs), attrs, span=self._span, notes=self._notes,
                     numerics=self._numerics)
         types = opdef.check(node)
-        node.outputs = tuple(Value(t, node, i) for i, t in enumerate(types))
         self.nodes.append(node)
-        return node.outputs[0] if len(node.outputs) == 1 else node.outputs
+        if len(types) == 1:
+            out = Value(types[0], node)
+            node.outputs = (out,)
+            return out
+        node.outputs = tuple(Value(t, node, i) for i, t in enumerate(types))
+        return node.outputs
 
     def opdef(self, op: str) -> Any:
         """The registry entry of `op`: for a rule that differentiates nodes it added
@@ -182,6 +181,21 @@ class _At:
 
     def __exit__(self, *exc: object) -> None:
         self.graph._span, self.graph._notes = self.saved
+
+
+class _Numerics:
+    """`Graph.numerics`'s context (a class: the backward pass enters two per node)."""
+
+    __slots__ = ("graph", "precision", "saved")
+
+    def __init__(self, graph: Graph, precision: str | None):
+        self.graph, self.precision = graph, precision
+
+    def __enter__(self) -> None:
+        self.saved = self.graph.set_numerics(self.precision)
+
+    def __exit__(self, *exc: object) -> None:
+        self.graph.set_numerics(self.saved)
 
 
 def live_nodes(graph: Graph, roots: Iterable[Value] | None = None) -> list[Node]:

@@ -245,7 +245,7 @@ def _function_bindings(interp, form, env, recursive: bool, macro: bool):
         raise syntax_error(form, f"malformed {form.car.name.lower()}",
                            f"write ({form.car.name.lower()} ((name (args) body...)) body...)")
     vars: dict = {}
-    new_env = Env(vars, env)
+    new_env = Env(vars, env, functions=True)
     definition_env = new_env if recursive else env
     for item in to_py(form.cdr.car):
         if type(item) is not Cons or type(item.car) is not Symbol or type(item.cdr) is not Cons:
