@@ -48,6 +48,8 @@ def call(g: Graph, opdef: OpDef, tensors: Sequence[Any], args: dict[str, Any],
         for spec, x in zip(opdef.tensor_inputs, inputs):
             spread.extend(x if spec.role == "rest" else [x])  # einsum's operands
         return opdef.build(g, *spread, **values)
+    if not opdef.spreads:
+        return g.apply(opdef.name, *inputs, **values)
     flat: list[Any] = []
     for spec, x in zip(opdef.tensor_inputs, inputs):
         # a primitive takes a list's tensors as its inputs (concat)

@@ -349,9 +349,11 @@ def dispatch(fn: str, args: tuple) -> Any:
     trace = current()
     if opdef.train_only and trace.mode != "train":
         return args[0]  # the identity outside training (dropout in evaluate graphs)
-    with at_site() as g:
-        tensors = [trace.rng_input() if t is _RNG else t for t in tensors]
-        values = {k: trace.next_stream() if v is _STREAM else v for k, v in values.items()}
+    with at_site(trace) as g:
+        if _RNG in tensors:
+            tensors = [trace.rng_input() if t is _RNG else t for t in tensors]
+        if values:
+            values = {k: trace.next_stream() if v is _STREAM else v for k, v in values.items()}
         try:
             out = call(g, opdef, tensors, values, promote=True)
         except ArgError as exc:
@@ -424,8 +426,8 @@ def generic(name: str, *args: Any) -> Any:
     if name in COMPARISONS and len(args) != 2:
         raise A.fail(f"{name}: compares two tensors", expected="2 arguments",
                      actual=str(len(args)))
-    keywords = any(A.is_keyword(a) for a in args)
-    if name in VARIADIC and not keywords:
+    # (two arguments, the usual call, need no folding)
+    if name in VARIADIC and len(args) != 2 and not any(A.is_keyword(a) for a in args):
         if len(args) == 1 and name in ("+", "*", "max", "min"):
             return args[0]
         if len(args) > 2:

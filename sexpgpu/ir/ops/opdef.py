@@ -122,8 +122,9 @@ class Input:
         return cls(name, role or "value", optional)
 
 
-# (op name, (input types..., attrs...)) -> output types: OpDef.check's answers
-_CHECKED: dict[tuple[str, Any], tuple[TensorType, ...]] = {}
+# (op name, each input's shape and dtype, each attr's name, type and value) -> the
+# output types: OpDef.check's answers
+_CHECKED: dict[tuple[Any, ...], tuple[TensorType, ...]] = {}
 
 
 @dataclass
@@ -163,6 +164,8 @@ class OpDef:
             if arg.kind not in ARG_KINDS:
                 raise ValueError(f"{self.name}: unknown argument kind {arg.kind!r}")
         self.tensor_inputs = tuple(Input.parse(t) for t in self.inputs)
+        # whether an input is a list of tensors, spread into the node's inputs (concat)
+        self.spreads = any(t.role in ("list", "rest") for t in self.tensor_inputs)
 
     @property
     def exposed(self) -> bool:
@@ -191,10 +194,14 @@ class OpDef:
         the attrs, so an answer is kept for the same question (an unrolled GRU asks
         the same few thousands of times); rejections are not kept."""
         types = [v.type for v in node.inputs]
+        key: Any = [self.name]
+        for t in types:  # shapes and dtypes, not TensorTypes: their hash is Python's
+            key += (t.shape, t.dtype)
+        for k, v in node.attrs.items():
+            key += (k, v.__class__, v)  # the type too: 1 and 1.0 and True are equal keys
         try:
-            # an attr's type too: 1 and 1.0 and True are equal keys
-            key: Any = (*types, *[(k, v.__class__, v) for k, v in node.attrs.items()])
-            known = _CHECKED.get((self.name, key))
+            key = tuple(key)
+            known = _CHECKED.get(key)
         except TypeError:  # an unhashable attr (a list): ask the rule
             key = known = None
         if known is not None:
@@ -207,5 +214,5 @@ class OpDef:
                         notes=list(node.notes)) from None
         out = out if isinstance(out, tuple) else (out,)
         if key is not None:
-            _CHECKED[(self.name, key)] = out
+            _CHECKED[key] = out
         return out
