@@ -53,16 +53,21 @@ def _relevant(graph: Graph, loss: Value, wrt: list[Value]) -> tuple[set[int], se
     values that a float path from `wrt` reaches."""
     reaches: set[int] = {v.id for v in wrt}
     forward: set[int] = set()
-    for node in graph.nodes:
-        if any(v.id in reaches for v in node.inputs if _differentiable(v)):
-            forward.add(node.id)
-            reaches.update(o.id for o in node.outputs if _differentiable(o))
+    for node in graph.nodes:  # (loops, not any(): this walks every node of the step)
+        for v in node.inputs:
+            if v.id in reaches and v.type.dtype in FLOAT_DTYPES:
+                forward.add(node.id)
+                reaches.update(o.id for o in node.outputs if o.type.dtype in FLOAT_DTYPES)
+                break
     needed: set[int] = {loss.id}
     relevant: set[int] = set()
     for node in reversed(graph.nodes):
-        if node.id in forward and any(o.id in needed for o in node.outputs):
-            relevant.add(node.id)
-            needed.update(v.id for v in node.inputs)
+        if node.id in forward:
+            for o in node.outputs:
+                if o.id in needed:
+                    relevant.add(node.id)
+                    needed.update(v.id for v in node.inputs)
+                    break
     return relevant, reaches
 
 

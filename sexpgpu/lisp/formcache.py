@@ -14,12 +14,13 @@ cached. Any failure to read or write the cache falls back to the reader.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import sys
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from sexpgpu import __version__, env
 from sexpgpu.diagnostics import Span
@@ -28,7 +29,7 @@ from sexpgpu.lisp.types import Char, Cons, FormList, Single, Symbol, intern, key
 
 # tags of the encoded values; a bare int or float is itself
 SYMBOL, KEYWORD, LIST, STRING, CHAR, SINGLE, RATIO = range(7)
-_MAX_INT = 1 << 62  # within 64 bits, as every JSON reader takes them
+_MAX_INT = 1 << 62  # orjson's integers are 64-bit
 
 
 class _Unencodable(Exception):
@@ -44,18 +45,17 @@ def read_cached(text: str, file: str) -> FormList:
     """`read_all(text, file)`, from the cache when it holds this exact text."""
     path = _path(text, file)
     try:
-        # the standard library's json, not orjson: importing orjson cost a check
-        # more (~70 M instructions) than it saves on these few small files
-        data = json.loads(path.read_bytes())
+        data = orjson.loads(path.read_bytes())
         return FormList([_decode(x, file) for x in data["forms"]],
                         [None if s is None else Span(file, *s) for s in data["spans"]])
-    except (OSError, KeyError, TypeError, ValueError, IndexError, RecursionError):
+    except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError, IndexError,
+            RecursionError):
         pass  # absent, or not written by this module: read the text
     forms = read_all(text, file)
     try:
         _write(path, {"forms": [_encode(x) for x in forms],
                       "spans": [None if s is None else _span(s) for s in forms.spans]})
-    except (_Unencodable, OSError, RecursionError, ValueError):  # ValueError: a NaN
+    except (_Unencodable, OSError, RecursionError):
         pass
     return forms
 
@@ -64,7 +64,7 @@ def _write(path: Path, data: dict[str, Any]) -> None:
     """Write by rename, so a reader sees a whole file or none."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temp = path.with_suffix(f".{os.getpid()}.tmp")
-    temp.write_bytes(json.dumps(data, separators=(",", ":"), allow_nan=False).encode())
+    temp.write_bytes(orjson.dumps(data))
     os.replace(temp, path)
 
 
