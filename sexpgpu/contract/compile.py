@@ -4,14 +4,12 @@ training and evaluate graphs. `check`, `explain`, `ir` and `run` all start here.
 
 from __future__ import annotations
 
-import gc
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from sexpgpu import gcpause
 from sexpgpu.contract.collect import E_LOADER, E_RUN, Collector
 from sexpgpu.contract.compiled import CompiledExperiment
 from sexpgpu.contract.experiment import Experiment
@@ -85,28 +83,9 @@ def compile_file(path: str, selection: Selection | None = None, *, trace: bool =
     relative data paths start (default: the run file's directory; a run directory's
     copy of the source names the original's). `predict_batch`: the rows of the
     defpredict graph (default: the training loader's batch)."""
-    with _collector_paused():
+    with gcpause.paused():  # many objects, few cycles: the collector's passes are waste
         return _compile(path, selection or Selection(), trace, diagnostics, data_base,
                         predict_batch)
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Compiling makes many objects that live as long as the graphs, and few cycles:
-    the cyclic collector's passes over them were 10-15% of a check (a GRU's 7000
-    nodes). It is off while compiling (a few MB more at the peak) and back on after,
-    with what compiling made moved to the oldest generation unscanned (freeze, then
-    unfreeze), so that the first allocation after does not scan it all at once: the
-    next full collection, if the process lives that long, frees its cycles."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        gc.unfreeze()
-        if enabled:
-            gc.enable()
 
 
 def _compile(path: str, selection: Selection, trace: bool, diagnostics: list[str] | None,
