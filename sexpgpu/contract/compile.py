@@ -49,8 +49,9 @@ def make_interpreter(stdout: Any = None) -> Interpreter:
     fallback = interp.generic_op
 
     def generic_op(name: str, args: list, span: Any) -> Any:
-        if any(isinstance(a, TracedTensor) for a in args):
-            return generic(name, *args)
+        for a in args:  # (a loop, not any(): arithmetic on tensors comes through here)
+            if isinstance(a, TracedTensor):
+                return generic(name, *args)
         return fallback(name, args, span)
 
     interp.generic_op = generic_op

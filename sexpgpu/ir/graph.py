@@ -120,8 +120,7 @@ class Graph:
         opdef = get_op(op)
         if opdef.kind == "composite":
             return self._expand(opdef, inputs, attrs)
-        node = Node(op, tuple(inputs), attrs, span=self._span, notes=self._notes,
-                    numerics=self._numerics)
+        node = Node(op, inputs, attrs, (), self._span, self._notes, self._numerics)
         types = opdef.check(node)
         self.nodes.append(node)
         if len(types) == 1:
