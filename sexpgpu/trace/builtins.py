@@ -129,8 +129,14 @@ def _read_tensor(fn: str, spec: Input, x: Any) -> Any:
     return _tensor(fn, x, spec.name)
 
 
+# the kinds an integer is read as itself (the common case, answered first)
+_INTEGER_KINDS = frozenset({"int", "axis", "int?", "axis?", "sizes"})
+
+
 def _read_arg(fn: str, arg: Arg, x: Any) -> Any:
     """A Lisp value as plain Python of the argument's kind (E-ARG when it is not one)."""
+    if type(x) is int and arg.kind in _INTEGER_KINDS:
+        return x
     kind, what = arg.kind, f":{arg.lisp_key}"
     if kind.endswith("?") and _is_nil(x):
         return None
@@ -220,6 +226,7 @@ class _Signature:
         self.plain = (not self.keys and not self.positional and not self.rest
                       and all(t.role != "list" for t in self.ins))
         self.streams = [a.name for a in opdef.args if a.kind == "stream"]
+        self.required_args = [a for a in opdef.args if a.required]
         self.rng = any(t.role == "rng" for t in opdef.tensor_inputs)
 
 
@@ -279,12 +286,11 @@ def _parse(fn: str, opdef: OpDef, args: tuple) -> tuple[list[Any], dict[str, Any
         else:
             values.setdefault(spec.name, _read_arg(fn, spec, args[i + 1]))
         i += 2
-    missing = [a for a in opdef.args if a.required and a.name not in values]
-    if missing:
-        raise _Mismatch(f"{fn}: missing :{missing[0].lisp_key}", "nothing")
-    for arg in opdef.args:
-        if arg.kind == "stream":
-            values[arg.name] = _STREAM
+    for arg in sig.required_args:
+        if arg.name not in values:
+            raise _Mismatch(f"{fn}: missing :{arg.lisp_key}", "nothing")
+    for name in sig.streams:
+        values[name] = _STREAM
     out = [_RNG if t.role == "rng" else tensors.get(t.name) for t in opdef.tensor_inputs]
     return out, values
 
