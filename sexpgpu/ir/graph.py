@@ -130,6 +130,25 @@ class Graph:
         node.outputs = tuple(Value(t, node, i) for i, t in enumerate(types))
         return node.outputs
 
+    def replay(self, nodes: list[Node], mapping: dict[int, Value]) -> None:
+        """Append a copy of each of `nodes` (in order), reading `mapping[v.id]` for an
+        input `v` it maps (inputs of the same type) and the input itself otherwise;
+        each copy's outputs join the mapping. A copy has its original's attrs, span
+        and types (the same rule on the same types): the nodes tracing the same
+        function on those inputs would have made, numbered in the same order."""
+        for node in nodes:
+            inputs = tuple(mapping.get(v.id, v) for v in node.inputs)
+            for old, new in zip(node.inputs, inputs):
+                if new is not old and new.type != old.type:
+                    raise AssertionError(f"internal error: replay of {node.op} on {new.type}"
+                                         f" for {old.type}")
+            copy = Node(node.op, inputs, dict(node.attrs), (), node.span, node.notes,
+                        node.numerics)
+            copy.outputs = tuple(Value(o.type, copy, o.index) for o in node.outputs)
+            self.nodes.append(copy)
+            for old, new in zip(node.outputs, copy.outputs):
+                mapping[old.id] = new
+
     def opdef(self, op: str) -> Any:
         """The registry entry of `op`: for a rule that differentiates nodes it added
         (the ops modules cannot import the registry that gathers them)."""
