@@ -22,6 +22,11 @@ def _numpy() -> Any:
     return numpy
 
 
+def attribute(name: str) -> Any:
+    """numpy's attribute `name` (numpy imported if it is not yet)."""
+    return getattr(_numpy(), name)
+
+
 class Deferred:
     """numpy's attribute `name`, looked up when first used."""
 
@@ -33,7 +38,7 @@ class Deferred:
 
     def resolve(self) -> Any:
         if self._target is None:
-            self._target = getattr(_numpy(), self._name)
+            self._target = attribute(self._name)
         return self._target
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -46,8 +51,8 @@ class Deferred:
         return isinstance(obj, self.resolve())
 
     def __reduce__(self) -> Any:
-        # a pickled op table carries numpy's own function
-        return (getattr, (_numpy(), self._name))
+        # pickled as the name: unpickling gives numpy's own attribute
+        return (attribute, (self._name,))
 
     def __repr__(self) -> str:
         return f"<numpy.{self._name}, not yet imported>"
