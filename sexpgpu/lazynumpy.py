@@ -8,7 +8,7 @@ is numpy's own. Before that, an attribute is a `Deferred`: a stand-in that impor
 numpy and becomes the attribute when it is called, an attribute of it is read, or it
 is pickled; the op tables keep it, so a reference resolves once, on its first call.
 Module-level code must only store numpy attributes, never call them (a call imports
-numpy: `tests/test_check_imports.py` holds the check path to that)."""
+numpy: `tests/test_check_cold.py` holds the check path to that)."""
 
 from __future__ import annotations
 
