@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 from sexpgpu.autodiff import init as initialisers
 from sexpgpu.autodiff.grad import grad as ir_grad
 from sexpgpu.autodiff.tensor import Tensor, apply
@@ -15,10 +14,11 @@ from sexpgpu.autodiff.tensor import Tensor, apply
 from sexpgpu import kernels
 from sexpgpu.ir.graph import Graph
 from sexpgpu.ir.reference import STORAGE, run_reference
+from sexpgpu.lazynumpy import np
 
 # a backend compiles a graph into a runner: inputs by name -> outputs by name,
 # writing graph.updates back into the input arrays it was given
-Runner = Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]]
+Runner = Callable[[dict[str, "np.ndarray"]], dict[str, "np.ndarray"]]
 Backend = Callable[[Graph], Runner]
 
 

@@ -34,7 +34,7 @@ def _differentiable(v: Value) -> bool:
 def _accumulate(cts: dict[int, list[Value]], v: Value, ct: Value) -> None:
     """Fan-out: a value used several times collects its cotangents, summed (by
     autodiff.fanout) once all are in, when its own node's VJP needs them."""
-    if ct.type != v.type:
+    if ct.type is not v.type and ct.type != v.type:
         raise AssertionError(f"internal error: cotangent {ct.type} for value {v.type}")
     cts.setdefault(v.id, []).append(ct)
 
@@ -48,21 +48,36 @@ def _total(g: Graph, cts: dict[int, list[Value]], v: Value) -> Value | None:
     return parts[0]
 
 
+def _total_in(g: Graph, cts: dict[int, list[Value]], v: Value, node: Node) -> Value | None:
+    """`_total` of an output of `node`: a fan-out sum is built in the node's numerics
+    region (entered only then: most values have one cotangent)."""
+    parts = cts.get(v.id)
+    if parts is None or len(parts) == 1:
+        return None if parts is None else parts[0]
+    with g.numerics(node.numerics):
+        return _total(g, cts, v)
+
+
 def _relevant(graph: Graph, loss: Value, wrt: list[Value]) -> tuple[set[int], set[int]]:
     """Ids of nodes on some float path from a `wrt` value to the loss, and ids of the
     values that a float path from `wrt` reaches."""
     reaches: set[int] = {v.id for v in wrt}
     forward: set[int] = set()
-    for node in graph.nodes:
-        if any(v.id in reaches for v in node.inputs if _differentiable(v)):
-            forward.add(node.id)
-            reaches.update(o.id for o in node.outputs if _differentiable(o))
+    for node in graph.nodes:  # (loops, not any(): this walks every node of the step)
+        for v in node.inputs:
+            if v.id in reaches and v.type.dtype in FLOAT_DTYPES:
+                forward.add(node.id)
+                reaches.update(o.id for o in node.outputs if o.type.dtype in FLOAT_DTYPES)
+                break
     needed: set[int] = {loss.id}
     relevant: set[int] = set()
     for node in reversed(graph.nodes):
-        if node.id in forward and any(o.id in needed for o in node.outputs):
-            relevant.add(node.id)
-            needed.update(v.id for v in node.inputs)
+        if node.id in forward:
+            for o in node.outputs:
+                if o.id in needed:
+                    relevant.add(node.id)
+                    needed.update(v.id for v in node.inputs)
+                    break
     return relevant, reaches
 
 
@@ -116,8 +131,7 @@ def backward(graph: Graph, loss: Value, wrt: list[Value]) -> Backward:
     for node in reversed(list(graph.nodes)):
         if node.id not in relevant:
             continue
-        with graph.numerics(node.numerics):  # a fan-out sum is in its value's region
-            out_cts = [_total(graph, cts, o) for o in node.outputs]
+        out_cts = [_total_in(graph, cts, o, node) for o in node.outputs]
         if all(c is None for c in out_cts):
             continue
         in_cts = _vjp(graph, node, out_cts)

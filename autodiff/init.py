@@ -6,11 +6,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from math import prod, sqrt
 
-import numpy as np
+from sexpgpu.lazynumpy import np
 
-from sexpgpu.ir.rng import normal_array, uniform_array
+Init = Callable[[int, int, tuple[int, ...]], "np.ndarray"]
 
-Init = Callable[[int, int, tuple[int, ...]], np.ndarray]
+
+def _rng():
+    # the generator imports numpy at import: loaded when a value is first drawn
+    from sexpgpu.ir import rng
+    return rng
 
 
 def _fan_in(shape: tuple[int, ...]) -> int:
@@ -25,14 +29,14 @@ def _fan_in(shape: tuple[int, ...]) -> int:
 
 def normal(std: float = 0.02) -> Init:
     def init(seed: int, stream: int, shape: tuple[int, ...]) -> np.ndarray:
-        return (normal_array(seed, stream, shape) * np.float32(std)).astype(np.float32)
+        return (_rng().normal_array(seed, stream, shape) * np.float32(std)).astype(np.float32)
     return init
 
 
 def uniform(bound: float) -> Init:
     """Uniform in [-bound, bound)."""
     def init(seed: int, stream: int, shape: tuple[int, ...]) -> np.ndarray:
-        u = uniform_array(seed, stream, shape)
+        u = _rng().uniform_array(seed, stream, shape)
         return ((u * 2 - 1) * np.float32(bound)).astype(np.float32)
     return init
 

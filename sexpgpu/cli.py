@@ -7,7 +7,6 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-import traceback
 
 from sexpgpu import __version__, env
 from sexpgpu.diagnostics import E_INTERNAL, Diagnostic, Note, SexpError, SourceMap, render_all
@@ -97,6 +96,8 @@ def _internal_error(exc: BaseException, as_json: bool) -> int:
         diag.fix = "rerun with SEXPGPU_DEBUG=1 to see the Python traceback"
     print_diagnostics([diag], as_json=as_json)
     if env.debug():
+        import traceback  # only to show an internal error: kept off every command's path
+
         traceback.print_exception(exc)
     return EXIT_ERRORS
 

@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from sexpgpu import gcpause
 from sexpgpu.contract.collect import E_LOADER, E_RUN, Collector
 from sexpgpu.contract.compiled import CompiledExperiment
 from sexpgpu.contract.experiment import Experiment
@@ -48,8 +49,9 @@ def make_interpreter(stdout: Any = None) -> Interpreter:
     fallback = interp.generic_op
 
     def generic_op(name: str, args: list, span: Any) -> Any:
-        if any(isinstance(a, TracedTensor) for a in args):
-            return generic(name, *args)
+        for a in args:  # (a loop, not any(): arithmetic on tensors comes through here)
+            if isinstance(a, TracedTensor):
+                return generic(name, *args)
         return fallback(name, args, span)
 
     interp.generic_op = generic_op
@@ -82,7 +84,13 @@ def compile_file(path: str, selection: Selection | None = None, *, trace: bool =
     relative data paths start (default: the run file's directory; a run directory's
     copy of the source names the original's). `predict_batch`: the rows of the
     defpredict graph (default: the training loader's batch)."""
-    selection = selection or Selection()
+    with gcpause.paused():  # many objects, few cycles: the collector's passes are waste
+        return _compile(path, selection or Selection(), trace, diagnostics, data_base,
+                        predict_batch)
+
+
+def _compile(path: str, selection: Selection, trace: bool, diagnostics: list[str] | None,
+             data_base: Path | None, predict_batch: int | None) -> CompiledExperiment:
     exp, collector, shape, interp = evaluate_file(path, selection)
     compiled = CompiledExperiment(exp, selection, sources=dict(interp.sources))
     if not trace:

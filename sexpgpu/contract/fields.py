@@ -10,7 +10,6 @@ headers, so those files must exist."""
 from __future__ import annotations
 
 import math
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -72,12 +71,19 @@ def _read_header(fh: Any) -> tuple[tuple[int, ...], Any]:
     return tuple(shape), np.dtype(dtype)
 
 
+def _zipfile() -> Any:
+    # zipfile (with shutil, bz2 and lzma) only for npz archives: off check's imports
+    import zipfile
+    return zipfile
+
+
 def npy_header(path: Path, member: str | None = None) -> Header:
     """The header of an .npy file, or of `member` inside an .npz archive."""
     if member is None:
         with open(path, "rb") as fh:
             shape, dtype = _read_header(fh)
     else:
+        zipfile = _zipfile()
         with zipfile.ZipFile(path) as archive, archive.open(member + ".npy") as fh:
             shape, dtype = _read_header(fh)
     return Header(shape, dtype.kind, dtype.itemsize, dtype.name)
@@ -218,6 +224,7 @@ class FieldReader:
                 actual=f"{count} tokens", fix="use more data or a smaller :context")
 
     def _header(self, path: Path, member: str | None) -> Header:
+        zipfile = _zipfile()
         try:
             return npy_header(path, member)
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
@@ -254,6 +261,7 @@ class FieldReader:
                 self._absent(path, ":shapes")
                 return None
             raise self._missing(path)
+        zipfile = _zipfile()
         try:
             with zipfile.ZipFile(path) as archive:
                 names = [n[:-4] for n in archive.namelist() if n.endswith(".npy")]

@@ -31,6 +31,13 @@ def scalar(g: Graph, value: float | int | bool, dtype: str) -> Value:
     return cache[key]
 
 
+def shared(g: Graph) -> tuple[set[int], set[int]]:
+    """The ids of the values `scalar` and `transpose` give again when asked again in
+    `g` (a copy of the nodes that made them must not make them twice)."""
+    return ({v.id for v in g.__dict__.get("_scalars", {}).values()},
+            {v.id for v in g.__dict__.get("_transposes", {}).values()})
+
+
 def zeros_like(g: Graph, x: Value) -> Value:
     return g.apply("full", shape=x.shape, dtype=x.dtype, value=0)
 

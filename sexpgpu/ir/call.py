@@ -11,12 +11,13 @@ from numbers import Number
 from typing import TYPE_CHECKING, Any
 
 from sexpgpu.ir import build
+from sexpgpu.ir.graph import Value
 from sexpgpu.ir.ops.opdef import ARG_KINDS, Arg, OpDef
 from sexpgpu.ir.shapes import require_float
 from sexpgpu.ir.types import DTYPES, FLOAT_DTYPES
 
 if TYPE_CHECKING:
-    from sexpgpu.ir.graph import Graph, Value
+    from sexpgpu.ir.graph import Graph
 
 
 class ArgError(Exception):
@@ -28,7 +29,10 @@ class ArgError(Exception):
 
 
 def is_number(x: Any) -> bool:
-    return isinstance(x, Number) and not isinstance(x, bool)
+    t = type(x)
+    if t is float or t is int:  # the common answers, before Number's slower ABC check
+        return True
+    return t is not bool and isinstance(x, Number)
 
 
 def call(g: Graph, opdef: OpDef, tensors: Sequence[Any], args: dict[str, Any],
@@ -44,6 +48,8 @@ def call(g: Graph, opdef: OpDef, tensors: Sequence[Any], args: dict[str, Any],
         for spec, x in zip(opdef.tensor_inputs, inputs):
             spread.extend(x if spec.role == "rest" else [x])  # einsum's operands
         return opdef.build(g, *spread, **values)
+    if not opdef.spreads:
+        return g.apply(opdef.name, *inputs, **values)
     flat: list[Any] = []
     for spec, x in zip(opdef.tensor_inputs, inputs):
         # a primitive takes a list's tensors as its inputs (concat)
@@ -92,8 +98,30 @@ def _constant(g: Graph, x: Any, dtype: str) -> Value:
     return build.scalar(g, int(x), dtype)
 
 
+def _unchanged(opdef: OpDef, given: list[Any]) -> bool:
+    """Every input a tensor, the value inputs of one dtype that the entry's integer
+    rule takes as it is: nothing to prepare (most calls of a trace)."""
+    dtype = None
+    for spec, x in zip(opdef.tensor_inputs, given):
+        if x is None:
+            continue
+        if type(x) is not Value or spec.role in ("list", "rest"):
+            return False
+        if spec.role == "value":
+            if dtype is None:
+                dtype = x.type.dtype
+            elif x.type.dtype != dtype:
+                return False
+    rule = opdef.integers
+    if rule == "keep" or dtype is None:
+        return True
+    return dtype in FLOAT_DTYPES if rule in ("reject", "float") else dtype != "bool"
+
+
 def prepare_inputs(g: Graph, opdef: OpDef, given: list[Any], promote: bool) -> list[Any]:
     """Numbers as constants; then promotion (Lisp) and the entry's integer rule."""
+    if _unchanged(opdef, given):
+        return given
     dtype = _number_dtype(opdef, _flat_values(opdef, given))
     out: list[Any] = []
     for spec, x in zip(opdef.tensor_inputs, given):

@@ -5,8 +5,7 @@ the form that made the node."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,7 +72,7 @@ class Node:
     # the precision the user asked for at this node (`with-numerics`: "f32" or "bf16"),
     # None outside any region; the precision pass (ir/precision.py) reads it
     numerics: str | None = None
-    id: int = field(default_factory=lambda: next(_ids))
+    id: int = field(default_factory=_ids.__next__)
 
 
 class Graph:
@@ -99,15 +98,10 @@ class Graph:
         self.inputs.append(value)
         return value
 
-    @contextmanager
-    def at(self, span: Span | None, notes: tuple[Note, ...] = ()) -> Iterator[None]:
-        """Nodes built inside carry this span (the user's line) and notes."""
-        saved = self._span, self._notes
-        self._span, self._notes = span, notes
-        try:
-            yield
-        finally:
-            self._span, self._notes = saved
+    def at(self, span: Span | None, notes: tuple[Note, ...] = ()) -> _At:
+        """Nodes built inside (`with g.at(span):`) carry this span (the user's line)
+        and notes."""
+        return _At(self, span, notes)
 
     def set_numerics(self, precision: str | None) -> str | None:
         """Tag the nodes built from now on (None: the run's precision); returns the
@@ -115,14 +109,10 @@ class Graph:
         saved, self._numerics = self._numerics, precision
         return saved
 
-    @contextmanager
-    def numerics(self, precision: str | None) -> Iterator[None]:
-        """Nodes built inside carry this numerics tag (None: the run's precision)."""
-        saved = self.set_numerics(precision)
-        try:
-            yield
-        finally:
-            self.set_numerics(saved)
+    def numerics(self, precision: str | None) -> _Numerics:
+        """Nodes built inside (`with g.numerics(p):`) carry this numerics tag (None:
+        the run's precision)."""
+        return _Numerics(self, precision)
 
     def apply(self, op: str, *inputs: Value, **attrs: Any) -> Value | tuple[Value, ...]:
         """Add a node: check it with its op's rule and return its output(s). A
@@ -130,12 +120,34 @@ class Graph:
         opdef = get_op(op)
         if opdef.kind == "composite":
             return self._expand(opdef, inputs, attrs)
-        node = Node(op, tuple(inputs), attrs, span=self._span, notes=self._notes,
-                    numerics=self._numerics)
+        node = Node(op, inputs, attrs, (), self._span, self._notes, self._numerics)
         types = opdef.check(node)
-        node.outputs = tuple(Value(t, node, i) for i, t in enumerate(types))
         self.nodes.append(node)
-        return node.outputs[0] if len(node.outputs) == 1 else node.outputs
+        if len(types) == 1:
+            out = Value(types[0], node)
+            node.outputs = (out,)
+            return out
+        node.outputs = tuple(Value(t, node, i) for i, t in enumerate(types))
+        return node.outputs
+
+    def replay(self, nodes: list[Node], mapping: dict[int, Value]) -> None:
+        """Append a copy of each of `nodes` (in order), reading `mapping[v.id]` for an
+        input `v` it maps (inputs of the same type) and the input itself otherwise;
+        each copy's outputs join the mapping. A copy has its original's attrs, span
+        and types (the same rule on the same types): the nodes tracing the same
+        function on those inputs would have made, numbered in the same order."""
+        for node in nodes:
+            inputs = tuple(mapping.get(v.id, v) for v in node.inputs)
+            for old, new in zip(node.inputs, inputs):
+                if new is not old and new.type != old.type:
+                    raise AssertionError(f"internal error: replay of {node.op} on {new.type}"
+                                         f" for {old.type}")
+            copy = Node(node.op, inputs, dict(node.attrs), (), node.span, node.notes,
+                        node.numerics)
+            copy.outputs = tuple(Value(o.type, copy, o.index) for o in node.outputs)
+            self.nodes.append(copy)
+            for old, new in zip(node.outputs, copy.outputs):
+                mapping[old.id] = new
 
     def opdef(self, op: str) -> Any:
         """The registry entry of `op`: for a rule that differentiates nodes it added
@@ -170,6 +182,38 @@ class Graph:
 
     def __str__(self) -> str:
         return format_graph(self)
+
+
+class _At:
+    """`Graph.at`'s context: a class, not a generator, as tracing enters one per op."""
+
+    __slots__ = ("graph", "span", "notes", "saved")
+
+    def __init__(self, graph: Graph, span: Span | None, notes: tuple[Note, ...]):
+        self.graph, self.span, self.notes = graph, span, notes
+
+    def __enter__(self) -> None:
+        g = self.graph
+        self.saved = g._span, g._notes
+        g._span, g._notes = self.span, self.notes
+
+    def __exit__(self, *exc: object) -> None:
+        self.graph._span, self.graph._notes = self.saved
+
+
+class _Numerics:
+    """`Graph.numerics`'s context (a class: the backward pass enters two per node)."""
+
+    __slots__ = ("graph", "precision", "saved")
+
+    def __init__(self, graph: Graph, precision: str | None):
+        self.graph, self.precision = graph, precision
+
+    def __enter__(self) -> None:
+        self.saved = self.graph.set_numerics(self.precision)
+
+    def __exit__(self, *exc: object) -> None:
+        self.graph.set_numerics(self.saved)
 
 
 def live_nodes(graph: Graph, roots: Iterable[Value] | None = None) -> list[Node]:

@@ -25,12 +25,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from sexpgpu.diagnostics import Span, define_code, error
 from sexpgpu.ir import build
 from sexpgpu.ir.graph import Graph, Node, Value, live_nodes
 from sexpgpu.ir.ops.registry import get_op
+from sexpgpu.lazynumpy import np
 from sexpgpu.suggest import did_you_mean
 
 E_PRECISION = define_code(

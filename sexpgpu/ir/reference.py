@@ -6,19 +6,19 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from sexpgpu.ir.graph import Graph, Value, live_nodes
 from sexpgpu.ir.ops.indexing import IndexRangeError, index_error
 from sexpgpu.ir.ops.registry import get_op
+from sexpgpu.lazynumpy import np
 
 # how values of each dtype are held between ops: bf16 and f16 are computed in
 # f32 (as the kernels do) and rounded to their precision after every op
-HOLD = {"f32": np.float32, "bf16": np.float32, "f16": np.float32,
-        "i32": np.int32, "i64": np.int64, "bool": np.bool_}
-# the numpy dtype of arrays passed in and out for each IR dtype
-STORAGE = {"f32": np.float32, "bf16": np.float32, "f16": np.float16,
-           "i32": np.int32, "i64": np.int64, "bool": np.bool_}
+HOLD = {"f32": "float32", "bf16": "float32", "f16": "float32",
+        "i32": "int32", "i64": "int64", "bool": "bool"}
+# the numpy dtype of arrays passed in and out for each IR dtype (named, not numpy's
+# type objects, so that importing this module does not import numpy)
+STORAGE = {"f32": "float32", "bf16": "float32", "f16": "float16",
+           "i32": "int32", "i64": "int64", "bool": "bool"}
 
 
 def round_bf16(x: np.ndarray) -> np.ndarray:

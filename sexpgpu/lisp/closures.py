@@ -21,11 +21,20 @@ class Env:
     """A lexical environment frame: variables by symbol, functions by `symbol.fkey`,
     blocks by `symbol.bkey`, tagbody tags by the tag itself wrapped in a tuple."""
 
-    __slots__ = ("vars", "parent")
+    __slots__ = ("vars", "parent", "fns")
 
-    def __init__(self, vars: dict, parent: Env | None):
+    def __init__(self, vars: dict, parent: Env | None, functions: bool = False):
         self.vars = vars
         self.parent = parent
+        # the innermost frame, this one or an outer one, that binds function names
+        # (flet, labels, macrolet: `functions`): looking up a function skips the
+        # frames of variables between (every call of the evaluator looks one up)
+        self.fns: Env | None = self if functions else (parent.fns if parent is not None
+                                                      else None)
+
+    def outer_fns(self) -> Env | None:
+        """The next frame out that binds function names."""
+        return self.parent.fns if self.parent is not None else None
 
 
 class Closure:

@@ -131,4 +131,5 @@ def sf_with_hash_table_iterator(interp, form, env):
         return MV((T, key, value))
 
     body, _ = split_body(form.cdr.cdr, False)
-    return eval_body(interp, body, Env({spec[0].fkey: Builtin(spec[0].name, step)}, env))
+    return eval_body(interp, body, Env({spec[0].fkey: Builtin(spec[0].name, step)}, env,
+                                         functions=True))

@@ -295,12 +295,12 @@ class Interpreter(Reporting):
                     return special(self, form, env)
                 fn = None
                 key = head.fkey
-                e = env
+                e = env.fns if env is not None else None
                 while e is not None:
                     fn = e.vars.get(key)
                     if fn is not None:
                         break
-                    e = e.parent
+                    e = e.outer_fns()
                 if fn is None:
                     macro = self.macros.get(head)
                     if macro is not None:
@@ -474,12 +474,12 @@ class Interpreter(Reporting):
         if not isinstance(name, Symbol):
             raise error(E_TYPE, f"{prin1_to_string(name)} is not a function name", span,
                         fix="pass #'name or a lambda")
-        e = env
+        e = env.fns if env is not None else None
         while e is not None:
             fn = e.vars.get(name.fkey)
             if fn is not None and type(fn) is not Macro:
                 return fn
-            e = e.parent
+            e = e.outer_fns()
         fn = self.functions.get(name)
         if fn is None:
             fn = self._resolve_function(name, None)
@@ -562,12 +562,12 @@ class Interpreter(Reporting):
     def macro_of(self, head: Any, env: Env | None) -> Macro | None:
         if type(head) is not Symbol:
             return None
-        e = env
+        e = env.fns if env is not None else None
         while e is not None:
             fn = e.vars.get(head.fkey)
             if fn is not None:
                 return fn if type(fn) is Macro else None
-            e = e.parent
+            e = e.outer_fns()
         if head in self.special_forms:
             return None
         macro = self.macros.get(head)

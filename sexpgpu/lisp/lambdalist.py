@@ -20,7 +20,7 @@ ALLOW_OTHER_KEYS = keyword("ALLOW-OTHER-KEYS")
 
 class LambdaList:
     __slots__ = ("required", "optional", "rest", "keys", "allow_other", "aux", "whole",
-                 "environment", "simple", "nreq", "text")
+                 "environment", "simple", "nreq", "form", "_text")
 
     def __init__(self) -> None:
         self.required: list = []  # Symbol or nested LambdaList (destructuring)
@@ -33,7 +33,16 @@ class LambdaList:
         self.environment: Any = None
         self.simple = False
         self.nreq = 0
-        self.text = ""
+        self.form: Any = NIL
+        self._text: str | None = None
+
+    @property
+    def text(self) -> str:
+        """The lambda list as written: printed when first shown (an arity error, a
+        closure's name), not for every lambda evaluated."""
+        if self._text is None:
+            self._text = prin1_to_string(self.form)
+        return self._text
 
     def describe(self) -> str:
         return self.text
@@ -48,7 +57,7 @@ def _bad(message: str, form: Any, span) -> Exception:
 def parse(form: Any, span=None, destructuring: bool = False) -> LambdaList:
     """Parse a lambda list form; `destructuring` allows nested lists and a dotted tail."""
     ll = LambdaList()
-    ll.text = prin1_to_string(form)
+    ll.form = form
     if form is not NIL and type(form) is not Cons:
         if destructuring and type(form) is Symbol:
             ll.rest = form

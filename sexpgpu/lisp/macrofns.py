@@ -46,12 +46,12 @@ def is_standard_macro(interp, name: Any) -> bool:
 def macro_function(interp, name, env=NIL):
     local = _env(env)
     if local is not None and type(name) is Symbol:
-        e = local
+        e = local.fns
         while e is not None:
             fn = e.vars.get(name.fkey)
             if fn is not None:
                 return fn if type(fn) is Macro else NIL
-            e = e.parent
+            e = e.outer_fns()
     macro = interp.macros.get(name)
     if macro is not None:
         return macro

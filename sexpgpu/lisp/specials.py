@@ -161,8 +161,10 @@ def sf_let(interp, form, env):
             dynamic.append((var, value))
         else:
             vars[var] = value
-    body, _ = split_body(form.cdr.cdr, False)
     new_env = Env(vars, env)
+    if not local and not dynamic:  # no declarations to skip: the body as written
+        return interp.progn(form.cdr.cdr, new_env)
+    body, _ = split_body(form.cdr.cdr, False)
     if local:
         check_bound_types(interp, form.cdr.cdr, new_env, form)
     if not dynamic:
@@ -195,9 +197,10 @@ def sf_let_star(interp, form, env):
                 new_env = Env(vars, new_env)
             else:
                 vars[var] = value
+        if not declared:  # no declarations to skip: the body as written
+            return interp.progn(form.cdr.cdr, new_env)
         body, _ = split_body(form.cdr.cdr, False)
-        if declared:
-            check_bound_types(interp, form.cdr.cdr, new_env, form)
+        check_bound_types(interp, form.cdr.cdr, new_env, form)
         return eval_body(interp, body, new_env)
     finally:
         restore_globals(interp, saved)
@@ -245,7 +248,7 @@ def _function_bindings(interp, form, env, recursive: bool, macro: bool):
         raise syntax_error(form, f"malformed {form.car.name.lower()}",
                            f"write ({form.car.name.lower()} ((name (args) body...)) body...)")
     vars: dict = {}
-    new_env = Env(vars, env)
+    new_env = Env(vars, env, functions=True)
     definition_env = new_env if recursive else env
     for item in to_py(form.cdr.car):
         if type(item) is not Cons or type(item.car) is not Symbol or type(item.cdr) is not Cons:

@@ -129,8 +129,14 @@ def _read_tensor(fn: str, spec: Input, x: Any) -> Any:
     return _tensor(fn, x, spec.name)
 
 
+# the kinds an integer is read as itself (the common case, answered first)
+_INTEGER_KINDS = frozenset({"int", "axis", "int?", "axis?", "sizes"})
+
+
 def _read_arg(fn: str, arg: Arg, x: Any) -> Any:
     """A Lisp value as plain Python of the argument's kind (E-ARG when it is not one)."""
+    if type(x) is int and arg.kind in _INTEGER_KINDS:
+        return x
     kind, what = arg.kind, f":{arg.lisp_key}"
     if kind.endswith("?") and _is_nil(x):
         return None
@@ -216,6 +222,12 @@ class _Signature:
         self.required_in = sum(1 for t in self.ins if not t.optional and t.role != "rest")
         self.required_pos = sum(1 for a in self.positional if a.required)
         self.most = None if self.rest else len(self.ins) + len(self.positional)
+        # only its tensors, each given, in order (+, sigmoid, @): no argument to read
+        self.plain = (not self.keys and not self.positional and not self.rest
+                      and all(t.role != "list" for t in self.ins))
+        self.streams = [a.name for a in opdef.args if a.kind == "stream"]
+        self.required_args = [a for a in opdef.args if a.required]
+        self.rng = any(t.role == "rng" for t in opdef.tensor_inputs)
 
 
 _SIGNATURES: dict[int, tuple[OpDef, _Signature]] = {}  # id -> (the entry, its signature)
@@ -232,14 +244,13 @@ def _parse(fn: str, opdef: OpDef, args: tuple) -> tuple[list[Any], dict[str, Any
     """The tensors and argument values of one call, or _Mismatch when its shape does
     not fit the entry (counts, keywords); E-ARG for a value of the wrong kind."""
     sig = _signature(opdef)
+    if sig.plain:
+        return _parse_plain(fn, opdef, sig, args)
     keys, ins, positional, rest = sig.keys, sig.ins, sig.positional, sig.rest
     required_in, required_pos, most = sig.required_in, sig.required_pos, sig.most
-
-    def is_key(x: Any) -> bool:
-        return isinstance(x, Symbol) and x.is_keyword and A.kw_name(x) in keys
-
     lead = 0
-    while lead < len(args) and not is_key(args[lead]):
+    while lead < len(args) and not (isinstance(args[lead], Symbol) and args[lead].is_keyword
+                                    and A.kw_name(args[lead]) in keys):
         lead += 1
     if lead < required_in + required_pos or (most is not None and lead > most):
         raise _Mismatch(f"{fn} called with {lead} argument{'s' * (lead != 1)}", str(lead))
@@ -275,14 +286,28 @@ def _parse(fn: str, opdef: OpDef, args: tuple) -> tuple[list[Any], dict[str, Any
         else:
             values.setdefault(spec.name, _read_arg(fn, spec, args[i + 1]))
         i += 2
-    missing = [a for a in opdef.args if a.required and a.name not in values]
-    if missing:
-        raise _Mismatch(f"{fn}: missing :{missing[0].lisp_key}", "nothing")
-    for arg in opdef.args:
-        if arg.kind == "stream":
-            values[arg.name] = _STREAM
+    for arg in sig.required_args:
+        if arg.name not in values:
+            raise _Mismatch(f"{fn}: missing :{arg.lisp_key}", "nothing")
+    for name in sig.streams:
+        values[name] = _STREAM
     out = [_RNG if t.role == "rng" else tensors.get(t.name) for t in opdef.tensor_inputs]
     return out, values
+
+
+def _parse_plain(fn: str, opdef: OpDef, sig: _Signature,
+                 args: tuple) -> tuple[list[Any], dict[str, Any]]:
+    """`_parse` of an entry that takes only its tensors (most calls of a trace): what
+    the general walk gives for it, without the walk."""
+    if len(args) != sig.required_in:
+        n = len(args)
+        raise _Mismatch(f"{fn} called with {n} argument{'s' * (n != 1)}", str(n))
+    tensors = [_tensor(fn, x, spec.name) for spec, x in zip(sig.ins, args)]
+    values = {name: _STREAM for name in sig.streams}
+    if sig.rng:
+        given = iter(tensors)
+        return [_RNG if t.role == "rng" else next(given) for t in opdef.tensor_inputs], values
+    return tensors, values
 
 
 def _unknown_keyword(fn: str, entries: list[OpDef], args: tuple) -> Exception | None:
@@ -330,9 +355,11 @@ def dispatch(fn: str, args: tuple) -> Any:
     trace = current()
     if opdef.train_only and trace.mode != "train":
         return args[0]  # the identity outside training (dropout in evaluate graphs)
-    with at_site() as g:
-        tensors = [trace.rng_input() if t is _RNG else t for t in tensors]
-        values = {k: trace.next_stream() if v is _STREAM else v for k, v in values.items()}
+    with at_site(trace) as g:
+        if _RNG in tensors:
+            tensors = [trace.rng_input() if t is _RNG else t for t in tensors]
+        if values:
+            values = {k: trace.next_stream() if v is _STREAM else v for k, v in values.items()}
         try:
             out = call(g, opdef, tensors, values, promote=True)
         except ArgError as exc:
@@ -405,8 +432,8 @@ def generic(name: str, *args: Any) -> Any:
     if name in COMPARISONS and len(args) != 2:
         raise A.fail(f"{name}: compares two tensors", expected="2 arguments",
                      actual=str(len(args)))
-    keywords = any(A.is_keyword(a) for a in args)
-    if name in VARIADIC and not keywords:
+    # (two arguments, the usual call, need no folding)
+    if name in VARIADIC and len(args) != 2 and not any(A.is_keyword(a) for a in args):
         if len(args) == 1 and name in ("+", "*", "max", "min"):
             return args[0]
         if len(args) > 2:

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sexpgpu.diagnostics import Span, define_code, error
-from sexpgpu.ir import build
-from sexpgpu.ir.graph import Graph, Value, live_nodes
+from sexpgpu.ir import build, scalars
+from sexpgpu.ir.graph import Graph, Node, Value, live_nodes
 from sexpgpu.ir.reference import run_reference
 from sexpgpu.lisp.types import NIL, Foreign, Symbol, T, to_py
 from sexpgpu.suggest import did_you_mean
@@ -307,13 +307,16 @@ def _schedule_values(g: Graph, lr: Value, steps: int,
     anything but ctx/step and ctx/microstep."""
     last = max(steps - 1, 0)
     samples = sorted({round(i * last / (LR_SAMPLES - 1)) for i in range(LR_SAMPLES)})
-    return schedule_values(g, lr, samples, microbatches)
+    return schedule_values(g, lr, samples, microbatches, exact=False)
 
 
-def schedule_values(g: Graph, value: Value, at: list[int],
-                    microbatches: int) -> dict[int, float] | None:
+def schedule_values(g: Graph, value: Value, at: list[int], microbatches: int,
+                    exact: bool = True) -> dict[int, float] | None:
     """A traced schedule's value at the steps `at` (reference interpreter), or None when
-    it reads anything but ctx/step and ctx/microstep (then only a run knows it)."""
+    it reads anything but ctx/step and ctx/microstep (then only a run knows it).
+    `exact=False` (a check of its sign) computes it in plain Python where it can
+    (`ir/scalars.py`: libm's functions may differ from numpy's f32 ones in the last
+    bit), so that checking a file need not import numpy."""
     nodes = live_nodes(g, [value])
     made = {o.id for node in nodes for o in node.outputs}
     inputs = {v.id: v for node in nodes for v in node.inputs if v.id not in made}
@@ -324,9 +327,13 @@ def schedule_values(g: Graph, value: Value, at: list[int],
     values: dict[int, float] = {}
     for step in at:
         feed = {"ctx/step": float(step), "ctx/microstep": float(step * microbatches)}
-        out = run_reference(sub, {v.name: feed[v.name] for v in sub.inputs},
-                            apply_updates=False)
-        values[step] = float(out["value"])
+        known = None if exact else scalars.evaluate(
+            nodes, {v.id: feed[v.name] for v in sub.inputs}, value)
+        if known is None:
+            out = run_reference(sub, {v.name: feed[v.name] for v in sub.inputs},
+                                apply_updates=False)
+            known = float(out["value"])
+        values[step] = known
     return values
 
 
@@ -345,13 +352,71 @@ def clip_grads(g: Graph, grads: list[Value], clip: float | None) -> tuple[list[V
     return [g.apply("mul", grad, coef) for grad in grads], norm
 
 
+@dataclass
+class _Traced:
+    """One parameter's traced update, which another of the same type repeats."""
+
+    param: Value
+    grad: Value
+    states: list[Value]
+    nodes: list[Node]
+
+
+def trace_updates(interp: Any, g: Graph, group: Group, pairs: list[tuple[Value, Value]],
+                  ctx: Ctx, hypers: list[Any]) -> None:
+    """Every (parameter, gradient) of a group: the rule is traced for the first
+    parameter of each type (shape and dtype) and its nodes are copied for the others
+    (the graph is the same, node for node: the rule sees the parameter's type, the
+    ctx and the group's hyperparameters, never its name; a char-GPT's 27 parameters
+    have 8 types). A rule that draws random numbers (a stream per call) is traced for
+    every parameter; Lisp side effects of a rule (printing) happen once per type."""
+    traced: dict[tuple[Any, Any], _Traced] = {}
+    for param, grad in pairs:
+        key = (param.type, grad.type)
+        done = traced.get(key)
+        if done is not None:
+            _replay_update(g, group, done, param, grad)
+            continue
+        start = len(g.nodes)
+        states = trace_update(interp, g, group, param, grad, ctx, hypers)
+        nodes = _repeatable(g, g.nodes[start:])
+        if nodes is not None:
+            traced[key] = _Traced(param, grad, states, nodes)
+
+
+def _repeatable(g: Graph, nodes: list[Node]) -> list[Node] | None:
+    """The nodes a copy of this update makes (the scalar constants it made are shared
+    by a second trace, which asks `build.scalar` again and gets them), or None when a
+    copy would differ from tracing again: a random draw (each call its own stream),
+    a transpose (`build.transpose` keeps one per value and axes)."""
+    scalars, transposes = build.shared(g)
+    if any("stream" in n.attrs or n.outputs[0].id in transposes
+           or any(v.role == "rng" for v in n.inputs) for n in nodes):
+        return None
+    return [n for n in nodes if n.outputs[0].id not in scalars]
+
+
+def _replay_update(g: Graph, group: Group, done: _Traced, param: Value, grad: Value) -> None:
+    states = _state_inputs(g, group, param)
+    mapping = {done.param.id: param, done.grad.id: grad}
+    mapping.update((old.id, new) for old, new in zip(done.states, states))
+    g.replay(done.nodes, mapping)
+    for old, new in ((done.param, param), *zip(done.states, states)):
+        value = g.updates[old]
+        g.update(new, mapping.get(value.id, value))
+
+
+def _state_inputs(g: Graph, group: Group, param: Value) -> list[Value]:
+    return [g.input(f"opt/{param.name}/{name}", param.shape, "f32", role="state")
+            for name, _opts in group.optimizer.states]
+
+
 def trace_update(interp: Any, g: Graph, group: Group, param: Value, grad: Value,
-                 ctx: Ctx, hypers: list[Any]) -> dict[str, Value]:
-    """One parameter's update: state inputs, the rule, and g.update for param and state."""
+                 ctx: Ctx, hypers: list[Any]) -> list[Value]:
+    """One parameter's update: state inputs, the rule, and g.update for param and
+    state. Returns the state inputs."""
     opt = group.optimizer
-    states = []
-    for name, _opts in opt.states:
-        states.append(g.input(f"opt/{param.name}/{name}", param.shape, "f32", role="state"))
+    states = _state_inputs(g, group, param)
     result = interp.call(opt.update, TracedTensor(param), TracedTensor(grad), ctx,
                          *[TracedTensor(s) for s in states], *hypers)
     items = to_py(result)
@@ -359,7 +424,7 @@ def trace_update(interp: Any, g: Graph, group: Group, param: Value, grad: Value,
     g.update(param, new_param)
     for state, new in zip(states, items[1:]):
         g.update(state, _as_value(g, new, state, f"{opt.name}'s state {state.name}"))
-    return {"param": new_param}
+    return states
 
 
 def _as_value(g: Graph, x: Any, like: Value, what: str) -> Value:

@@ -21,7 +21,7 @@ from sexpgpu.trace.optimizer import (
     check_hyper,
     clip_grads,
     resolve_hyper,
-    trace_update,
+    trace_updates,
 )
 from sexpgpu.trace.tensor import Trace, TracedTensor, tracing
 
@@ -191,10 +191,8 @@ class Tracer:
                         lrs.append((group, hypers["lr"]))
                     if lr_out is None and "lr" in hypers:
                         lr_out = _scalar(g, hypers["lr"])
-                    for path in group.params:
-                        param, grad_ = by_path[path]
-                        trace_update(self.interp, g, group, param, grad_, ctx,
-                                     list(hypers.values()))
+                    trace_updates(self.interp, g, group, [by_path[p] for p in group.params],
+                                  ctx, list(hypers.values()))
             g.output("lr", lr_out if lr_out is not None else build.scalar(g, 0.0, "f32"))
         return lrs
 

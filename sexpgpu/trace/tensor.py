@@ -103,8 +103,8 @@ class at_site:  # noqa: N801 - used as `with at_site() as g`, like a contextmana
 
     __slots__ = ("graph", "_at")
 
-    def __init__(self) -> None:
-        self.graph = current().graph
+    def __init__(self, trace: Trace | None = None) -> None:
+        self.graph = (trace or current()).graph
         self._at = None
         if _SITE:
             span, notes = site()

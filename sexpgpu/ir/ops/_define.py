@@ -7,13 +7,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from sexpgpu.ir.build import scalar, unbroadcast
 from sexpgpu.ir.ops._sampling import BINARY_SHAPES, UNARY_SHAPES, values
 from sexpgpu.ir.ops.opdef import Arg, OpDef
 from sexpgpu.ir.shapes import broadcast, require_dtype, same_dtype
 from sexpgpu.ir.types import FLOAT_DTYPES, INT_DTYPES, TensorType
+from sexpgpu.lazynumpy import np
 
 NUMERIC = FLOAT_DTYPES | INT_DTYPES
 FLOAT = FLOAT_DTYPES

@@ -5,10 +5,11 @@ near the f32 limit, negative and out-of-range indices) for the kernel tests."""
 
 from __future__ import annotations
 
-import numpy as np
+import math
 
 from sexpgpu.ir.shapes import ShapeRuleError
 from sexpgpu.ir.types import TensorType
+from sexpgpu.lazynumpy import np
 
 # shapes every elementwise op is tried on: scalar, size 1, odd, empty, rank 3
 UNARY_SHAPES = ((), (1,), (7,), (3, 5), (0, 4), (2, 3, 4))
@@ -45,13 +46,13 @@ def ints(rng: np.random.Generator, shape: tuple[int, ...], high: int) -> np.ndar
 # float values of the special-value variants: signed zeros, f32 subnormals,
 # infinities, NaN, values near the f32 limit, large ones, and a few ordinary ones
 # so that rows and pairs mix them
-SPECIAL_VALUES = (0.0, -0.0, 1e-40, -1e-40, np.inf, -np.inf, np.nan, 3e38, -3e38, 1e4, -1e4,
+SPECIAL_VALUES = (0.0, -0.0, 1e-40, -1e-40, math.inf, -math.inf, math.nan, 3e38, -3e38, 1e4, -1e4,
                   1.5, -0.5, 2.0)
 # for ops whose float sums the kernels may reorder (extra["reorders_sums"]: lanes,
 # BLAS blocking): values whose partial sums overflow or round differently in
 # another order (3e38 + 3e38 - 3e38, 1e8 + 2.25) are left out, and one more case
 # fills every float input with +3e38, which overflows in any order
-ORDER_FREE_VALUES = (0.0, -0.0, 1e-40, -1e-40, np.inf, -np.inf, np.nan, 1.5, -0.5, 2.0)
+ORDER_FREE_VALUES = (0.0, -0.0, 1e-40, -1e-40, math.inf, -math.inf, math.nan, 1.5, -0.5, 2.0)
 # element i of float input j takes value (i * STRIDES[j] + phase) % K: strides
 # prime to K, so pairs of inputs meet in many combinations
 _STRIDES = (1, 3, 9, 11)

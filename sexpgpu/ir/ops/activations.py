@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from sexpgpu.ir.ops import _special
 from sexpgpu.ir.ops._define import NUMERIC, const, unary
 from sexpgpu.ir.ops.opdef import Arg, OpDef
+from sexpgpu.lazynumpy import np
 
 # the ops this family defines, in order; ops/registry.py gathers every family's
 OPS: list[OpDef] = []

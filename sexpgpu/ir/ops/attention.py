@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from sexpgpu.ir import build
 from sexpgpu.ir.build import transpose, unsqueeze
 from sexpgpu.ir.ops._define import composite
@@ -21,6 +19,7 @@ from sexpgpu.ir.ops._sampling import ORDER_FREE_VALUES, values
 from sexpgpu.ir.ops.opdef import Arg, OpDef
 from sexpgpu.ir.shapes import ShapeRuleError, fmt, require_float, same_dtype
 from sexpgpu.ir.types import TensorType
+from sexpgpu.lazynumpy import np
 
 OPS: list[OpDef] = []
 

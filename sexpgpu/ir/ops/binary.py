@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import numpy as np
-
 from sexpgpu.ir import build
 from sexpgpu.ir.build import scalar, unbroadcast
 from sexpgpu.ir.ops._define import BOOL, NUMERIC, binary, both, composite
@@ -14,6 +12,7 @@ from sexpgpu.ir.ops._sampling import SPECIAL_VALUES, special_fill, values
 from sexpgpu.ir.ops.opdef import Arg, OpDef
 from sexpgpu.ir.shapes import E_DTYPE, ShapeRuleError, broadcast, require_dtype, same_dtype
 from sexpgpu.ir.types import DTYPES, FLOAT_DTYPES, INT_DTYPES, TensorType
+from sexpgpu.lazynumpy import np
 
 # the ops this family defines, in order; ops/registry.py gathers every family's
 OPS: list[OpDef] = []

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import itertools
 
-import numpy as np
-
 from sexpgpu.ir import build
 from sexpgpu.ir.ops._define import composite
 from sexpgpu.ir.ops._sampling import distinct, values
 from sexpgpu.ir.ops.opdef import Arg, OpDef
 from sexpgpu.ir.shapes import ShapeRuleError, fmt
 from sexpgpu.ir.types import TensorType
+from sexpgpu.lazynumpy import np
 
 # the ops this family defines, in order; ops/registry.py gathers every family's
 OPS: list[OpDef] = []

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from math import prod
 
-import numpy as np
-
 from sexpgpu.ir import build
 from sexpgpu.ir.ops._define import composite
 from sexpgpu.ir.ops._sampling import SPECIAL_VALUES
@@ -14,6 +12,7 @@ from sexpgpu.ir.ops.opdef import Arg, OpDef
 from sexpgpu.ir.shapes import E_DTYPE, ShapeRuleError
 from sexpgpu.ir.shapes import axis as norm_axis
 from sexpgpu.ir.types import DTYPES, TensorType
+from sexpgpu.lazynumpy import np
 
 # the ops this family defines, in order; ops/registry.py gathers every family's
 OPS: list[OpDef] = []

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from sexpgpu.ir.ops import _special
 from sexpgpu.ir.ops._define import BOOL, FLOAT, NUMERIC, const, unary, zero_vjp
 from sexpgpu.ir.ops.opdef import Arg, OpDef
 from sexpgpu.ir.shapes import ShapeRuleError
+from sexpgpu.lazynumpy import np
 
 # the ops this family defines, in order; ops/registry.py gathers every family's
 OPS: list[OpDef] = []
@@ -210,7 +209,7 @@ unary(OPS, "isnan", np.isnan, "x0 != x0", None, NUMERIC, out_dtype="bool",
 unary(OPS, "isfinite", np.isfinite, "abs(x0) < math.inf", None, NUMERIC, out_dtype="bool",
       doc="true where x is neither infinite nor NaN (always for integers)")
 
-_FLOAT_MAX = {"f32": float(np.finfo(np.float32).max), "bf16": 3.3895313892515355e38,
+_FLOAT_MAX = {"f32": 3.4028234663852886e38, "bf16": 3.3895313892515355e38,
               "f16": 65504.0}
 
 

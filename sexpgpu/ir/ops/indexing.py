@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from sexpgpu.diagnostics import SexpError, define_code, error
 from sexpgpu.ir import build
 from sexpgpu.ir.ops._define import composite
@@ -22,6 +20,7 @@ from sexpgpu.ir.ops.opdef import Arg, OpDef
 from sexpgpu.ir.shapes import ShapeRuleError, fmt, require_dtype
 from sexpgpu.ir.shapes import axis as norm_axis
 from sexpgpu.ir.types import INT_DTYPES, TensorType
+from sexpgpu.lazynumpy import np
 
 if TYPE_CHECKING:  # annotations only: graph.py imports the ops at run time
     from sexpgpu.ir.graph import Node

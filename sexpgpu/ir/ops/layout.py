@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from sexpgpu.ir import build
 from sexpgpu.ir.ops._define import composite
 from sexpgpu.ir.ops._sampling import values
@@ -16,6 +14,7 @@ from sexpgpu.ir.shapes import ShapeRuleError, fmt
 from sexpgpu.ir.shapes import axes as norm_axes
 from sexpgpu.ir.shapes import axis as norm_axis
 from sexpgpu.ir.types import FLOAT_DTYPES, TensorType
+from sexpgpu.lazynumpy import np
 
 # the ops this family defines, in order; ops/registry.py gathers every family's
 OPS: list[OpDef] = []

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from sexpgpu.ir import build
 from sexpgpu.ir.build import transpose, unbroadcast
 from sexpgpu.ir.ops._define import composite
@@ -15,6 +13,7 @@ from sexpgpu.ir.ops._sampling import values
 from sexpgpu.ir.ops.opdef import Arg, OpDef
 from sexpgpu.ir.shapes import ShapeRuleError, broadcast, fmt, require_float, same_dtype
 from sexpgpu.ir.types import TensorType
+from sexpgpu.lazynumpy import np
 
 # the ops this family defines, in order; ops/registry.py gathers every family's
 OPS: list[OpDef] = []

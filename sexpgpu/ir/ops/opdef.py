@@ -122,6 +122,11 @@ class Input:
         return cls(name, role or "value", optional)
 
 
+# (op name, each input's shape and dtype, each attr's name, type and value) -> the
+# output types: OpDef.check's answers
+_CHECKED: dict[tuple[Any, ...], tuple[TensorType, ...]] = {}
+
+
 @dataclass
 class OpDef:
     name: str
@@ -159,6 +164,8 @@ class OpDef:
             if arg.kind not in ARG_KINDS:
                 raise ValueError(f"{self.name}: unknown argument kind {arg.kind!r}")
         self.tensor_inputs = tuple(Input.parse(t) for t in self.inputs)
+        # whether an input is a list of tensors, spread into the node's inputs (concat)
+        self.spreads = any(t.role in ("list", "rest") for t in self.tensor_inputs)
 
     @property
     def exposed(self) -> bool:
@@ -182,10 +189,30 @@ class OpDef:
         return self.scalar(attrs) if callable(self.scalar) else self.scalar
 
     def check(self, node: Node) -> tuple[TensorType, ...]:
+        """The node's output types by the op's rule: a diagnostic at the node's span
+        when the rule rejects its inputs. A rule is a function of the input types and
+        the attrs, so an answer is kept for the same question (an unrolled GRU asks
+        the same few thousands of times); rejections are not kept."""
+        types = [v.type for v in node.inputs]
+        key: Any = [self.name]
+        for t in types:  # shapes and dtypes, not TensorTypes: their hash is Python's
+            key += (t.shape, t.dtype)
+        for k, v in node.attrs.items():
+            key += (k, v.__class__, v)  # the type too: 1 and 1.0 and True are equal keys
         try:
-            out = self.infer([v.type for v in node.inputs], node.attrs)
+            key = tuple(key)
+            known = _CHECKED.get(key)
+        except TypeError:  # an unhashable attr (a list): ask the rule
+            key = known = None
+        if known is not None:
+            return known
+        try:
+            out = self.infer(types, node.attrs)
         except ShapeRuleError as exc:
             raise error(exc.code, f"{self.name}: {exc.message}", node.span,
                         expected=exc.expected, actual=exc.actual, fix=exc.fix,
                         notes=list(node.notes)) from None
-        return out if isinstance(out, tuple) else (out,)
+        out = out if isinstance(out, tuple) else (out,)
+        if key is not None:
+            _CHECKED[key] = out
+        return out

@@ -6,17 +6,21 @@ site takes its own stream."""
 
 from __future__ import annotations
 
-import numpy as np
-
 from sexpgpu.ir.ops._define import zero_vjp
 from sexpgpu.ir.ops._sampling import values
 from sexpgpu.ir.ops.opdef import Arg, OpDef
-from sexpgpu.ir.rng import bits, normal_array, uniform_array
 from sexpgpu.ir.shapes import E_DTYPE, ShapeRuleError, fmt, require_dtype, require_float
 from sexpgpu.ir.types import FLOAT_DTYPES, INT_DTYPES, TensorType
+from sexpgpu.lazynumpy import np
 
 # the ops this family defines, in order; ops/registry.py gathers every family's
 OPS: list[OpDef] = []
+
+
+def _rng():
+    # the generator imports numpy at import: loaded when a value is first drawn
+    from sexpgpu.ir import rng
+    return rng
 
 
 def _dropout_infer(types: list[TensorType], attrs: dict) -> TensorType:
@@ -32,7 +36,7 @@ def _dropout_infer(types: list[TensorType], attrs: dict) -> TensorType:
 
 def keep_mask(seed: int, stream: int, shape: tuple[int, ...], p: float) -> np.ndarray:
     """The elements dropout keeps: the same bits on every launcher."""
-    return uniform_array(int(seed), int(stream), tuple(shape)) >= np.float32(p)
+    return _rng().uniform_array(int(seed), int(stream), tuple(shape)) >= np.float32(p)
 
 
 def _dropout_reference(x: np.ndarray, seed: np.ndarray, p: float, stream: int = 0) -> np.ndarray:
@@ -89,7 +93,7 @@ def _draw_infer(name: str, dtypes: frozenset[str]):
 
 def _randint_reference(seed, shape, low, high, stream=0, dtype="i64"):
     index = np.arange(int(np.prod(shape)), dtype=np.uint64)
-    drawn = bits(int(seed), stream, index) % np.uint64(high - low)
+    drawn = _rng().bits(int(seed), stream, index) % np.uint64(high - low)
     return (drawn.astype(np.int64) + low).reshape(shape)
 
 
@@ -103,7 +107,8 @@ _SHAPE = Arg("shape", "shape", positional=True)
 _STREAM = Arg("stream", "stream", 0)
 OPS.append(OpDef(
     "rand", _draw_infer("rand", FLOAT_DTYPES),
-    lambda seed, shape, stream=0, dtype="f32": uniform_array(int(seed), stream, tuple(shape)),
+    lambda seed, shape, stream=0, dtype="f32":
+        _rng().uniform_array(int(seed), stream, tuple(shape)),
     zero_vjp, kind="opaque", samples=_draw_samples({}), inputs=("seed:rng",),
     args=(_SHAPE, Arg("dtype", "dtype", "f32"), _STREAM), lisp=("rand",), function="rand",
     extra={"gradient": "-"},
@@ -111,7 +116,8 @@ OPS.append(OpDef(
         "stream s is uniform(seed, s, i); Lisp draws a new stream per call"))
 OPS.append(OpDef(
     "randn", _draw_infer("randn", FLOAT_DTYPES),
-    lambda seed, shape, stream=0, dtype="f32": normal_array(int(seed), stream, tuple(shape)),
+    lambda seed, shape, stream=0, dtype="f32":
+        _rng().normal_array(int(seed), stream, tuple(shape)),
     zero_vjp, kind="opaque", samples=_draw_samples({}), inputs=("seed:rng",),
     args=(_SHAPE, Arg("dtype", "dtype", "f32"), _STREAM), lisp=("randn",), function="randn",
     extra={"gradient": "-"},

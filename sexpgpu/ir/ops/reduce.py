@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from sexpgpu.ir import build
 from sexpgpu.ir.build import expand_reduced, scalar
 from sexpgpu.ir.ops import _special
@@ -19,6 +17,7 @@ from sexpgpu.ir.shapes import ShapeRuleError, reduced, require_dtype
 from sexpgpu.ir.shapes import axes as norm_axes
 from sexpgpu.ir.shapes import axis as norm_axis
 from sexpgpu.ir.types import FLOAT_DTYPES, INT_DTYPES, TensorType
+from sexpgpu.lazynumpy import np
 
 # the ops this family defines, in order; ops/registry.py gathers every family's
 OPS: list[OpDef] = []

@@ -4,8 +4,6 @@ the compositions argsort and topk over sort."""
 
 from __future__ import annotations
 
-import numpy as np
-
 from sexpgpu.ir import build
 from sexpgpu.ir.ops._define import composite
 from sexpgpu.ir.ops._sampling import distinct, ints, values
@@ -13,6 +11,7 @@ from sexpgpu.ir.ops.opdef import Arg, OpDef
 from sexpgpu.ir.shapes import ShapeRuleError, require_dtype
 from sexpgpu.ir.shapes import axis as norm_axis
 from sexpgpu.ir.types import FLOAT_DTYPES, INT_DTYPES, TensorType
+from sexpgpu.lazynumpy import np
 
 # the ops this family defines, in order; ops/registry.py gathers every family's
 OPS: list[OpDef] = []

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from math import prod
 
-import numpy as np
-
 from sexpgpu.ir import build
 from sexpgpu.ir.build import unbroadcast
 from sexpgpu.ir.ops._define import composite
@@ -17,6 +15,7 @@ from sexpgpu.ir.ops.opdef import Arg, OpDef
 from sexpgpu.ir.shapes import ShapeRuleError, broadcast, fmt, same_dtype
 from sexpgpu.ir.shapes import axis as norm_axis
 from sexpgpu.ir.types import TensorType
+from sexpgpu.lazynumpy import np
 
 # the ops this family defines, in order; ops/registry.py gathers every family's
 OPS: list[OpDef] = []
@@ -65,7 +64,8 @@ def _permute_vjp(g, node, cts):
         swapped = _transposed_product(g, cts[0])
         if swapped is not None:
             return [swapped]
-    return [g.apply("permute", cts[0], perm=tuple(int(i) for i in np.argsort(perm)))]
+    # the inverse permutation: axis perm[i] goes back to i
+    return [g.apply("permute", cts[0], perm=tuple(sorted(range(n), key=perm.__getitem__)))]
 
 
 def _swap_last(g, v):
