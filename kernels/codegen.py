@@ -307,11 +307,19 @@ _HELPER_NAMES = re.compile(
 # `reassoc` lets LLVM vectorise float reductions (partial sums per lane: the
 # softmax row sums ran 3x faster, and are no less accurate) and `contract` fuses
 # a*b+c into one FMA; no flag that assumes away NaN or inf, which the non-finite
-# check must still see
-_NJIT = "@numba.njit(cache=True, error_model='numpy', fastmath={'reassoc', 'contract'}"
+# check must still see. No C-callable wrapper (numba builds one per function for
+# calls through a function pointer; the step calls kernels from Python): ~10 ms of
+# LLVM work less per kernel compiled
+_NJIT = ("@numba.njit(cache=True, error_model='numpy', fastmath={'reassoc', 'contract'}, "
+         "no_cfunc_wrapper=True")
+# a kernel that allocates no array (numpy calls in its text only make scalars) runs
+# without numba's reference counting: its arrays are the caller's, and the increfs,
+# decrefs and their pruning passes cost ~15 ms of compile per kernel
+_ALLOCATES = re.compile(r"\bnp\.(?!(?:float32|float64|u?int(?:8|16|32|64)|bool_|sqrt|log|cos|floor"
+                        r"|exp)[()])\w")
 
 
-def _kernel_module(decorator: str, args: list[str], body: list[str], ops: str) -> str:
+def _kernel_module(parallel: bool, args: list[str], body: list[str], ops: str) -> str:
     """The source of one kernel function's own module: nothing in it names a graph,
     so every graph (a run's step and eval graphs, tests, sweeps) with this kernel
     text imports the same module and numba's cache compiles it once."""
@@ -333,8 +341,19 @@ def _kernel_module(decorator: str, args: list[str], body: list[str], ops: str) -
     lines += helpers
     if any("index_error(" in line for line in body):
         lines += ["", "", _NJIT + ", inline='always')"] + _INDEX_ERROR["cpu"]
-    lines += ["", "", decorator, f"def kernel({', '.join(args)}):"] + _indent(body, 1)
+    lines += ["", "", _decorator(body + helpers, parallel),
+              f"def kernel({', '.join(args)}):"] + _indent(body, 1)
     return re.sub(r"\n{4,}", "\n\n\n", "\n".join(lines)) + "\n"
+
+
+def _decorator(lines: list[str], parallel: bool) -> str:
+    """The njit decorator of a kernel whose module has `lines`: parallel (prange) ones
+    and any that may allocate an array keep numba's reference counting (NRT)."""
+    if parallel:
+        return _NJIT + ", parallel=True)"
+    if any(_ALLOCATES.search(line) for line in lines):
+        return _NJIT + ")"
+    return _NJIT + ", _nrt=False)"
 
 
 def _cpu_step(codes: list[KernelCode], params: list[str],
@@ -358,10 +377,9 @@ def _cpu_step(codes: list[KernelCode], params: list[str],
         parallel = _parallel(code)
         body, ints = _parametrized(_renamed(_tidy(_cpu_loops(code, parallel)), code),
                                    code.sizes_as_args, _flat(code))
-        decorator = _NJIT + (", parallel=True)" if parallel else ")")
         args = _positional(code) + [f"n{i}" for i in range(len(ints))]
         ops = ", ".join(dict.fromkeys(c.split(" at ")[0] for c in code.comment))
-        source = _kernel_module(decorator, args, body, ops)
+        source = _kernel_module(parallel, args, body, ops)
         fname = functions.get(source)
         if fname is None:
             fname = functions[source] = f"f{code.name[1:]}"

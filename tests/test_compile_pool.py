@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numba
 import pytest
-from sexpgpu.kernels import compile_pool
+from sexpgpu.kernels import compile_pool, workers
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -104,7 +104,7 @@ def test_compile_jobs_setting_fixes_the_count(monkeypatch, setting, kernels, wan
 
 def test_few_kernels_or_mpi_ranks_compile_in_this_process(monkeypatch) -> None:
     monkeypatch.delenv("SEXPGPU_COMPILE_JOBS", raising=False)
-    assert compile_pool.jobs(compile_pool.MIN_PER_WORKER - 1) == 1
+    assert compile_pool.jobs(workers.MIN_PER_WORKER - 1) == 1
     monkeypatch.setenv("SEXPGPU_NUM_THREADS", "2")  # a sweep point's share of the cores
     assert compile_pool.jobs(1000) == 2
     monkeypatch.setenv("OMPI_COMM_WORLD_SIZE", "2")
