@@ -299,6 +299,7 @@ def _flat(code: KernelCode) -> bool:
     return code.cpu is None and len(code.outer) == 1 and code.outer[0][1] >= FLAT_SHARED_TRIPS
 
 
+_GEMM_CALL = re.compile(r"\b(gemm_[cf][cf])\(")
 _HELPER_NAMES = re.compile(
     r"\b(rng_\w+|f32_to_bf16|bf16_to_f32|fast_(?:exp|tanh|erf|log)(?:32)?)\(")
 # IEEE semantics (x/0 is inf or nan, as in numpy and on the GPU): numba's default
@@ -336,6 +337,9 @@ def _kernel_module(parallel: bool, args: list[str], body: list[str], ops: str) -
     lines += ["import numpy as np", "import numba"]
     if any("prange(" in line for line in body):
         lines.append("from numba import prange")
+    gemms = sorted({m.group(1) for line in body for m in _GEMM_CALL.finditer(line)})
+    if gemms:
+        lines.append(f"from sexpgpu.kernels.sgemm import {', '.join(gemms)}")
     lines.append("")
     # helpers are inlined into the loop in numba's IR: as calls, LLVM cannot vectorise it
     lines += helpers
