@@ -559,7 +559,11 @@ def _matmul(node, names, name, params):
         a2 = _cpu_matrix(A, ao, m, k, ta, a_rc if a_view else None)
         b2 = _cpu_matrix(B, bo, k, n, tb, b_rc if b_view else None)
         rows = prod(out.shape[:-2])
-        plain = not a_view and not b_view
+        # a view whose matrices are row-major without gaps is, element for element,
+        # the C-ordered copy np.dot would pack it into: sgemm reads it where it lies,
+        # with the arguments np.dot gives that copy (the same bits)
+        plain = (not a_view or tuple(a_rc) == (k, 1)) and (not b_view or tuple(b_rc) == (n, 1))
+        ta, tb = ta and not a_view, tb and not b_view
         if rows > 1 and not ta and not a_view and a.shape[:-2] == out.shape[:-2] and bo == "0":
             # a shared right operand (a weight): the batch's rows are one
             # contiguous (batch * m, k) matrix, so one sgemm does them all
