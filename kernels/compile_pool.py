@@ -30,6 +30,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -39,6 +40,7 @@ from sexpgpu.kernels import workers
 from sexpgpu.kernels.workers import jobs
 
 WORKER_TIMEOUT_S = 600.0
+POLL_S = 0.005  # how often this process, out of kernels to claim, looks for the workers'
 
 Pending = list[tuple[Any, tuple]]   # (numba dispatcher, argument types)
 # kernel groups a worker can be told about, each with its items' descriptions
@@ -89,24 +91,45 @@ def _with_workers(shared: Described, claims: str, count: int,
     """`shared` compiled by this process and `count` workers, each taking a kernel
     by claiming it in the directory `claims`."""
     job = _job(shared, claims)
-    workers = [_start(job) for _ in range(count)]
-    theirs: Pending = []
+    procs = [_start(job) for _ in range(count)]
+    theirs: list[Pending] = []
     try:
         for k, (items, _) in enumerate(shared):   # costliest first, as the workers
             if _claim(claims, k):
                 _compile_here(items, on_kernel)
             else:
-                theirs += items
-        for worker in workers:
-            _wait(worker)
-        for fn, signature in theirs:   # compiled by a worker: loaded from its cache
-            _compile(fn, signature)
-            on_kernel(fn, False)
+                theirs.append(items)
+        theirs = _load_while_waiting(theirs, procs, on_kernel)
+        for proc in procs:
+            _wait(proc)
+        for items in theirs:   # compiled by a worker: loaded from its cache
+            _load(items, on_kernel)
     finally:  # interrupted (SIGTERM, a failed compile): no worker outlives the run
-        for worker in workers:
-            if worker is not None and worker.poll() is None:
-                worker.kill()
-                worker.wait()
+        for proc in procs:
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
+def _load_while_waiting(theirs: list[Pending], procs: list, on_kernel: Callable[[Any, bool], None]
+                        ) -> list[Pending]:
+    """While workers still run, load the kernels of one signature they have finished
+    (its code file is on disk) rather than idle until the last one ends; the groups
+    left to load after them."""
+    while theirs and any(p is not None and p.poll() is None for p in procs):
+        ready = [items for items in theirs if len(items) == 1 and _saved(items[0][0])]
+        for items in ready:
+            _load(items, on_kernel)
+        theirs = [items for items in theirs if not any(items is r for r in ready)]
+        if not ready:
+            time.sleep(POLL_S)
+    return theirs
+
+
+def _load(items: Pending, on_kernel: Callable[[Any, bool], None]) -> None:
+    for fn, signature in items:
+        _compile(fn, signature)
+        on_kernel(fn, False)
 
 
 def _claim(claims: str, k: int) -> bool:
@@ -130,6 +153,16 @@ def _on_disk(fn: Any) -> bool:
     milliseconds: no worker for it). The index's path is numba's internal name."""
     try:
         return os.path.exists(fn._cache._cache_file._index_path)
+    except AttributeError:
+        return False
+
+
+def _saved(fn: Any) -> bool:
+    """Whether numba's cache holds the code of `fn`'s first signature: its index is
+    written before the code, each file whole (renamed into place). numba's names."""
+    try:
+        files = fn._cache._cache_file
+        return os.path.exists(files._data_path(files._data_name(1)))
     except AttributeError:
         return False
 
