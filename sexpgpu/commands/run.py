@@ -165,7 +165,9 @@ def _build(args: dict, selection: Selection, world: Collective) -> tuple:
     if warnings:
         sys.stderr.write(render_all(warnings) + "\n")
     progress = Progress(sys.stderr, plan.run.steps, every_s=_seconds(args["--progress-every"]))
-    return plan, ranks.program(world, compiled, plan, progress), progress
+    program = ranks.program(world, compiled, plan, progress)
+    workers.release()  # started early for a compile that did not need them (CUDA, cached)
+    return plan, program, progress
 
 
 def _seconds(raw: str) -> float:

@@ -113,15 +113,13 @@ class KernelProgram(GraphProgram):
         return kernels.compile(graph, device=device)
 
     def _warm(self) -> None:
-        """Every kernel of the training graphs compiled now, counted, rather than inside
-        the first step (numba compiles on first call). The kernels only an evaluation
-        uses (most of its forward is the step's) are compiled at the first evaluation
-        (`evaluate`): training starts without waiting for them."""
+        """Every kernel of every graph compiled now, counted, rather than inside the
+        first step and the first eval (numba compiles on first call)."""
         from sexpgpu.kernels import executor  # numba: only once a run compiles
 
         graphs = [g for g in (getattr(self, "_step", None), getattr(self, "_accumulate", None),
                               getattr(self, "_apply", None)) if g is not None]
-        self._cold_evals = set(self._evals)
+        graphs += [c for c, _ in self._evals.values()]
         if self._diag is not None:
             graphs.append(self._diag.compiled)
         total = len({name for g in graphs for name in executor.kernel_functions(g)})
@@ -136,16 +134,6 @@ class KernelProgram(GraphProgram):
         executor.warm(graphs, on_kernel)
         if self._progress is not None:
             self._progress.compiled()
-
-    def evaluate(self, batch: Batch, ctx: dict[str, Any], name: str | None = None
-                 ) -> dict[str, float]:
-        name = name or next(iter(self._evals))
-        if name in self._cold_evals:
-            from sexpgpu.kernels import executor  # numba: loaded by _warm already
-
-            executor.warm([self._evals[name][0]])
-            self._cold_evals.discard(name)
-        return super().evaluate(batch, ctx, name)
 
     # -- the TrainingProgram protocol ---------------------------------------------------
 
