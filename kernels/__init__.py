@@ -13,6 +13,8 @@ Modules, in pipeline order:
     cache       the on-disk module cache, imported under stable module names
     executor    `compile(graph)` and `CompiledGraph.run(inputs)`: the entry point
     compile_pool  kernels compiled ahead of their first call, by several processes
+    workers     the compile workers' processes, started early when the cache is cold
+    sgemm       the sgemm call of CPU matmuls: numba's BLAS call with np.dot's arguments
     blas        the thread count of the OpenBLAS behind `np.dot` in CPU kernels
     mathfn      vectorisable `exp`, `tanh` and `erf`, copied into kernel modules
     bf16        bf16 stored as uint16: scalar conversions for kernels, numpy ones

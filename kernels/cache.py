@@ -15,8 +15,6 @@ import tempfile
 from pathlib import Path
 from types import ModuleType
 
-import numba
-
 from sexpgpu import env
 
 
@@ -25,6 +23,9 @@ def kernel_dir() -> Path:
 
 
 def source_key(source: str) -> str:
+    # numba: not on `run`'s first step (kernels.workers asks where the cache is first)
+    import numba
+
     return hashlib.sha256(f"{numba.__version__}\n{source}".encode()).hexdigest()[:24]
 
 

@@ -301,6 +301,8 @@ def _flat(code: KernelCode) -> bool:
     return code.cpu is None and len(code.outer) == 1 and code.outer[0][1] >= FLAT_SHARED_TRIPS
 
 
+# the sgemm calls of kernels/sgemm.py a kernel makes (its module imports them)
+_GEMM_CALL = re.compile(r"\b(gemm_[nt][nt])\(")
 _HELPER_NAMES = re.compile(
     r"\b(rng_\w+|f32_to_bf16|bf16_to_f32|fast_(?:exp|tanh|erf|log)(?:32)?)\(")
 # IEEE semantics (x/0 is inf or nan, as in numpy and on the GPU): numba's default
@@ -309,15 +311,19 @@ _HELPER_NAMES = re.compile(
 # `reassoc` lets LLVM vectorise float reductions (partial sums per lane: the
 # softmax row sums ran 3x faster, and are no less accurate) and `contract` fuses
 # a*b+c into one FMA; no flag that assumes away NaN or inf, which the non-finite
-# check must still see
-_NJIT = "@numba.njit(cache=True, error_model='numpy', fastmath={'reassoc', 'contract'}"
+# check must still see. No C-callable wrapper (numba builds one per function for
+# calls through a function pointer; the step calls kernels from Python): ~10 ms of
+# LLVM work less per kernel compiled
+_NJIT = ("@numba.njit(cache=True, error_model='numpy', fastmath={'reassoc', 'contract'}, "
+         "no_cfunc_wrapper=True")
+# a kernel that allocates no array (numpy calls in its text only make scalars) runs
+# without numba's reference counting: its arrays are the caller's, and the increfs,
+# decrefs and their pruning passes cost ~15 ms of compile per kernel
+_ALLOCATES = re.compile(r"\bnp\.(?!(?:float32|float64|u?int(?:8|16|32|64)|bool_|sqrt|log|cos|floor"
+                        r"|exp)[()])\w")
 
 
-# the sgemm calls of kernels/sgemm.py a kernel makes (its module imports them)
-_GEMM_CALL = re.compile(r"\b(gemm_(?:nn|nt|tn|tt))\(")
-
-
-def _kernel_module(decorator: str, args: list[str], body: list[str], ops: str) -> str:
+def _kernel_module(parallel: bool, args: list[str], body: list[str], ops: str) -> str:
     """The source of one kernel function's own module: nothing in it names a graph,
     so every graph (a run's step and eval graphs, tests, sweeps) with this kernel
     text imports the same module and numba's cache compiles it once."""
@@ -334,7 +340,7 @@ def _kernel_module(decorator: str, args: list[str], body: list[str], ops: str) -
     lines += ["import numpy as np", "import numba"]
     if any("prange(" in line for line in body):
         lines.append("from numba import prange")
-    gemms = sorted({m for line in body for m in _GEMM_CALL.findall(line)})
+    gemms = sorted({m.group(1) for line in body for m in _GEMM_CALL.finditer(line)})
     if gemms:
         lines.append(f"from sexpgpu.kernels.sgemm import {', '.join(gemms)}")
     lines.append("")
@@ -342,8 +348,19 @@ def _kernel_module(decorator: str, args: list[str], body: list[str], ops: str) -
     lines += helpers
     if any("index_error(" in line for line in body):
         lines += ["", "", _NJIT + ", inline='always')"] + _INDEX_ERROR["cpu"]
-    lines += ["", "", decorator, f"def kernel({', '.join(args)}):"] + _indent(body, 1)
+    lines += ["", "", _decorator(body + helpers, parallel),
+              f"def kernel({', '.join(args)}):"] + _indent(body, 1)
     return re.sub(r"\n{4,}", "\n\n\n", "\n".join(lines)) + "\n"
+
+
+def _decorator(lines: list[str], parallel: bool) -> str:
+    """The njit decorator of a kernel whose module has `lines`: parallel (prange) ones
+    and any that may allocate an array keep numba's reference counting (NRT)."""
+    if parallel:
+        return _NJIT + ", parallel=True)"
+    if any(_ALLOCATES.search(line) for line in lines):
+        return _NJIT + ")"
+    return _NJIT + ", _nrt=False)"
 
 
 def _cpu_step(codes: list[KernelCode], params: list[str],
@@ -367,10 +384,9 @@ def _cpu_step(codes: list[KernelCode], params: list[str],
         body, ints = _parametrized(_renamed(_tidy(_cpu_loops(code, _parallel(code))), code),
                                    code.sizes_as_args, _flat(code))
         parallel = any("prange(" in line for line in body)
-        decorator = _NJIT + (", parallel=True)" if parallel else ")")
         args = _positional(code) + [f"n{i}" for i in range(len(ints))]
         ops = ", ".join(dict.fromkeys(c.split(" at ")[0] for c in code.comment))
-        source = _kernel_module(decorator, args, body, ops)
+        source = _kernel_module(parallel, args, body, ops)
         fname = functions.get(source)
         if fname is None:
             fname = functions[source] = f"f{code.name[1:]}"

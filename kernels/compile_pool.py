@@ -7,12 +7,13 @@ processes can do part of it: each worker (`python -m sexpgpu.kernels.compile_poo
 is told every uncached kernel (module file, argument types) and compiles those it
 claims into numba's cache files, while this process compiles those it claims; then
 this process loads the workers' from the cache (milliseconds each). A claim is a
-file created exclusively in a directory of this compile: this process takes the
-kernels costliest first, the workers cheapest first, so the work divides itself
-however fast each process turns out to be (a worker starts ~0.5 s late, importing
-numba; on a busy machine one may get less of a core). A worker that fails or is
+file created exclusively in a directory of this compile: every process takes the
+next unclaimed kernel, costliest first (an estimate from its source), so the work
+divides itself however fast each process turns out to be and the last kernels,
+the cheapest, leave no process waiting long for another. A worker that fails or is
 killed costs nothing but time: a kernel it claimed and did not finish is compiled
-here, as it would have been without it.
+here, as it would have been without it. `sexpgpu run` starts the workers early when
+the cache looks cold (kernels/workers.py), so that they are warm by then.
 
 SEXPGPU_COMPILE_JOBS=n fixes the number of processes (1: all in this process); by
 default it is SEXPGPU_NUM_THREADS (a sweep point's share of the cores) or the CPUs
@@ -29,37 +30,33 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from typing import Any
 
 import numba
 import numpy as np
+from sexpgpu.kernels import workers
+from sexpgpu.kernels.workers import jobs
 
-from sexpgpu import env
-
-MIN_PER_WORKER = 6    # kernels a worker must have, on average, to pay for its start-up
-MAX_JOBS = 8
 WORKER_TIMEOUT_S = 600.0
+POLL_S = 0.005  # how often this process, out of kernels to claim, looks for the workers'
 
 Pending = list[tuple[Any, tuple]]   # (numba dispatcher, argument types)
 # kernel groups a worker can be told about, each with its items' descriptions
 Described = list[tuple[Pending, list[dict]]]
 
 
-def jobs(count: int) -> int:
-    """Processes to compile `count` kernels with, this one included."""
-    fixed = env.compile_jobs()
-    if fixed:
-        return fixed
-    if (env.mpi_world_size() or 1) > 1:
-        return 1  # every rank compiles already (the cache is shared): the cores are taken
-    # thread_cap: SEXPGPU_NUM_THREADS (a sweep point's share of the cores) or the cores
-    return max(1, min(env.thread_cap(), MAX_JOBS, count // MIN_PER_WORKER))
-
-
 def compile_all(pending: Pending, on_kernel: Callable[[Any, bool], None]) -> None:
     """Compile every (dispatcher, signature) of `pending`, in this process and in
     workers; `on_kernel(fn, cached)` as each is ready here."""
+    try:
+        _compile_all(pending, on_kernel)
+    finally:  # workers started early that this compile did not take
+        workers.release()
+
+
+def _compile_all(pending: Pending, on_kernel: Callable[[Any, bool], None]) -> None:
     here, cold = [], []
     for item in pending:
         (here if _on_disk(item[0]) else cold).append(item)
@@ -94,24 +91,45 @@ def _with_workers(shared: Described, claims: str, count: int,
     """`shared` compiled by this process and `count` workers, each taking a kernel
     by claiming it in the directory `claims`."""
     job = _job(shared, claims)
-    workers = [_start(job) for _ in range(count)]
-    theirs: Pending = []
+    procs = [_start(job) for _ in range(count)]
+    theirs: list[Pending] = []
     try:
-        for k, (items, _) in enumerate(shared):   # costliest first
+        for k, (items, _) in enumerate(shared):   # costliest first, as the workers
             if _claim(claims, k):
                 _compile_here(items, on_kernel)
             else:
-                theirs += items
-        for worker in workers:
-            _wait(worker)
-        for fn, signature in theirs:   # compiled by a worker: loaded from its cache
-            _compile(fn, signature)
-            on_kernel(fn, False)
+                theirs.append(items)
+        theirs = _load_while_waiting(theirs, procs, on_kernel)
+        for proc in procs:
+            _wait(proc)
+        for items in theirs:   # compiled by a worker: loaded from its cache
+            _load(items, on_kernel)
     finally:  # interrupted (SIGTERM, a failed compile): no worker outlives the run
-        for worker in workers:
-            if worker is not None and worker.poll() is None:
-                worker.kill()
-                worker.wait()
+        for proc in procs:
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
+def _load_while_waiting(theirs: list[Pending], procs: list, on_kernel: Callable[[Any, bool], None]
+                        ) -> list[Pending]:
+    """While workers still run, load the kernels of one signature they have finished
+    (its code file is on disk) rather than idle until the last one ends; the groups
+    left to load after them."""
+    while theirs and any(p is not None and p.poll() is None for p in procs):
+        ready = [items for items in theirs if len(items) == 1 and _saved(items[0][0])]
+        for items in ready:
+            _load(items, on_kernel)
+        theirs = [items for items in theirs if not any(items is r for r in ready)]
+        if not ready:
+            time.sleep(POLL_S)
+    return theirs
+
+
+def _load(items: Pending, on_kernel: Callable[[Any, bool], None]) -> None:
+    for fn, signature in items:
+        _compile(fn, signature)
+        on_kernel(fn, False)
 
 
 def _claim(claims: str, k: int) -> bool:
@@ -139,11 +157,28 @@ def _on_disk(fn: Any) -> bool:
         return False
 
 
-def _cost(fn: Any) -> int:
-    # a kernel that calls the BLAS compiles ~3x longer (np.dot's typing and checks),
-    # a parallel one ~2x (numba's parfor passes)
-    source = inspect.getsource(fn.py_func)
-    return 3 if "np.dot(" in source else 2 if "prange(" in source else 1
+def _saved(fn: Any) -> bool:
+    """Whether numba's cache holds the code of `fn`'s first signature: its index is
+    written before the code, each file whole (renamed into place). numba's names."""
+    try:
+        files = fn._cache._cache_file
+        return os.path.exists(files._data_path(files._data_name(1)))
+    except AttributeError:
+        return False
+
+
+def _cost(fn: Any) -> float:
+    """A kernel's compile time, estimated from its module's source (a fit over the
+    char-GPT's 64 kernels, r = 0.95): LLVM's work grows with the text, each loop adds
+    some, a BLAS call more (np.dot's typing and checks), a parallel loop doubles it."""
+    try:
+        with open(inspect.getfile(fn.py_func), encoding="utf-8") as fh:
+            source = fh.read()
+    except (OSError, TypeError):  # no file (a function made by exec): no estimate
+        source = ""
+    cost = 0.01 + 0.15 * len(source) / 1000 + 0.28 * source.count("np.dot(") \
+        + 0.04 * source.count("for ")
+    return cost * (2 if "prange(" in source else 1)
 
 
 def _groups(pending: Pending) -> list[Pending]:
@@ -187,13 +222,16 @@ def _job(shared: Described, claims: str) -> str:
 
 
 def _start(job: str) -> subprocess.Popen | None:
+    """A worker (one started early if one waits) told `job`, or None."""
+    worker = workers.take()
+    if worker is None:
+        return None
     try:
-        worker = subprocess.Popen([sys.executable, "-m", "sexpgpu.kernels.compile_pool"],
-                                  stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL)
         worker.stdin.write(job.encode())
         worker.stdin.close()
-    except OSError:
+    except OSError:  # it died (killed, out of memory): its kernels are compiled here
+        worker.kill()
+        worker.wait()
         return None
     return worker
 
@@ -209,9 +247,11 @@ def _wait(worker: subprocess.Popen | None) -> None:
 
 
 def _work(job_text: str) -> None:
-    """Compile the kernels this worker claims (cheapest first) into numba's cache."""
+    """Compile the kernels this worker claims (costliest first) into numba's cache."""
+    if not job_text:
+        return  # started early and let go: nothing to compile
     job = json.loads(job_text)
-    for k in reversed(range(len(job["groups"]))):
+    for k in range(len(job["groups"])):
         if _claim(job["claims"], k):
             for kernel in job["groups"][k]:
                 _function(kernel).compile(tuple(_types(kernel["args"])))
@@ -228,5 +268,32 @@ def _function(kernel: dict) -> Any:
     return getattr(module, kernel["name"])
 
 
+def _warm_up() -> None:
+    """Compile, in memory only, a loop and a BLAS call like the kernels': numba's
+    first compile in a process sets up its typing and LLVM (~0.4 s) and its first
+    np.dot the BLAS bindings, so the job's kernels then compile at their own cost."""
+    namespace = {"np": np, "numba": numba}
+    exec(_WARM_UP_SOURCE, namespace)  # noqa: S102 - a constant text, this module's own
+    a = np.zeros(16, np.float32)
+    namespace["loop"].compile((numba.typeof(a),) * 2 + (numba.int64,))
+    namespace["dot"].compile((numba.typeof(a),) * 3)
+
+
+_WARM_UP_SOURCE = """
+@numba.njit(error_model='numpy', fastmath={'reassoc', 'contract'}, no_cfunc_wrapper=True,
+            _nrt=False)
+def loop(p0, p1, n0):
+    for i0 in range(n0):
+        p1[i0] = p0[i0] * np.float32(0.5) + p1[i0]
+
+
+@numba.njit(error_model='numpy', fastmath={'reassoc', 'contract'}, no_cfunc_wrapper=True)
+def dot(p0, p1, p2):
+    np.dot(p0[0:16].reshape((4, 4)), p1[0:16].reshape((4, 4)).T, p2[0:16].reshape((4, 4)))
+"""
+
+
 if __name__ == "__main__":
+    if workers.WARM_UP in sys.argv[1:]:
+        _warm_up()
     _work(sys.stdin.read())

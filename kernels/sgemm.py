@@ -1,10 +1,14 @@
-"""sgemm for CPU kernels, called as numba's np.dot calls it (its wrapper of scipy's
-BLAS) but on matrices anywhere in flat f32 buffers: `gemm_nt(a, a_at, lda, b, b_at,
-ldb, c, c_at, ldc, m, k, n, beta)` is C = A B^T + beta C, each matrix given by the
-element offset of its first row and its row stride (n: stored as is, t: stored
-transposed). Why not np.dot on slices: it needs contiguous matrices (a head's rows
-inside a projection are not), has no beta (an accumulation was a second product and
-an add loop), and each call site compiles its checks and copies."""
+"""sgemm for CPU kernels (matmuls, the fused attention), called as numba's np.dot
+calls it (its wrapper of scipy's BLAS) but on matrices anywhere in flat f32 buffers:
+`gemm_nt(a, a_at, lda, b, b_at, ldb, c, c_at, ldc, m, k, n, beta)` is C = A B + beta C
+with A (m x k) stored as is (n) and B (k x n) stored transposed (t), each matrix given
+by the element offset of its first row and its row stride. With the row strides np.dot
+derives from a layout it is the same BLAS call, so the same bits
+(tests/test_kernels_sgemm.py). Why not np.dot on slices: each call site compiled its
+typing, shape checks and vector branches (~0.2 s per matmul kernel, 2-3 s for the
+attention's); it needs contiguous matrices (a head's rows inside a projection are
+not); and it has no beta (an accumulation was a second product and an add loop).
+kernels/structured.py keeps np.dot for a vector operand (m or n of 1: gemv)."""
 
 from __future__ import annotations
 

@@ -559,20 +559,46 @@ def _matmul(node, names, name, params):
         a2 = _cpu_matrix(A, ao, m, k, ta, a_rc if a_view else None)
         b2 = _cpu_matrix(B, bo, k, n, tb, b_rc if b_view else None)
         rows = prod(out.shape[:-2])
+        # a view whose matrices are row-major without gaps is, element for element,
+        # the C-ordered copy np.dot would pack it into: sgemm reads it where it lies,
+        # with the arguments np.dot gives that copy (the same bits)
+        plain = (not a_view or tuple(a_rc) == (k, 1)) and (not b_view or tuple(b_rc) == (n, 1))
+        ta, tb = ta and not a_view, tb and not b_view
         if rows > 1 and not ta and not a_view and a.shape[:-2] == out.shape[:-2] and bo == "0":
             # a shared right operand (a weight): the batch's rows are one
             # contiguous (batch * m, k) matrix, so one sgemm does them all
-            lines = [f"np.dot({A}[0:{rows * m * k}].reshape(({rows * m}, {k})), {b2}, "
+            lines = [_cpu_gemm((A, "0", False), (B, "0", tb), (O, "0"), (rows * m, k, n))
+                     if plain else
+                     f"np.dot({A}[0:{rows * m * k}].reshape(({rows * m}, {k})), {b2}, "
                      f"{O}[0:{rows * m * n}].reshape(({rows * m}, {n})))"]
             code.blas_flops = 2 * rows * m * n * k
         else:
             code.blas_flops = 2 * m * n * k
-            lines = [f"np.dot({a2}, {b2}, {O}[{oo}:{oo} + {m * n}].reshape(({m}, {n})))"]
+            lines = [_cpu_gemm((A, ao, ta), (B, bo, tb), (O, oo), (m, k, n)) if plain else
+                     f"np.dot({a2}, {b2}, {O}[{oo}:{oo} + {m * n}].reshape(({m}, {n})))"]
             for i, d in reversed(list(zip(bidx, out.shape[:-2]))):
                 lines = [f"for {i} in range({d}):"] + ["    " + line for line in lines]
         code.cpu = lines
         code.sizes_as_args = True
     return code
+
+
+def _cpu_gemm(a: tuple[str, str, bool], b: tuple[str, str, bool], out: tuple[str, str],
+              mkn: tuple[int, int, int]) -> str:
+    """out = a @ b as one sgemm call on flat buffers (kernels/sgemm.py): each operand is
+    (buffer, element offset, stored transposed), out (buffer, offset). A vector operand
+    (m or n of 1) goes through np.dot, which calls gemv or dot for it, so every matmul
+    keeps the BLAS routine, and the bits, it always had."""
+    (A, ao, ta), (B, bo, tb), (O, oo) = a, b, out
+    m, k, n = mkn
+    operands = [_cpu_matrix(A, ao, m, k, ta, None), _cpu_matrix(B, bo, k, n, tb, None),
+                f"{O}[{oo}:{oo} + {m * n}].reshape(({m}, {n}))"]
+    if m == 1 or n == 1:
+        return f"np.dot({', '.join(operands)})"
+    # row strides as np.dot derives them from the layouts: the same BLAS call
+    lda, ldb = (m if ta else k), (k if tb else n)
+    return (f"gemm_{'t' if ta else 'n'}{'t' if tb else 'n'}({A}, {ao}, {lda}, {B}, {bo}, {ldb}, "
+            f"{O}, {oo}, {n}, {m}, {k}, {n}, 0.0)")
 
 
 def _cpu_matrix(buf: str, at: str, rows: int, cols: int, flipped: bool,
@@ -608,9 +634,7 @@ def render_batch_sum_matmul(mm: Node, total: Node, names, name: str,
     code.gemm = gemm.of_batch_sum(mm, total, names)
     if m * n * k > 0:
         # CPU: one sgemm over the batch's stacked rows, (m, rows*k) x (rows*k, n)
-        code.cpu = [f"np.dot({A}[0:{rows * k * m}].reshape(({rows * k}, {m})).T, "
-                    f"{B}[{at}:{at + rows * k * n}].reshape(({rows * k}, {n})), "
-                    f"{O}[0:{m * n}].reshape(({m}, {n})))"]
+        code.cpu = [_cpu_gemm((A, "0", True), (B, str(at), False), (O, "0"), (m, rows * k, n))]
         code.blas_flops = 2 * m * n * rows * k
         code.sizes_as_args = True
     return code

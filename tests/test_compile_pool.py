@@ -15,13 +15,16 @@ from pathlib import Path
 
 import numba
 import pytest
-from sexpgpu.kernels import compile_pool
+from sexpgpu.kernels import compile_pool, workers
 
 ROOT = Path(__file__).resolve().parent.parent
 
 SCRIPT = textwrap.dedent("""
     import json, subprocess, sys, tempfile
-    from sexpgpu.kernels import compile_pool, demo, executor
+    from sexpgpu.kernels import compile_pool, demo, executor, workers
+    if sys.argv[1] == "early":   # started before the kernels are known, as `run` does
+        workers.start_early()
+        assert len(workers._early) == 1
     prog = demo.mlp_step(batch=8, sizes=(6, 12, 3)).compile("kernels")
     pending = executor._kernel_calls(prog.runner)
     if sys.argv[1] == "broken":   # every worker exits at once, compiling nothing
@@ -104,7 +107,7 @@ def test_compile_jobs_setting_fixes_the_count(monkeypatch, setting, kernels, wan
 
 def test_few_kernels_or_mpi_ranks_compile_in_this_process(monkeypatch) -> None:
     monkeypatch.delenv("SEXPGPU_COMPILE_JOBS", raising=False)
-    assert compile_pool.jobs(compile_pool.MIN_PER_WORKER - 1) == 1
+    assert compile_pool.jobs(workers.MIN_PER_WORKER - 1) == 1
     monkeypatch.setenv("SEXPGPU_NUM_THREADS", "2")  # a sweep point's share of the cores
     assert compile_pool.jobs(1000) == 2
     monkeypatch.setenv("OMPI_COMM_WORLD_SIZE", "2")
@@ -127,3 +130,43 @@ def test_without_a_temporary_directory_everything_compiles_here(monkeypatch) -> 
     ready = []
     compile_pool.compile_all([(twice, signature)], lambda fn, cached: ready.append(fn))
     assert ready == [twice] and signature in twice.overloads
+
+
+def test_a_worker_started_early_compiles_for_the_run(tmp_path) -> None:
+    early, alone = _run(tmp_path, 2, "early"), _run(tmp_path, 1)
+    assert early["left"] == 0 and early["loss"] == alone["loss"]
+    # whatever the early worker took is a hit here (loaded from its cache), once
+    assert all(early["hits"][m] + early["misses"][m] == 1 for m in early["hits"])
+
+
+def test_workers_start_early_only_when_the_cache_has_no_kernels(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("SEXPGPU_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("SEXPGPU_COMPILE_JOBS", "3")
+    workers.start_early()
+    started = list(workers._early)
+    assert len(started) == 2  # this process compiles too
+    workers.release()  # none taken: ended, none left waiting
+    assert not workers._early and all(w.poll() is not None for w in started)
+    (tmp_path / "kernels").mkdir()
+    (tmp_path / "kernels" / "sexpgpu_kernels_0.py").write_text("")
+    workers.start_early()
+    assert not workers._early
+    monkeypatch.setenv("SEXPGPU_COMPILE_JOBS", "1")
+    (tmp_path / "kernels" / "sexpgpu_kernels_0.py").unlink()
+    workers.start_early()
+    assert not workers._early
+
+
+def test_every_process_takes_the_costliest_kernel_left(tmp_path) -> None:
+    kernels = {"small": "def kernel(a):\n    a[0] = 1\n",
+               "big": "def kernel(a, b, c):\n    for i in range(3):\n        for j in range(4):\n"
+                      "            c[i * 4 + j] = a[i] * b[j] + a[j] - b[i] * c[j]\n"}
+    functions = {}
+    for name, body in kernels.items():
+        (tmp_path / f"{name}.py").write_text(f"import numba\n\n\n@numba.njit\n{body}")
+        functions[name] = compile_pool._function(
+            {"module": f"cost_{name}", "file": str(tmp_path / f"{name}.py"), "name": "kernel"})
+    one = numba.types.Array(numba.float32, 1, "C")
+    groups = compile_pool._groups([(functions["small"], (one,)),
+                                   (functions["big"], (one, one, one))])
+    assert [items[0][0] for items in groups] == [functions["big"], functions["small"]]

@@ -126,3 +126,33 @@ def test_no_leftovers_in_any_ops_kernels() -> None:
             body = source.split('"""', 2)[-1]
             found = LEFTOVERS.search(body)
             assert found is None, f"{name}: {found.group(0)}\n{body}"
+
+
+def test_kernels_without_arrays_of_their_own_compile_without_reference_counting(
+        generated) -> None:
+    # numba's NRT only matters to a kernel that allocates (np.dot packing a strided
+    # view, attention's scratch rows); every kernel drops the C-callable wrapper
+    flags = {}
+    for gen in generated:
+        for source in gen.kernel_sources:
+            decorator = re.search(r"^@numba\.njit\((.*)\)\ndef kernel", source, re.M).group(1)
+            assert "no_cfunc_wrapper=True" in decorator
+            allocates = re.search(r"np\.(dot|empty|lib\.stride_tricks)", source) is not None
+            assert ("_nrt=False" in decorator) != allocates, source
+            flags[allocates] = flags.get(allocates, 0) + 1
+    assert flags.get(False, 0) > 5  # most kernels: the MLP's loops, sgemm calls, helpers
+
+
+def test_a_matmul_kernel_calls_sgemm_and_gives_the_reference(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("SEXPGPU_CACHE_DIR", str(tmp_path))
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((6, 5)).astype(np.float32), rng.standard_normal((5, 7))
+    b = b.astype(np.float32)
+    g = Graph("mm")
+    x, w = g.input("x", (6, 5)), g.input("w", (7, 5))
+    g.output("y", g.apply("matmul", x, g.apply("permute", w, perm=(1, 0))))
+    compiled = kernels.compile(g)
+    sources = "\n".join(compiled.generated.kernel_sources)
+    assert "gemm_nt(" in sources and "np.dot(" not in sources  # w is read transposed
+    out = compiled.run({"x": a, "w": np.ascontiguousarray(b.T)})["y"]
+    np.testing.assert_allclose(out, run_reference(g, {"x": a, "w": b.T})["y"], rtol=1e-5)

@@ -17,6 +17,7 @@ from sexpgpu.contract.plan import run_plan
 from sexpgpu.devices import require_usable
 from sexpgpu.diagnostics import error, render_all
 from sexpgpu.exitcodes import EXIT_PREEMPTED
+from sexpgpu.kernels import workers
 from sexpgpu.parallel import ranks
 from sexpgpu.parallel.collective import Collective, RankEnded, Single
 from sexpgpu.parallel.launch import launch
@@ -82,10 +83,15 @@ Examples:
 def main(argv: list[str]) -> int:
     args = usage.parse(HELP, "run", argv)
     launched = env.mpi_world_size()
+    if launched is None and args["--device"] in (None, "cpu"):
+        # with a cold kernel cache the compile workers start now and warm up while
+        # this process evaluates and traces the file (kernels/workers.py)
+        workers.start_early()
     if launched is None:
         ranks.refuse_unmanaged(env.slurm_step_tasks())  # srun -n N without PMI
         procs = _procs(args)
         if procs > 1:  # start this command N times through mpiexec, and wait for them
+            workers.release()
             return launch(argv, procs)
         world: Collective = Single()
     else:  # one of the processes mpiexec or srun started: its rank from MPI
@@ -159,7 +165,9 @@ def _build(args: dict, selection: Selection, world: Collective) -> tuple:
     if warnings:
         sys.stderr.write(render_all(warnings) + "\n")
     progress = Progress(sys.stderr, plan.run.steps, every_s=_seconds(args["--progress-every"]))
-    return plan, ranks.program(world, compiled, plan, progress), progress
+    program = ranks.program(world, compiled, plan, progress)
+    workers.release()  # started early for a compile that did not need them (CUDA, cached)
+    return plan, program, progress
 
 
 def _seconds(raw: str) -> float:
