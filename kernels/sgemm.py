@@ -16,8 +16,6 @@ from llvmlite import ir
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
-from numba.np.arrayobj import make_array
-from numba.np.linalg import check_blas_return, ensure_blas, make_constant_slot
 
 _F32 = types.float32
 _CHAR = ir.IntType(8)
@@ -39,6 +37,10 @@ def _gemm(a_t: bool, b_t: bool):  # noqa: ANN202 - a numba intrinsic
     rows of lda elements (transposed: A^T's rows, k of them), B likewise."""
     @intrinsic
     def gemm(typingctx, a, a_at, lda, b, b_at, ldb, c, c_at, ldc, m, k, n, beta):  # noqa: ARG001
+        # numba's BLAS lowering: only when a kernel compiles (a warm run imports this
+        # module with every matmul kernel and loads them from the cache: ~50 ms)
+        from numba.np.linalg import check_blas_return, ensure_blas
+
         ensure_blas()
         if not all(isinstance(t, types.Array) and t.dtype == _F32 for t in (a, b, c)):
             return None
@@ -52,10 +54,10 @@ def _gemm(a_t: bool, b_t: bool):  # noqa: ANN202 - a numba intrinsic
                 for i in (1, 2, 4, 5, 7, 8, 9, 10, 11))
 
             def data(i, offset):
-                array = make_array(sig.args[i])(context, builder, args[i])
+                array = context.make_array(sig.args[i])(context, builder, args[i])
                 return builder.bitcast(builder.gep(array.data, [offset]), _VOID_P)
 
-            alpha = make_constant_slot(context, builder, _F32, 1.0)
+            alpha = cgutils.alloca_once_value(builder, context.get_constant(_F32, 1.0))
             beta_ = cgutils.alloca_once_value(
                 builder, context.cast(builder, args[12], sig.args[12], _F32))
             fn = cgutils.get_or_insert_function(builder.module, _XXGEMM, "numba_xxgemm")
