@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from numba import types
 from numba.extending import intrinsic
-from numba.np.arrayobj import make_array
-from numba.np.linalg import call_xxgemm, ensure_blas
 
 _F32 = types.float32
 _INTS = (1, 3, 5, 6, 7, 8)  # the integer arguments: offsets a_at, b_at, out_at; m, k, n
@@ -22,6 +20,10 @@ _INTS = (1, 3, 5, 6, 7, 8)  # the integer arguments: offsets a_at, b_at, out_at;
 def _gemm(a_layout: str, b_layout: str):  # noqa: ANN202 - a numba intrinsic
     @intrinsic
     def gemm(typingctx, a, a_at, b, b_at, out, out_at, m, k, n):  # noqa: ARG001
+        # numba's array and BLAS lowering: only when a kernel compiles (a warm run
+        # imports this module with every matmul kernel and loads them from the cache)
+        from numba.np.linalg import call_xxgemm, ensure_blas
+
         ensure_blas()
         arrays = (a, b, out)
         if not all(isinstance(t, types.Array) and t.dtype == _F32 for t in arrays):
@@ -34,8 +36,8 @@ def _gemm(a_layout: str, b_layout: str):  # noqa: ANN202 - a numba intrinsic
                 context.cast(builder, args[i], sig.args[i], types.intp) for i in _INTS)
 
             def data(i, offset):
-                return builder.gep(make_array(sig.args[i])(context, builder, args[i]).data,
-                                   [offset])
+                array = context.make_array(sig.args[i])(context, builder, args[i])
+                return builder.gep(array.data, [offset])
 
             call_xxgemm(context, builder,
                         types.Array(_F32, 2, a_layout), (m_, k_), data(0, a_off),
