@@ -20,7 +20,7 @@ from sexpgpu.lisp.types import (
     T,
     boolean,
     check_not_circular,
-    is_circular,
+    circular_so_far,
     lisp_list,
     proper_items,
     single,
@@ -336,7 +336,7 @@ def length(seq):
     while type(seq) is Cons:
         n += 1
         seq = seq.cdr
-        if n == 1 << 20 and is_circular(start):
+        if circular_so_far(start, n):
             raise ValueError("lisp: circular list has no length")
     if seq is not NIL:
         raise TypeError("lisp: not a proper list")

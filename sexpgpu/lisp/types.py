@@ -228,25 +228,41 @@ def lisp_list(items, tail: Any = NIL) -> Any:
     return result
 
 
-_LONG_LIST = 1 << 20  # past this many cells, check once whether the list is circular
+# past this many cells a walker checks whether its list is circular: first within a
+# bound (a short cycle is found at once: a walker that conses, REVERSE, had made a
+# million cells, ~1-3 s of CPU, before it noticed a 2-cell cycle), then in full
+_SHORT_LIST = 1 << 10
+_LONG_LIST = 1 << 20
 
 
-def is_circular(lst: Any) -> bool:
-    """Floyd's check: whether following cdrs from `lst` loops forever."""
+def is_circular(lst: Any, steps: int | None = None) -> bool:
+    """Floyd's check: whether following cdrs from `lst` loops forever (within `steps`
+    steps of the fast pointer, when given: False past them)."""
     slow = fast = lst
     while type(fast) is Cons and type(fast.cdr) is Cons:
         slow = slow.cdr
         fast = fast.cdr.cdr
         if slow is fast:
             return True
+        if steps is not None:
+            steps -= 1
+            if steps <= 0:
+                return False
     return False
 
 
+def circular_so_far(start: Any, cells: int) -> bool:
+    """For list walkers, with the count of cells walked so far: whether the list from
+    `start` is found circular at this count (checked at _SHORT_LIST, within a bound,
+    and at _LONG_LIST, in full)."""
+    return ((cells == _SHORT_LIST and is_circular(start, 2 * _SHORT_LIST))
+            or (cells == _LONG_LIST and is_circular(start)))
+
+
 def check_not_circular(start: Any, cells: int) -> None:
-    """For list walkers: call with the count of cells walked so far; once, at
-    _LONG_LIST cells, raises when the list from `start` is circular, so no walker
-    loops forever or fills memory on one."""
-    if cells == _LONG_LIST and is_circular(start):
+    """For list walkers: raises when `circular_so_far`, so no walker loops forever
+    or fills memory on a circular list."""
+    if circular_so_far(start, cells):
         raise ValueError("lisp: circular list")
 
 
