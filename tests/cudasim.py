@@ -7,7 +7,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import orjson
+
+from sexpgpu.runtime.checkpoint import list_checkpoints
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -31,3 +36,38 @@ def run_env(cache: str, simulator: bool) -> dict[str, str]:
     if simulator:
         env["NUMBA_ENABLE_CUDASIM"] = "1"
     return env
+
+
+def run_args(file: Path, runs: Path, device: str, *extra: str) -> list[str]:
+    """The command line of `sexpgpu run FILE --device DEVICE` into `runs`."""
+    return [sys.executable, "-W", "ignore::RuntimeWarning", "-m", "sexpgpu", "run", str(file),
+            "--device", device, "--runs", str(runs), *extra]
+
+
+def run_file(file: Path, runs: Path, device: str, cache: str, *extra: str) -> Path:
+    """`sexpgpu run` in a subprocess (numba's simulator for cuda) that must succeed;
+    the run's directory."""
+    done = subprocess.run(run_args(file, runs, device, *extra),
+                          env=run_env(cache, device == "cuda"),
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    (run_dir,) = [p for p in runs.iterdir() if p.is_dir()]
+    return run_dir
+
+
+def events(run_dir: Path, kind: str | None = None) -> list[dict]:
+    """The run's events, those of `kind` only when given."""
+    lines = (run_dir / "events.jsonl").read_bytes().splitlines()
+    return [e for e in map(orjson.loads, lines) if kind is None or e["event"] == kind]
+
+
+def wait_for_checkpoints(runs: Path, proc: subprocess.Popen, count: int,
+                         timeout: float = 300) -> None:
+    """Until the run `proc` makes under `runs` has `count` checkpoints (or it ends, or
+    `timeout` seconds pass): the moment to interrupt it."""
+    deadline = time.time() + timeout
+    while time.time() < deadline and proc.poll() is None:
+        dirs = [p for p in runs.iterdir() if p.is_dir()] if runs.exists() else []
+        if dirs and len(list_checkpoints(dirs[0])) >= count:
+            return
+        time.sleep(0.05)

@@ -9,13 +9,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import orjson
 import pytest
-from cudasim import run_env
+from cudasim import events, run_args, run_env, run_file, wait_for_checkpoints
 
 from sexpgpu.runtime.checkpoint import list_checkpoints, load_checkpoint
 
@@ -29,21 +28,11 @@ def cache(tmp_path_factory) -> str:
 
 
 def _args(runs: Path, device: str, *extra: str) -> list[str]:
-    return [sys.executable, "-W", "ignore::RuntimeWarning", "-m", "sexpgpu", "run", str(TINY),
-            "--device", device, "--runs", str(runs), *extra]
+    return run_args(TINY, runs, device, *extra)
 
 
 def _run(runs: Path, device: str, cache: str, *extra: str) -> Path:
-    done = subprocess.run(_args(runs, device, *extra), env=run_env(cache, device == "cuda"),
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    (run_dir,) = [p for p in runs.iterdir() if p.is_dir()]
-    return run_dir
-
-
-def _events(run_dir: Path, kind: str) -> list[dict]:
-    lines = (run_dir / "events.jsonl").read_bytes().splitlines()
-    return [e for e in map(orjson.loads, lines) if e["event"] == kind]
+    return run_file(TINY, runs, device, cache, *extra)
 
 
 def _final(run_dir: Path) -> dict[str, np.ndarray]:
@@ -60,7 +49,7 @@ STEPS = ["--set", "steps=5", "--log-every", "1"]
 def test_cuda_trains_like_the_cpu_and_counts_its_transfers(cache: str, tmp_path: Path) -> None:
     cpu = _run(tmp_path / "cpu", "cpu", cache, *STEPS)
     gpu = _run(tmp_path / "gpu", "cuda", cache, *STEPS)
-    cpu_steps, gpu_steps = _events(cpu, "step"), _events(gpu, "step")
+    cpu_steps, gpu_steps = events(cpu, "step"), events(gpu, "step")
     assert [e["step"] for e in gpu_steps] == [1, 2, 3, 4, 5]
     for a, b in zip(cpu_steps, gpu_steps):
         assert b["loss"] == pytest.approx(a["loss"], rel=1e-5, abs=1e-6)
@@ -69,7 +58,7 @@ def test_cuda_trains_like_the_cpu_and_counts_its_transfers(cache: str, tmp_path:
     assert ours.keys() == theirs.keys()
     for name in ours:
         np.testing.assert_allclose(ours[name], theirs[name], rtol=1e-5, atol=1e-6, err_msg=name)
-    (opened,) = _events(gpu, "open")
+    (opened,) = events(gpu, "open")
     assert opened["gpu"]["simulator"] is True and opened["gpu"]["launch"] == "launches"
     assert opened["gpu"]["launches_per_step"] > 0
     # each step sends its batch (x: 100 x 8 f32, y: 100 i64, a few counters) in one
@@ -81,10 +70,10 @@ def test_cuda_trains_like_the_cpu_and_counts_its_transfers(cache: str, tmp_path:
     assert "h2d_bytes" not in cpu_steps[0]
     # logging every 5 steps: the device is read once, on the step that logs
     sparse = _run(tmp_path / "sparse", "cuda", cache, "--set", "steps=5", "--log-every", "5")
-    assert [(e["step"], e["d2h_bytes"]) for e in _events(sparse, "step")] == [(1, 48), (5, 48)]
+    assert [(e["step"], e["d2h_bytes"]) for e in events(sparse, "step")] == [(1, 48), (5, 48)]
     # four microbatches: the record sums the step's losses on the device
     micro = _run(tmp_path / "micro", "cuda", cache, *STEPS, "--set", "micro=4")
-    for a, b in zip(gpu_steps, _events(micro, "step")):
+    for a, b in zip(gpu_steps, events(micro, "step")):
         assert b["loss"] == pytest.approx(a["loss"], rel=1e-5)
 
 
@@ -108,22 +97,17 @@ def test_cuda_resume_after_sigkill_is_bit_identical(cache: str, tmp_path: Path) 
     runs = tmp_path / "killed"
     proc = subprocess.Popen(_args(runs, "cuda", *extra), env=run_env(cache, True),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.time() + 300
-    while time.time() < deadline and proc.poll() is None:
-        dirs = [p for p in runs.iterdir() if p.is_dir()] if runs.exists() else []
-        if dirs and len(list_checkpoints(dirs[0])) >= 2:
-            break
-        time.sleep(0.05)
+    wait_for_checkpoints(runs, proc, 2)
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=60)
     resumed = subprocess.run(_args(runs, "cuda", *extra, "--resume", "latest"),
                              env=run_env(cache, True), capture_output=True, text=True, timeout=600)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     (run_dir,) = [p for p in runs.iterdir() if p.is_dir()]
-    opens = _events(run_dir, "open")
+    opens = events(run_dir, "open")
     assert len(opens) == 2 and 0 < opens[1]["resumed_from"] < 12
-    want = {e["step"]: e["loss"] for e in _events(clean, "step")}
-    got = {e["step"]: e["loss"] for e in _events(run_dir, "step")}
+    want = {e["step"]: e["loss"] for e in events(clean, "step")}
+    got = {e["step"]: e["loss"] for e in events(run_dir, "step")}
     assert max(got) == 12 and all(got[s] == want[s] for s in got)
     ours, theirs = _final(run_dir), _final(clean)
     for name in ours:

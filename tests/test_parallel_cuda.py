@@ -10,14 +10,11 @@ from __future__ import annotations
 import importlib.util
 import signal
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
-import orjson
 import pytest
-from cudasim import run_env
+from cudasim import events, run_args, run_env, run_file, wait_for_checkpoints
 
 from sexpgpu.diagnostics import SexpError
 from sexpgpu.parallel import select
@@ -326,25 +323,15 @@ def test_a_missing_libnccl_says_why():
 
 
 def _args(runs: Path, device: str, *extra: str) -> list[str]:
-    return [sys.executable, "-W", "ignore::RuntimeWarning", "-m", "sexpgpu", "run", str(MLP),
-            "--device", device, "--runs", str(runs), *SMALL, *extra]
+    return run_args(MLP, runs, device, *SMALL, *extra)
 
 
 def _run(runs: Path, device: str, cache: str, *extra: str) -> Path:
-    done = subprocess.run(_args(runs, device, *extra), env=run_env(cache, device == "cuda"),
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    (run_dir,) = [p for p in runs.iterdir() if p.is_dir()]
-    return run_dir
-
-
-def _events(run_dir: Path, kind: str | None = None) -> list[dict]:
-    lines = (run_dir / "events.jsonl").read_bytes().splitlines()
-    return [e for e in map(orjson.loads, lines) if kind is None or e["event"] == kind]
+    return run_file(MLP, runs, device, cache, *SMALL, *extra)
 
 
 def _losses(run_dir: Path) -> dict[int, float]:
-    return {e["step"]: e["loss"] for e in _events(run_dir, "step")}
+    return {e["step"]: e["loss"] for e in events(run_dir, "step")}
 
 
 def _params(run_dir: Path) -> dict[str, np.ndarray]:
@@ -377,19 +364,19 @@ def test_two_cuda_processes_equal_one_with_two_microbatches(cache: str, tmp_path
         for name, value in _params(reference).items():
             np.testing.assert_allclose(_params(two)[name], value, rtol=0, atol=1e-5)
     # --diag: rank 0's first microbatch, the one process's first of two
-    for ours, theirs in zip(_events(two, "diag"), _events(one, "diag"), strict=True):
+    for ours, theirs in zip(events(two, "diag"), events(one, "diag"), strict=True):
         assert ours["step"] == theirs["step"] and ours["values"].keys() == theirs["values"].keys()
         for name, value in theirs["values"].items():
             assert ours["values"][name] == pytest.approx(value, rel=1e-6), name
-    assert len(_events(two, "diag")) == 2
+    assert len(events(two, "diag")) == 2
     schema = load_schema("events")
-    assert [e for e in _events(two) if errors(e, schema)] == []
-    (opened,) = _events(two, "open")
+    assert [e for e in events(two) if errors(e, schema)] == []
+    (opened,) = events(two, "open")
     assert opened["world_size"] == 2 and opened["collective"] == "mpi-host"
-    assert _events(cpu, "open")[0]["collective"] == "mpi"
+    assert events(cpu, "open")[0]["collective"] == "mpi"
     # the gradients' trip through the host is counted with the step's own transfers:
     # each step reads the same records as one process and copies every gradient twice
-    for ours, theirs in zip(_events(two, "step"), _events(one, "step")):
+    for ours, theirs in zip(events(two, "step"), events(one, "step")):
         assert ours["d2h_bytes"] == theirs["d2h_bytes"] + GRAD_BYTES
         assert ours["h2d_bytes"] >= GRAD_BYTES and ours["allreduce_ms"] >= 0
 
@@ -417,12 +404,7 @@ def test_two_cuda_processes_stop_and_resume_identically(cache: str, tmp_path: Pa
     runs = tmp_path / "runs"
     proc = subprocess.Popen(_args(runs, "cuda", *fault), env=run_env(cache, True),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.time() + 300
-    while time.time() < deadline and proc.poll() is None:
-        dirs = [p for p in runs.iterdir() if p.is_dir()] if runs.exists() else []
-        if dirs and list_checkpoints(dirs[0]):
-            break
-        time.sleep(0.05)
+    wait_for_checkpoints(runs, proc, 1)
     proc.send_signal(signal.SIGTERM)  # reaches the ranks as SIGUSR1: checkpoint, exit 75
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 75, err.decode()[-3000:]
@@ -436,7 +418,7 @@ def test_two_cuda_processes_stop_and_resume_identically(cache: str, tmp_path: Pa
     clean = _run(tmp_path / "clean", "cuda", cache, *fault)
     want, got = _losses(clean), _losses(run_dir)
     assert max(got) == 24 and all(got[s] == want[s] for s in got)
-    opens = _events(run_dir, "open")
+    opens = events(run_dir, "open")
     assert len(opens) == 2 and opens[1]["resumed_from"] == stopped
     for name, value in _params(clean).items():
         np.testing.assert_array_equal(_params(run_dir)[name], value)
