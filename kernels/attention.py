@@ -1,10 +1,11 @@
 """Kernels of the fused attention ops (sexpgpu/ir/ops/attention.py), reading q, k, v
 and dO where they lie when they are strided views (heads split off one projection).
 
-CPU: per batch entry (a head), the products are sgemm calls on f32 scratch holding
-that head's matrices, a block of causal rows at a time (up to the block's last
-visible key), and the softmax is a vectorised loop over each row's keys; the
-(T, S) scores live in scratch for one head at a time, never in a graph buffer.
+CPU: per batch entry (a head), the products are sgemm calls (kernels/sgemm.py) on
+the head's matrices where they lie (f32 scratch only for an operand that is not f32
+rows), a block of causal rows at a time (up to the block's last visible key), and
+the softmax is a vectorised loop over each row's keys; the (T, S) scores live in
+scratch for one head at a time, never in a graph buffer.
 Why BLAS and not numba loops: at the char-GPT's head (T = S = 64, D = 32) the best
 loop nest found (every inner loop a contiguous multiply-add) took 4x the time of
 the sgemms, even though these also compute some scores a causal row skips.

@@ -104,7 +104,8 @@ class Policy:
         if n != self.kernel_threads:
             # OpenMP reads this when numba's pool starts, on this first call: its
             # idle threads sleep instead of spinning on the core the next parallel
-            # sgemm's second thread needs (waking one costs microseconds)
+            # sgemm's second thread needs (with them spinning, a two-thread
+            # 768x128x512 sgemm after a parallel kernel took 8x as long on 2 cores)
             os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
             # numba's thread pool starts on first use: only a step with a parallel
             # kernel pays for it
