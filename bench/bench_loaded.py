@@ -8,7 +8,7 @@ reports the mean step time (the descheduled steps are the point, so no median), 
 CPU time per step (how much it grew under load) and the CPU share the process got;
 whole run bounded by models x backends x 2 phases x seconds plus compile time.
 PyTorch runs with torch.set_num_threads = the usable cores, its default; SexpGPU with
-its default thread policy (kernels/threads.py) unless SEXPGPU_BLAS_THREADS is set.
+its default thread policy (kernels/threads.py) unless SEXPGPU_THREADS is set.
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from __future__ import annotations
 from math import prod
 from typing import NamedTuple
 
+from sexpgpu.kernels import threads
 from sexpgpu.kernels.lower import reads_in_place
 from sexpgpu.kernels.source import KernelCode, affine, literal, load, store, strides
 
@@ -124,6 +125,24 @@ def _nest(outer: list[tuple[str, int]], body: list[str]) -> list[str]:
     """`body` inside loops over `outer`."""
     lines = ["    " * k + f"for {var} in range({n}):" for k, (var, n) in enumerate(outer)]
     return lines + ["    " * len(outer) + line for line in body]
+
+
+def _heads(outer: list[tuple[str, int]], scratch: list[str], body: list[str],
+           work: int) -> list[str]:
+    """`body` for every head (batch entry) of `outer`, with its `scratch`: in one
+    parallel loop over the heads when the work pays for the pool's threads (each
+    head its own scratch and outputs: the bits of any thread count), else in
+    serial loops sharing one scratch."""
+    heads = prod(n for _, n in outer)
+    if heads < 2 or not threads.parallel_worth(work):
+        return scratch + _nest(outer, body)
+    # the launcher makes the loop's chunks (kernels/codegen.py's _chunked)
+    lines = [f"for h_ in prange({heads}):"]
+    inner = heads
+    for var, n in outer:
+        inner //= n
+        lines.append(f"    {var} = h_ // {inner} % {n}" if inner > 1 else f"    {var} = h_ % {n}")
+    return lines + _indented(scratch + body)
 
 
 def _indented(lines: list[str], depth: int = 1) -> list[str]:
@@ -234,8 +253,9 @@ def render_attention(node: Node, names, name: str, params: list[str]) -> KernelC
                       _forward_thread(node, lay), work=prod(q.shape[:-1]) * s * (d + e))
     mats = [_matrix(lay, q, "qs_"), _matrix(lay, k, "ks_"), _matrix(lay, v, "vs_"),
             _matrix(lay, node.outputs[0], "os_", result=True)]
-    _blas(code, node, _row_lengths(q, k, v) + _scratch(mats, ("sb_", t * s), ("ls_", t))
-          + _nest(lay.outer, _forward_head(node, lay, *mats)))
+    _blas(code, node, _row_lengths(q, k, v) + _heads(
+        lay.outer, _scratch(mats, ("sb_", t * s), ("ls_", t)),
+        _forward_head(node, lay, *mats), code.work))
     return code
 
 
@@ -334,8 +354,9 @@ def render_attention_backward(node: Node, names, name: str, params: list[str]) -
     mats = [_matrix(lay, q, "qs_"), _matrix(lay, k, "ks_"), _matrix(lay, v, "vs_"),
             _matrix(lay, d_out, "os_")] + [
         _matrix(lay, x, f"g{x_}_", result=True) for x, x_ in zip(node.outputs, "qkv")]
-    _blas(code, node, _row_lengths(q, k, v, out) + _scratch(mats, ("sb_", t * s), ("db_", t * s))
-          + _nest(lay.outer, _backward_head(node, lay, *mats)))
+    _blas(code, node, _row_lengths(q, k, v, out) + _heads(
+        lay.outer, _scratch(mats, ("sb_", t * s), ("db_", t * s)),
+        _backward_head(node, lay, *mats), code.work))
     return code
 
 

@@ -16,15 +16,10 @@ from sexpgpu.kernels.cache import module_name
 from sexpgpu.kernels.lower import KernelPlan
 from sexpgpu.kernels.memplan import MemoryPlan
 from sexpgpu.kernels.render import Names, render
-from sexpgpu.kernels.source import ERR, KernelCode
+from sexpgpu.kernels.source import ERR, KernelCode, storage
 
 from sexpgpu.ir import rng
 
-# element-operations above which a CPU kernel runs its outer loop with prange
-# (a parallel kernel costs ~0.3 s to compile cold, and waking the OpenMP threads
-# between serial kernels cost 2-7 ms per call on a loaded 2-core box: the GPT's
-# AdamW updates of 65536 elements took 7 ms in prange, 0.3 ms serial)
-PARALLEL_WORK = 1 << 26
 # a single loop this long takes its trip count as an argument (see `_flat`); short
 # ones keep it literal, for LLVM to unroll (the GRU's loops of 6 ran 2x slower)
 FLAT_SHARED_TRIPS = 1024
@@ -39,6 +34,7 @@ class StepParts:
     digest: str
     params: list[str]
     copies: list[tuple[str, str]]
+    dtypes: dict[str, str]      # buffer name -> numpy storage dtype
 
 
 @dataclass
@@ -179,9 +175,9 @@ def _indent(lines: list[str], depth: int) -> list[str]:
 
 
 def _parallel(code: KernelCode) -> bool:
-    """Whether the generated loop nest's outer loop is a prange (a CPU override
-    may have a prange of its own: `_cpu_step` looks at the final text)."""
-    return code.cpu is None and code.work >= PARALLEL_WORK and bool(code.outer) \
+    """Whether the generated loop nest's outer loop is shared by threads (a CPU
+    override may have a prange of its own: `_chunked` looks at the final text)."""
+    return code.cpu is None and threads.parallel_worth(code.work) and bool(code.outer) \
         and code.outer[0][1] > 1
 
 
@@ -194,6 +190,43 @@ def _cpu_loops(code: KernelCode, parallel: bool) -> list[str]:
         loop = "prange" if parallel and k == 0 else "range"
         lines.append("    " * k + f"for {var} in {loop}({size}):")
     return lines + _indent(code.body, len(code.outer))
+
+
+_PRANGE = re.compile(r"^for (\w+) in prange\((\d+)\):$")
+# outer iterations per chunk of a loop over one long range (an elementwise op): a
+# chunk is 64 KB of f32, more than enough to pay for its call
+FLAT_CHUNK = 1 << 14
+MAX_CHUNKS = 64  # of any other loop
+
+
+def _chunked(lines: list[str]) -> tuple[list[str], int]:
+    """A kernel's lines with its parallel loop (`for v in prange(n):` at depth 0)
+    made chunk chunk_'s part of it, and the number of chunks (0: no parallel loop).
+    Chunk c runs iterations [c * b, c * b + b); b depends on n alone. The
+    literals that must reach LLVM as they are (the mask, b) are written in hex,
+    which kernel text parametrisation leaves alone (see kernels/parallel.py)."""
+    at = next((i for i, line in enumerate(lines) if _PRANGE.match(line)), None)
+    if at is None:
+        return lines, 0
+    var, size = _PRANGE.match(lines[at]).groups()
+    n = int(size)
+    per = FLAT_CHUNK if n > MAX_CHUNKS * FLAT_CHUNK // 4 else -(-n // min(n, MAX_CHUNKS))
+    body = lines[at + 1:]
+    if per == 1:
+        head = [f"{var} = chunk_ & {MASK_HEX}"]
+        body = [line[4:] for line in body]
+    else:
+        head = [f"first_ = (chunk_ & {MASK_HEX}) * {per:#x}",
+                f"for {var}_ in range(min({per:#x}, trips_ - first_)):",
+                f"    {var} = first_ + {var}_"]
+    # the trip count first: a flat loop's there becomes an argument (see `_flat`)
+    return [f"trips_ = {n}"] + lines[:at] + head + body, -(-n // per)
+
+
+# a chunk index masked with this is provably non-negative, and so is every index made
+# from it: numba's wraparound test on it folds away and the inner loops vectorise (a
+# layer norm's loop over an index of unknown sign ran 9x slower)
+MASK_HEX = f"{(1 << 40) - 1:#x}"
 
 
 _TRIP_ONE = re.compile(r"^(\s*)for (\w+) in p?range\(1\):$")
@@ -265,7 +298,7 @@ _INT = re.compile(r"(?<![\w.])(?<!e-)(?<!e\+)(?<!\*\* )(?<!\*\*)\d+(?![\w.])")
 # (`% 2`, `// 2`) become shifts and masks instead of a division per element (the
 # CNN's col2im ran 5x slower with them as arguments); 0 and 1 fold away; huge
 # ones would overflow an int64 argument. Offsets become arguments.
-_KEPT_AFTER = re.compile(r"(?:range\((?:\d+, )?|\* |% |// )$")
+_KEPT_AFTER = re.compile(r"(?:range\((?:\d+, )?|\* |% |// |& )$")
 _KEPT_INTS = ("0", "1")
 _MAX_PARAM_INT = 1 << 62
 
@@ -302,7 +335,9 @@ def _flat(code: KernelCode) -> bool:
 
 
 # the sgemm calls of kernels/sgemm.py a kernel makes (its module imports them)
-_GEMM_CALL = re.compile(r"\b(gemm_[nt][nt])\(")
+_GEMM_CALL = re.compile(r"\b(gemm_(?:[nt][nt]|chunks))\(")
+# a kernel whose work numba's threads share: a chunk function, or sgemm's chunks
+_PARALLEL = re.compile(r"\bgemm_chunks\(|^def chunk\(", re.M)
 _HELPER_NAMES = re.compile(
     r"\b(rng_\w+|f32_to_bf16|bf16_to_f32|fast_(?:exp|tanh|erf|log)(?:32)?)\(")
 # IEEE semantics (x/0 is inf or nan, as in numpy and on the GPU): numba's default
@@ -323,7 +358,8 @@ _ALLOCATES = re.compile(r"\bnp\.(?!(?:float32|float64|u?int(?:8|16|32|64)|bool_|
                         r"|exp)[()])\w")
 
 
-def _kernel_module(parallel: bool, args: list[str], body: list[str], ops: str) -> str:
+def _kernel_module(chunked: bool, args: list[str], body: list[str], ops: str,
+                   dtypes: list[str]) -> str:
     """The source of one kernel function's own module: nothing in it names a graph,
     so every graph (a run's step and eval graphs, tests, sweeps) with this kernel
     text imports the same module and numba's cache compiles it once."""
@@ -340,6 +376,8 @@ def _kernel_module(parallel: bool, args: list[str], body: list[str], ops: str) -
     lines += ["import numpy as np", "import numba"]
     if any("prange(" in line for line in body):
         lines.append("from numba import prange")
+    if chunked:
+        lines.append("from sexpgpu.kernels.parallel import address")
     gemms = sorted({m.group(1) for line in body for m in _GEMM_CALL.finditer(line)})
     if gemms:
         lines.append(f"from sexpgpu.kernels.sgemm import {', '.join(gemms)}")
@@ -348,23 +386,45 @@ def _kernel_module(parallel: bool, args: list[str], body: list[str], ops: str) -
     lines += helpers
     if any("index_error(" in line for line in body):
         lines += ["", "", _NJIT + ", inline='always')"] + _INDEX_ERROR["cpu"]
-    lines += ["", "", _decorator(body + helpers, parallel),
-              f"def kernel({', '.join(args)}):"] + _indent(body, 1)
+    if chunked:
+        head = "def chunk(chunk_, block_):"
+        body = _unpacked(args, dtypes) + body
+    else:
+        head = f"def kernel({', '.join(args)}):"
+    lines += ["", "", _decorator(body + helpers, chunked), head] + _indent(body, 1)
     return re.sub(r"\n{4,}", "\n\n\n", "\n".join(lines)) + "\n"
 
 
-def _decorator(lines: list[str], parallel: bool) -> str:
-    """The njit decorator of a kernel whose module has `lines`: parallel (prange) ones
-    and any that may allocate an array keep numba's reference counting (NRT)."""
-    if parallel:
-        return _NJIT + ", parallel=True)"
+def _unpacked(args: list[str], dtypes: list[str]) -> list[str]:
+    """A chunk function's first lines: its buffers and integers from its block (as
+    kernels.parallel.launch packs them: a buffer's address and length, an integer)."""
+    lines, k = [], 0
+    for arg in args:
+        if arg.startswith("p"):
+            dtype = dtypes[int(arg[1:])]
+            lines.append(f"{arg} = numba.carray(address(words_[{k}]), (words_[{k + 1}],), "
+                         f"np.{dtype})")
+            k += 2
+        else:
+            lines.append(f"{arg} = words_[{k}]")
+            k += 1
+    return [f"words_ = numba.carray(address(block_), ({k},), np.int64)"] + lines
+
+
+def _decorator(lines: list[str], chunked: bool) -> str:
+    """The njit decorator of a kernel whose module has `lines`: one that may allocate
+    an array keeps numba's reference counting (NRT); so does a chunk function (its
+    buffers are arrays made from addresses), which keeps the C-callable wrapper
+    that kernels.parallel.run calls too."""
+    if chunked:
+        return _NJIT.replace(", no_cfunc_wrapper=True", "") + ")"
     if any(_ALLOCATES.search(line) for line in lines):
         return _NJIT + ")"
     return _NJIT + ", _nrt=False)"
 
 
-def _cpu_step(codes: list[KernelCode], params: list[str],
-              copies: list[tuple[str, str]]) -> tuple[list[str], list[str]]:
+def _cpu_step(codes: list[KernelCode], params: list[str], copies: list[tuple[str, str]],
+              dtypes: dict[str, str]) -> tuple[list[str], list[str]]:
     """One njit function per distinct kernel text (buffers by position, integer
     offsets as arguments), each in its own cached module, and a plain Python
     `step` calling them in order: (the step module's lines, the kernel modules).
@@ -379,37 +439,34 @@ def _cpu_step(codes: list[KernelCode], params: list[str],
     modules: list[str] = []
     functions: dict[str, str] = {}  # kernel module source -> local function name
     index: dict[str, dict] = {}
-    threads_asked: int | None = None  # the size class of the last blas_threads call
     for code in codes:
-        body, ints = _parametrized(_renamed(_tidy(_cpu_loops(code, _parallel(code))), code),
-                                   code.sizes_as_args, _flat(code))
-        parallel = any("prange(" in line for line in body)
+        lines, chunks = _chunked(_tidy(_cpu_loops(code, _parallel(code))))
+        body, ints = _parametrized(_renamed(lines, code), code.sizes_as_args, _flat(code))
         args = _positional(code) + [f"n{i}" for i in range(len(ints))]
         ops = ", ".join(dict.fromkeys(c.split(" at ")[0] for c in code.comment))
-        source = _kernel_module(parallel, args, body, ops)
+        source = _kernel_module(bool(chunks), args, body, ops,
+                                [dtypes.get(p, "int64") for p in code.params])
         fname = functions.get(source)
         if fname is None:
             fname = functions[source] = f"f{code.name[1:]}"
             modules.append(source)
-            imports.append(f"from {module_name(source)} import kernel as {fname}  # {ops}")
-        if code.blas_flops and threads.size_class(code.blas_flops) != threads_asked:
-            # the BLAS threads this matmul's size and the free cores allow, asked where
-            # the size class changes (an unrolled RNN's 200 small matmuls ask once)
-            threads_asked = threads.size_class(code.blas_flops)
-            calls.append(f"blas_threads({code.blas_flops})")
-        if parallel:
-            # its threads are those the policy allows now (a thread the machine
-            # has no core for would hold up all the others at the loop's end)
-            calls.append("kernel_threads()")
-        calls.append(f"{fname}({', '.join(code.params + ints)})")
+            what = "chunk" if chunks else "kernel"
+            imports.append(f"from {module_name(source)} import {what} as {fname}  # {ops}")
+        operands = ", ".join(code.params + ints)
+        calls.append(f"launch({fname}, {chunks}, {operands})" if chunks
+                     else f"{fname}({operands})")
         entry = index.setdefault(module_name(source), {"ops": [], "sites": [], "params": {}})
         _note(entry, code)
         entry["params"].setdefault(code.name, dict(zip(args, code.params)))
     calls += [f"{t}[:] = {v}" for t, v in copies]
-    if any(code.blas_flops for code in codes):
-        imports.insert(0, "from sexpgpu.kernels.threads import matmul as blas_threads")
-    if "kernel_threads()" in calls:
+    if any(call.startswith("launch(") for call in calls):
+        imports.insert(0, "from sexpgpu.kernels.parallel import launch")
+    if any(_PARALLEL.search(source) for source in modules):
+        # the parallel kernels' threads are those the policy allows now (a thread
+        # the machine has no core for would hold up all the others at each loop's
+        # end), asked once a step: the policy measures only every REFRESH_S anyway
         imports.insert(0, "from sexpgpu.kernels.threads import parallel as kernel_threads")
+        calls.insert(0, "kernel_threads()")
     lines = imports + ["", "", f"def step({', '.join(params)}):"]
     return lines + _indent(calls or ["pass"], 1), modules, index
 
@@ -435,13 +492,15 @@ def step_parts(program: KernelPlan, plan: MemoryPlan) -> StepParts:
     params = inputs + stored + ([ERR] if any(c.index_checks for c in codes) else [])
     copies = [(names.buf(t), names.buf(v)) for t, v in program.graph.updates.items()
               if names.buf(t) != names.buf(v)]
-    return StepParts(names, codes, digest, params, copies)
+    dtypes = {names.buf(v): storage(v) for v in [*program.graph.inputs, *plan.slot_of]}
+    dtypes[ERR] = "int64"
+    return StepParts(names, codes, digest, params, copies, dtypes)
 
 
 def generate_cpu(program: KernelPlan, parts: StepParts, device: str = "cpu") -> Generated:
     """The CPU step module: plain Python calling one njit function per kernel."""
     lines = _header(program, parts.codes, parts.digest, device)
-    step, modules, index = _cpu_step(parts.codes, parts.params, parts.copies)
+    step, modules, index = _cpu_step(parts.codes, parts.params, parts.copies, parts.dtypes)
     return Generated("\n".join(lines + [""] + step) + "\n", parts.params, parts.codes,
                      parts.digest, modules, index=index)
 

@@ -170,7 +170,7 @@ def _saved(fn: Any) -> bool:
 def _cost(fn: Any) -> float:
     """A kernel's compile time, estimated from its module's source (a fit over the
     char-GPT's 64 kernels, r = 0.95): LLVM's work grows with the text, each loop adds
-    some, a BLAS call more (np.dot's typing and checks), a parallel loop doubles it."""
+    some, a BLAS call more (np.dot's typing and checks), a prange loop doubles it."""
     try:
         with open(inspect.getfile(fn.py_func), encoding="utf-8") as fh:
             source = fh.read()

@@ -205,6 +205,19 @@ def _linear(index: list[str], shape: tuple[int, ...]) -> str:
     return affine(list(zip(index, strides(shape))))
 
 
+# a call of a math function (an exponential, erf, a square root) costs about this many
+# element-operations (the polynomials of kernels/mathfn.py): a GELU's loop is worth
+# parallel threads where a layer norm's of the same size is not
+CALL_WORK = 16
+_CALL = re.compile(r"\b(?:math\.\w+|fast_\w+|np\.(?:exp|log|tanh|sqrt|power|sin|cos))\(")
+
+
+def _work(domain: tuple[int, ...], nodes: int, body: list[str]) -> int:
+    """A loop kernel's element-operations, for the CPU's parallel decision."""
+    calls = sum(len(_CALL.findall(line)) for line in body)
+    return prod(domain) * (nodes + CALL_WORK * calls)
+
+
 def render_loop(kernel: Kernel, program: KernelPlan, names: Names, name: str,
                 params: list[str]) -> KernelCode:
     domain = kernel.domain
@@ -216,10 +229,10 @@ def render_loop(kernel: Kernel, program: KernelPlan, names: Names, name: str,
         if not re.search(r"\bi\d+\b", text) or len(domain) <= 1:
             # every operand is read at the loop's own position: one flat loop
             return KernelCode(name, params, [("lin", prod(domain))], body,
-                              work=prod(domain) * len(members))
+                              work=_work(domain, len(members), body))
         return KernelCode(name, params, [(i, d) for i, d in zip(index, domain)],
                           [f"lin = {_linear(index, domain)}"] + body,
-                          work=prod(domain) * len(members))
+                          work=_work(domain, len(members), body))
     return _render_reduce(kernel, program, names, name, params, index, body)
 
 
@@ -270,7 +283,7 @@ def _render_reduce(kernel: Kernel, program: KernelPlan, names: Names, name: str,
     lines += ["    " * depth + line for line in inner] + finish
     code = KernelCode(name, params, [(i, domain[d]) for d, i in enumerate(index)
                                      if d not in axes],
-                      lines, work=prod(domain) * (len(kernel.nodes)))
+                      lines, work=_work(domain, len(kernel.nodes), inner))
     code.reduction = Reduction([(index[a], domain[a]) for a in axes], start, inner, finish, accs)
     if kept and max(axes) < min(d for d in range(len(domain)) if d not in axes) \
             and all(n.outputs[0].dtype != "bf16" for n in kernel.reductions):

@@ -8,7 +8,7 @@ import itertools
 from collections.abc import Callable
 from math import prod
 
-from sexpgpu.kernels import gemm
+from sexpgpu.kernels import gemm, threads
 from sexpgpu.kernels import views as strided
 from sexpgpu.kernels.attention import render_attention, render_attention_backward
 from sexpgpu.kernels.lower import reads_in_place
@@ -567,15 +567,17 @@ def _matmul(node, names, name, params):
         if rows > 1 and not ta and not a_view and a.shape[:-2] == out.shape[:-2] and bo == "0":
             # a shared right operand (a weight): the batch's rows are one
             # contiguous (batch * m, k) matrix, so one sgemm does them all
-            lines = [_cpu_gemm((A, "0", False), (B, "0", tb), (O, "0"), (rows * m, k, n))
-                     if plain else
+            lines = _cpu_gemm((A, "0", False), (B, "0", tb), (O, "0"), (rows * m, k, n)) \
+                if plain else [
                      f"np.dot({A}[0:{rows * m * k}].reshape(({rows * m}, {k})), {b2}, "
                      f"{O}[0:{rows * m * n}].reshape(({rows * m}, {n})))"]
             code.blas_flops = 2 * rows * m * n * k
         else:
             code.blas_flops = 2 * m * n * k
-            lines = [_cpu_gemm((A, ao, ta), (B, bo, tb), (O, oo), (m, k, n)) if plain else
-                     f"np.dot({a2}, {b2}, {O}[{oo}:{oo} + {m * n}].reshape(({m}, {n})))"]
+            # a batch's matmuls one after another: each whole (a chunked one would
+            # wake the pool once per matrix)
+            lines = _cpu_gemm((A, ao, ta), (B, bo, tb), (O, oo), (m, k, n), split=not bidx) \
+                if plain else [f"np.dot({a2}, {b2}, {O}[{oo}:{oo} + {m * n}].reshape(({m}, {n})))"]
             for i, d in reversed(list(zip(bidx, out.shape[:-2]))):
                 lines = [f"for {i} in range({d}):"] + ["    " + line for line in lines]
         code.cpu = lines
@@ -584,7 +586,7 @@ def _matmul(node, names, name, params):
 
 
 def _cpu_gemm(a: tuple[str, str, bool], b: tuple[str, str, bool], out: tuple[str, str],
-              mkn: tuple[int, int, int]) -> str:
+              mkn: tuple[int, int, int], split: bool = True) -> list[str]:
     """out = a @ b as one sgemm call on flat buffers (kernels/sgemm.py): each operand is
     (buffer, element offset, stored transposed), out (buffer, offset). A vector operand
     (m or n of 1) goes through np.dot, which calls gemv or dot for it, so every matmul
@@ -594,11 +596,23 @@ def _cpu_gemm(a: tuple[str, str, bool], b: tuple[str, str, bool], out: tuple[str
     operands = [_cpu_matrix(A, ao, m, k, ta, None), _cpu_matrix(B, bo, k, n, tb, None),
                 f"{O}[{oo}:{oo} + {m * n}].reshape(({m}, {n}))"]
     if m == 1 or n == 1:
-        return f"np.dot({', '.join(operands)})"
+        return [f"np.dot({', '.join(operands)})"]
     # row strides as np.dot derives them from the layouts: the same BLAS call
     lda, ldb = (m if ta else k), (k if tb else n)
-    return (f"gemm_{'t' if ta else 'n'}{'t' if tb else 'n'}({A}, {ao}, {lda}, {B}, {bo}, {ldb}, "
-            f"{O}, {oo}, {n}, {m}, {k}, {n}, 0.0)")
+    call = f"gemm_{'t' if ta else 'n'}{'t' if tb else 'n'}"
+    by_rows = m >= n
+    chunks, size = threads.gemm_chunks(2 * m * k * n, m if by_rows else n) if split else (1, 0)
+    if chunks == 1:
+        return [f"{call}({A}, {ao}, {lda}, {B}, {bo}, {ldb}, {O}, {oo}, {n}, {m}, {k}, {n}, 0.0)"]
+    # numba's threads share the chunks (kernels/sgemm.py's gemm_chunks): chunk i
+    # starts i * step elements further into the split operand and into out
+    if by_rows:
+        steps = (size * (1 if ta else lda), 0, size * n)
+    else:
+        steps = (0, size * (ldb if tb else 1), size)
+    return [f"gemm_chunks({A}, {ao}, {lda}, {steps[0]}, {B}, {bo}, {ldb}, {steps[1]}, "
+            f"{O}, {oo}, {n}, {steps[2]}, {m}, {k}, {n}, {int(ta)}, {int(tb)}, {int(by_rows)}, "
+            f"{chunks}, {size})"]
 
 
 def _cpu_matrix(buf: str, at: str, rows: int, cols: int, flipped: bool,
@@ -634,7 +648,7 @@ def render_batch_sum_matmul(mm: Node, total: Node, names, name: str,
     code.gemm = gemm.of_batch_sum(mm, total, names)
     if m * n * k > 0:
         # CPU: one sgemm over the batch's stacked rows, (m, rows*k) x (rows*k, n)
-        code.cpu = [_cpu_gemm((A, "0", True), (B, str(at), False), (O, "0"), (m, rows * k, n))]
+        code.cpu = _cpu_gemm((A, "0", True), (B, str(at), False), (O, "0"), (m, rows * k, n))
         code.blas_flops = 2 * m * n * rows * k
         code.sizes_as_args = True
     return code

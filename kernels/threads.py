@@ -1,24 +1,28 @@
-"""How many threads a CPU step's matmuls (the BLAS) and parallel kernels use.
+"""How many threads a CPU step uses, and how its matmuls are cut for them.
 
-Each matmul asks for its threads by its size, and the answer depends on how many
-cores the machine leaves free: a parallel sgemm waits for all of its threads, and a
-thread the scheduler parks costs a whole tick. Measured on 2 cores with other work
-running, a 100x256x256 matmul took 0.57 ms on one thread and 7.5 ms on two; on a quiet
-box two threads gain little below ~2^24 FLOPs (100x256x256, 13 MFLOP: 1.2x; the GPT's
-768x128x128 projections, 25 MFLOP: 1.85x). So a second thread is given only to a
-matmul that big, and only while the last measurement window saw a free core.
+One pool: numba's threads run every parallel part of a step, the matmuls' chunks
+(kernels/sgemm.py's gemm_chunks) and the parallel loops (kernels/parallel.py), and
+the BLAS runs one thread inside each chunk. Two pools on the same cores fight: with
+OpenBLAS's threads beside numba's, one pool's idle threads spin where the other's
+must run (a parallel GELU between two-thread sgemms gained nothing on 2 cores, and
+with numba's threads spinning a two-thread sgemm took 8x as long). With one pool
+the char-GPT's attention, GELU and matmuls all run on both cores.
 
-The free cores are measured, not guessed from the load average (a minute late, and
-it counts this process's own threads): over each window of REFRESH_S, the machine's
-idle CPU time (/proc/stat) plus this process's own CPU time, per second of wall time,
-is the number of cores this process could have had. A process that cannot read
-/proc/stat keeps one thread.
+How many threads depends on how many cores the machine leaves free: a parallel loop
+waits for all of its threads, and a thread the scheduler parks costs a whole tick
+(on 2 cores with other work running, a 100x256x256 matmul took 0.57 ms on one
+thread and 7.5 ms on two). The free cores are measured, not guessed from the load
+average (a minute late, and it counts this process's own threads): over each window
+of REFRESH_S, the machine's idle CPU time (/proc/stat) plus this process's own CPU
+time, per second of wall time, is the number of cores this process could have had.
+A process that cannot read /proc/stat keeps one thread.
 
-Results do not depend on the thread count: OpenBLAS splits a product's rows and
-columns between threads, never its inner dimension, and a parallel kernel's threads
-each own whole outputs (tests/test_threads.py checks both bit for bit).
+Results do not depend on the thread count: a matmul is cut into chunks by its shape
+and the machine's cores (`gemm_chunks`), a loop by its size, and one thread runs the
+same chunks in turn; a chunk owns whole outputs, so no sum is split differently
+(tests/test_threads.py checks the bits with one thread and with two).
 
-SEXPGPU_BLAS_THREADS=n fixes every matmul at n threads (no policy).
+SEXPGPU_THREADS=n fixes the count (no policy); SEXPGPU_BLAS_THREADS is its old name.
 """
 
 from __future__ import annotations
@@ -31,7 +35,12 @@ from sexpgpu.kernels import blas
 
 from sexpgpu import env
 
-MIN_FLOPS_PER_THREAD = 1 << 24  # below this a second BLAS thread does not pay
+MIN_FLOPS_PER_THREAD = 1 << 24  # below this a matmul chunk does not pay for its thread
+# element-operations from which a kernel's outer loop is shared by the pool's threads
+# (below it, waking them costs more than they save)
+PARALLEL_WORK = 1 << 22
+MIN_CHUNK_DIM = 32  # rows (or columns) of a matmul chunk at least
+MAX_CHUNKS = 8  # a chunk re-packs the shared operand: more cost more than they gain
 REFRESH_S = 0.25  # how often the free cores are measured (a /proc/stat read, ~20 us)
 FREE_MARGIN = 0.2  # cores needed beyond the threads' count: n threads need n - 0.2 free
 
@@ -50,17 +59,19 @@ def _idle_seconds() -> float | None:
 
 
 class Policy:
-    """The thread counts of one process's CPU steps (one per process: `policy()`)."""
+    """The thread count of one process's parallel kernels (one per process: `policy()`)."""
 
     def __init__(self, cap: int, fixed: int | None = None) -> None:
         self.cap = max(1, cap)
         self.fixed = fixed
-        self.allowed = 1  # threads a big matmul may have now; 1 until measured
-        self.current: int | None = None  # what the BLAS was last set to
-        self.kernel_threads: int | None = None  # what numba's parallel kernels were
+        self.allowed = 1  # threads a parallel kernel may have now; 1 until measured
+        self.kernel_threads: int | None = None  # what numba's pool was last set to
         self._mark: tuple[float, float, float] | None = None
         self._next = 0.0
         self.windows = 0  # measurement windows so far (for the record)
+        # one pool: the BLAS never starts threads of its own (two pools on the same
+        # cores fight: one's idle threads spin where the other's must run)
+        blas.set_threads(1)
 
     def free_cores(self, wall: float, idle: float, ours: float) -> float:
         """Cores this process could have used over a window: idle plus its own."""
@@ -83,30 +94,16 @@ class Policy:
             self.windows += 1
         self._mark = (now, idle, ours)
 
-    def threads_for(self, flops: int) -> int:  # depends on flops only by size_class
-        if self.fixed is not None:
-            return self.fixed
-        return max(1, min(self.allowed, flops // MIN_FLOPS_PER_THREAD))
-
-    def matmul(self, flops: int) -> None:
-        """Set the BLAS threads for a matmul of `flops` per BLAS call."""
-        self.refresh()
-        n = self.threads_for(flops)
-        if n != self.current:
-            blas.set_threads(n)
-            self.current = n
+    def threads(self) -> int:
+        """The threads a parallel kernel gets now: the fixed count, else those the
+        last window allows, at most numba's."""
+        return min(self.fixed if self.fixed is not None else self.allowed, numba_threads())
 
     def parallel(self) -> None:
-        """Set the threads of the parallel kernel about to run: those the last window
-        allows (or the fixed count), at most numba's."""
+        """Set the threads of the parallel kernel about to run."""
         self.refresh()
-        n = min(self.fixed if self.fixed is not None else self.allowed, numba_threads())
+        n = self.threads()
         if n != self.kernel_threads:
-            # OpenMP reads this when numba's pool starts, on this first call: its
-            # idle threads sleep instead of spinning on the core the next parallel
-            # sgemm's second thread needs (with them spinning, a two-thread
-            # 768x128x512 sgemm after a parallel kernel took 8x as long on 2 cores)
-            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
             # numba's thread pool starts on first use: only a step with a parallel
             # kernel pays for it
             import numba
@@ -116,16 +113,29 @@ class Policy:
     def describe(self) -> dict[str, Any]:
         """What the `open` event records (and `sexpgpu diff` compares)."""
         return {"blas": blas.name(), "policy": "fixed" if self.fixed is not None else "auto",
-                "blas_threads": self.fixed if self.fixed is not None else self.cap,
-                "numba_threads": numba_threads(),
-                "min_flops_per_thread": MIN_FLOPS_PER_THREAD}
+                "threads": self.fixed if self.fixed is not None else self.cap,
+                "blas_threads": 1, "numba_threads": numba_threads(),
+                "min_flops_per_thread": MIN_FLOPS_PER_THREAD, "parallel_work": PARALLEL_WORK}
 
 
-def size_class(flops: int) -> int:
-    """Matmuls of one class get the same threads from any policy (`threads_for`
-    reads the size only as flops // MIN_FLOPS_PER_THREAD, and no machine has more
-    than 64 cores' worth): a step asks again only where the class changes."""
-    return min(flops // MIN_FLOPS_PER_THREAD, 64)
+def parallel_worth(work: int) -> bool:
+    """Whether a kernel of `work` element-operations runs its outer loop in parallel."""
+    return work >= PARALLEL_WORK
+
+
+def gemm_chunks(flops: int, dim: int) -> tuple[int, int]:
+    """How a matmul of `flops` is split along an output dimension of `dim` for the
+    pool's threads: (chunks, rows or columns per chunk). It depends on the shape and
+    the machine's cores, never on the threads a step gets: one thread runs the same
+    chunks in turn, so the bits do not change (a sgemm's output element is a dot over
+    the whole inner dimension in every chunk)."""
+    chunks = min(MAX_CHUNKS, env.usable_cores(), flops // MIN_FLOPS_PER_THREAD,
+                 dim // MIN_CHUNK_DIM)
+    if chunks < 2:
+        return 1, dim
+    size = -(-dim // chunks)
+    size = -(-size // 16) * 16  # whole register blocks of the sgemm's kernel
+    return -(-dim // size), size
 
 
 def numba_threads() -> int:
@@ -143,12 +153,6 @@ def policy() -> Policy:
     if not _POLICY:
         _POLICY.append(Policy(env.thread_cap(), env.blas_threads_fixed()))
     return _POLICY[0]
-
-
-def matmul(flops: int) -> None:
-    """What a generated CPU step calls before a matmul kernel whose size class
-    differs from the previous one's (`size_class`)."""
-    policy().matmul(flops)
 
 
 def parallel() -> None:

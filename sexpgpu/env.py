@@ -46,12 +46,13 @@ def cuda_sync() -> bool:
 
 
 def blas_threads_fixed() -> int | None:
-    """SEXPGPU_BLAS_THREADS: a fixed thread count for every CPU matmul's BLAS call.
-    Unset (the default), each matmul gets threads by its size and by the cores the
-    machine leaves free (kernels/threads.py): a parallel sgemm waits for all
-    its threads, so on a box busy with other work a second thread that is not
-    scheduled made a 100x256x256 matmul 13 times slower."""
-    value = os.environ.get("SEXPGPU_BLAS_THREADS")
+    """SEXPGPU_THREADS (or its old name SEXPGPU_BLAS_THREADS): a fixed thread count for
+    a CPU step's parallel parts (matmul chunks and parallel loops). Unset (the
+    default), the count follows the cores the machine leaves free
+    (kernels/threads.py): a parallel loop waits for all its threads, so on a box busy
+    with other work a second thread that is not scheduled made a 100x256x256 matmul
+    13 times slower."""
+    value = os.environ.get("SEXPGPU_THREADS") or os.environ.get("SEXPGPU_BLAS_THREADS")
     return max(1, int(value)) if value else None
 
 

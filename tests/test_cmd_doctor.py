@@ -116,14 +116,15 @@ def test_nccl_is_reported_never_required() -> None:
 @pytest.mark.parametrize("load,blas,status", [(0.1, None, "ok"), (1.2, None, "ok"),
                                               (1.2, "1", "ok"), (1.2, "2", "warn"),
                                               (3.5, None, "ok"), (3.5, "2", "warn")])
-def test_busy_cores_warn_with_the_blas_threads_to_use(monkeypatch, load, blas, status) -> None:
+def test_busy_cores_warn_with_the_threads_to_use(monkeypatch, load, blas, status) -> None:
     monkeypatch.setattr(doctor.os, "sched_getaffinity", lambda pid: {0, 1})
     monkeypatch.delenv("SEXPGPU_NUM_THREADS", raising=False)
+    monkeypatch.delenv("SEXPGPU_BLAS_THREADS", raising=False)
     if blas is None:
-        monkeypatch.delenv("SEXPGPU_BLAS_THREADS", raising=False)
+        monkeypatch.delenv("SEXPGPU_THREADS", raising=False)
     else:
-        monkeypatch.setenv("SEXPGPU_BLAS_THREADS", blas)
+        monkeypatch.setenv("SEXPGPU_THREADS", blas)
     check = doctor.cpus(load=load)
     assert check.status == status and f"load {load:.1f}" in check.detail
-    if status == "warn":  # the advice: leave the BLAS the cores nobody else holds
-        assert "SEXPGPU_BLAS_THREADS=1" in check.detail
+    if status == "warn":  # the advice: leave the step the cores nobody else holds
+        assert "SEXPGPU_THREADS=1" in check.detail

@@ -1,7 +1,8 @@
-"""The CPU thread policy: a matmul gets a second BLAS thread only when it is big and
-the last window saw a free core; SEXPGPU_BLAS_THREADS fixes the count; a step's
-results are the same bits with one thread and with two; the `open` event records
-the policy and the BLAS, and `sexpgpu diff` shows two runs that differ there."""
+"""The CPU thread policy: one pool (numba's) runs a step's parallel parts, a second
+thread only while the last window saw a free core; SEXPGPU_THREADS fixes the count;
+big matmuls are cut into chunks by their shape, big loops into chunks by their size;
+a step's results are the same bits with one thread and with two; the `open` event
+records the policy and the BLAS, and `sexpgpu diff` shows two runs that differ there."""
 
 from __future__ import annotations
 
@@ -32,14 +33,26 @@ WIDE = """
 """
 
 
-def test_small_matmuls_keep_one_thread_and_big_ones_take_the_free_cores() -> None:
+def test_big_matmuls_are_cut_by_their_shape_and_the_machine(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(threads.env, "usable_cores", lambda: 2)
+    assert threads.gemm_chunks(2 * 100 * 256 * 256, 256) == (1, 256)  # gains little: whole
+    chunks, size = threads.gemm_chunks(2 * 768 * 128 * 384, 768)
+    assert (chunks, size) == (2, 384)
+    monkeypatch.setattr(threads.env, "usable_cores", lambda: 16)
+    chunks, size = threads.gemm_chunks(2 * 768 * 128 * 384, 768)
+    assert chunks == 4 and size % 16 == 0 and (chunks - 1) * size < 768 <= chunks * size
+    monkeypatch.setattr(threads.env, "usable_cores", lambda: 1)
+    assert threads.gemm_chunks(2 * 768 * 128 * 384, 768) == (1, 768)
+
+
+def test_the_policy_starts_with_one_thread_and_the_blas_keeps_one() -> None:
     policy = threads.Policy(cap=2)
-    big = 2 * 768 * 128 * 384
-    assert policy.threads_for(big) == 1  # nothing measured yet: one thread
+    assert policy.threads() == 1  # nothing measured yet
+    assert blas._library().scipy_openblas_get_num_threads() == 1
     policy.allowed = 2
-    assert policy.threads_for(2 * 100 * 256 * 256) == 1  # gains little from a second
-    assert policy.threads_for(big) == 2
-    assert threads.Policy(cap=2, fixed=3).threads_for(10) == 3
+    assert policy.threads() == min(2, threads.numba_threads())
+    assert threads.Policy(cap=2, fixed=1).threads() == 1
 
 
 @pytest.mark.parametrize("idle,ours,allowed", [(0.0, 0.4, 1), (0.0, 1.0, 1), (0.2, 0.9, 1),
@@ -69,19 +82,24 @@ def test_unreadable_proc_stat_keeps_one_thread(monkeypatch: pytest.MonkeyPatch) 
     assert policy.allowed == 1
 
 
-def test_the_environment_fixes_the_count(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SEXPGPU_BLAS_THREADS", "2")
+@pytest.mark.parametrize("name", ["SEXPGPU_THREADS", "SEXPGPU_BLAS_THREADS"])
+def test_the_environment_fixes_the_count(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SEXPGPU_THREADS", raising=False)
+    monkeypatch.setenv(name, "2")
     threads.reset()
     try:
         described = threads.policy().describe()
     finally:
         threads.reset()
-    assert described["policy"] == "fixed" and described["blas_threads"] == 2
+    assert described["policy"] == "fixed" and described["threads"] == 2
+    assert described["blas_threads"] == 1
     assert described["blas"].startswith("OpenBLAS")  # scipy's, as pyproject requires
 
 
 def _train(path: str, count: int, monkeypatch: pytest.MonkeyPatch) -> tuple[list, dict]:
-    monkeypatch.setenv("SEXPGPU_BLAS_THREADS", str(count))
+    import numba
+
+    monkeypatch.setenv("SEXPGPU_THREADS", str(count))
     threads.reset()
     try:
         _, program = load_program(path)
@@ -93,7 +111,8 @@ def _train(path: str, count: int, monkeypatch: pytest.MonkeyPatch) -> tuple[list
             ctx = {"step": step, "microstep": 0, "microbatches": 1, "epoch": 0,
                    "samples": 0, "tokens": 0, "stage": 0, "seed": 7}
             losses.append(program.train_step([{"x": x, "y": y}], ctx)["loss"])
-        assert blas._library().scipy_openblas_get_num_threads() == count
+        assert blas._library().scipy_openblas_get_num_threads() == 1
+        assert numba.get_num_threads() == min(count, numba.config.NUMBA_NUM_THREADS)
         return losses, program.params()
     finally:
         threads.reset()
@@ -106,50 +125,64 @@ def test_one_and_two_threads_give_the_same_bits(tmp_path: Path,
     path.write_text(WIDE)
     one, params_one = _train(str(path), 1, monkeypatch)
     two, params_two = _train(str(path), 2, monkeypatch)
+    _, program = load_program(str(path))  # 128x512x512: cut into chunks on 2 cores
+    if threads.env.usable_cores() > 1:
+        assert any("gemm_chunks(" in text for text in program._step.generated.kernel_sources)
     assert one == two  # float equality of every loss: the same bits
     for name, value in params_one.items():
         assert value.tobytes() == params_two[name].tobytes(), name
 
 
 def test_diff_shows_runs_that_differ_only_in_threads() -> None:
-    auto = {"blas": "OpenBLAS 0.3.30", "policy": "auto", "blas_threads": 2,
+    auto = {"blas": "OpenBLAS 0.3.30", "policy": "auto", "threads": 2, "blas_threads": 1,
             "numba_threads": 2}
-    fixed = {**auto, "policy": "fixed", "blas_threads": 1}
+    fixed = {**auto, "policy": "fixed", "threads": 1}
     side = {"state": "done", "step": 10, "steps": 10, "time_s": 1.0, "metrics": {},
             "targets": [], "targets_met": None}
     lines = diff.render_results(diff.compare_results({**side, "threads": auto},
                                                      {**side, "threads": fixed}))
-    assert "  threads: BLAS auto (up to 2), numba 2 -> BLAS fixed (1), numba 2  (differ)" \
+    assert "  threads: auto (up to 2), BLAS 1, numba 2 -> fixed (1), BLAS 1, numba 2  (differ)" \
         in lines
+    before = {"blas": "OpenBLAS 0.3.30", "policy": "auto", "blas_threads": 2,
+              "numba_threads": 2}  # recorded before the one pool
+    assert diff.threads_text(before) == "auto (up to 2), BLAS shared, numba 2"
 
 
-def test_the_step_asks_for_threads_where_the_matmul_size_class_changes() -> None:
-    """Small matmuls all get one thread: an unrolled loop of them asks once, and a
-    big matmul between small ones asks before it and after it."""
+def test_big_matmuls_are_chunked_and_the_step_asks_for_threads_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A big matmul shares its chunks between the pool's threads; the small ones of an
+    unrolled loop are single sgemm calls; the step sets the threads once, first."""
     from sexpgpu import kernels
     from sexpgpu.ir.graph import Graph
 
+    monkeypatch.setattr(threads.env, "usable_cores", lambda: 2)
     g = Graph("classes")
     h, w = g.input("h", (4, 6)), g.input("w", (6, 6))
     for _ in range(5):
         h = g.apply("tanh", g.apply("matmul", h, w))
-    a, b = g.input("a", (512, 512)), g.input("b", (512, 512))   # 2^28 FLOPs: its own class
+    a, b = g.input("a", (512, 512)), g.input("b", (512, 512))   # 2^28 FLOPs: 2 chunks
     big = g.apply("matmul", a, b)
     g.output("big", big)
     g.output("h", g.apply("matmul", h, w))
-    source = kernels.compile(g).source
-    asked = [int(line.split("(")[1].rstrip(")")) for line in source.splitlines()
-             if line.strip().startswith("blas_threads(")]
-    assert [threads.MIN_FLOPS_PER_THREAD <= f for f in asked] in ([False, True, False],
-                                                                 [True, False])
-    assert source.count("\n    f") >= 7 > len(asked)   # 7 matmul calls (and the tanhs)
+    compiled = kernels.compile(g)
+    texts = compiled.generated.kernel_sources
+    assert sum("gemm_chunks(" in text for text in texts) == 1
+    assert any("gemm_nn(" in text and "gemm_chunks(" not in text for text in texts)
+    body = compiled.source.split("def step(")[1].splitlines()
+    assert body[1].strip() == "kernel_threads()" and compiled.source.count("kernel_threads()") == 1
+    feed = {"h": np.ones((4, 6), np.float32), "w": np.eye(6, dtype=np.float32),
+            "a": np.random.default_rng(0).normal(size=(512, 512)).astype(np.float32),
+            "b": np.random.default_rng(1).normal(size=(512, 512)).astype(np.float32)}
+    got = compiled.run(feed)["big"]
+    np.testing.assert_allclose(got, feed["a"].astype(np.float64) @ feed["b"], rtol=1e-4,
+                               atol=1e-3)
 
 
 @pytest.mark.parametrize("count", [1, 2])
 def test_parallel_kernels_take_the_policys_threads_and_give_the_same_bits(
         count: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A loop of at least PARALLEL_WORK element-operations is a prange, and the step
-    sets numba's threads from the policy before it (one on a busy box): any count
+    """A loop of at least PARALLEL_WORK element-operations is a chunk function, and the
+    step sets numba's threads from the policy first (one on a busy box): any count
     gives the bits of one thread."""
     import numba
 
@@ -164,12 +197,12 @@ def test_parallel_kernels_take_the_policys_threads_and_give_the_same_bits(
     g.output("y", y)
     compiled = kernels.compile(g)
     assert compiled.generated.source.count("kernel_threads()") == 1
-    assert any("prange(" in text for text in compiled.generated.kernel_sources)
+    assert any("def chunk(" in text for text in compiled.generated.kernel_sources)
     feed = {"x": np.random.default_rng(3).uniform(0.5, 1.0, size=(2048, 2048)).astype(np.float32)}
-    monkeypatch.setenv("SEXPGPU_BLAS_THREADS", "1")
+    monkeypatch.setenv("SEXPGPU_THREADS", "1")
     threads.reset()
     one = compiled.run(feed)
-    monkeypatch.setenv("SEXPGPU_BLAS_THREADS", str(count))
+    monkeypatch.setenv("SEXPGPU_THREADS", str(count))
     threads.reset()
     try:
         got = compiled.run(feed)

@@ -266,12 +266,14 @@ def _short(value: Any, width: int = 90) -> str:
 
 
 def threads_text(threads: dict[str, Any] | None) -> str:
-    """A run's thread policy in a few words: `BLAS auto (up to 2), numba 2`."""
+    """A run's thread policy in a few words: `auto (up to 2), BLAS 1, numba 2`.
+    Runs before the one thread pool recorded the policy's count as `blas_threads`."""
     if not threads:
         return "(not recorded)"
-    blas = f"up to {threads['blas_threads']}" if threads["policy"] == "auto" \
-        else f"{threads['blas_threads']}"
-    return f"BLAS {threads['policy']} ({blas}), numba {threads['numba_threads']}"
+    count = threads.get("threads", threads["blas_threads"])
+    policy = f"up to {count}" if threads["policy"] == "auto" else f"{count}"
+    blas = threads["blas_threads"] if "threads" in threads else "shared"
+    return f"{threads['policy']} ({policy}), BLAS {blas}, numba {threads['numba_threads']}"
 
 
 def render_results(results: dict[str, Any]) -> list[str]:

@@ -77,10 +77,10 @@ def versions() -> list[Check]:
 
 def cpus(load: float | None = None) -> Check:
     """The cores this process may use, and whether other work already keeps them busy.
-    By default each matmul takes a second BLAS thread only when it is big and a core is
-    free (kernels/threads.py); a fixed SEXPGPU_BLAS_THREADS above the free
-    cores stalls every step instead (the BLAS waits for its slowest thread: a GPT step
-    went 36 ms -> over 1 s)."""
+    By default a step's parallel parts take a second thread only while a core is free
+    (kernels/threads.py); a fixed SEXPGPU_THREADS above the free cores stalls every
+    step instead (a parallel loop waits for its slowest thread: a GPT step went
+    36 ms -> over 1 s)."""
     total = os.cpu_count() or 1
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else total
     if load is None:
@@ -88,10 +88,10 @@ def cpus(load: float | None = None) -> Check:
     detail = f"{usable} usable of {total}, load {load:.1f}"
     fixed, free = env.blas_threads_fixed(), max(1, round(usable - load))
     if fixed is None:
-        return Check("cpus", "ok", f"{detail}; BLAS threads chosen per matmul")
+        return Check("cpus", "ok", f"{detail}; threads follow the free cores")
     if load >= 0.75 and fixed > free:
         return Check("cpus", "warn", f"{detail}: other work holds about {load:.0f} of them; "
-                     f"set SEXPGPU_BLAS_THREADS={free} or unset it (now {fixed})")
+                     f"set SEXPGPU_THREADS={free} or unset it (now {fixed})")
     return Check("cpus", "ok", detail)
 
 

@@ -1,0 +1,80 @@
+"""Parallel CPU kernels: a kernel's outer loop cut into chunks that numba's threads
+share, each chunk a call of the kernel's own serial function.
+
+A kernel whose loop is worth several threads (kernels/threads.py) is generated as
+`chunk(c, block)`: it runs chunk c of its outer loop, reading its buffers and
+integers from `block`, an int64 array (a buffer is its address and length, an
+integer itself). `launch(chunk, chunks, *args)` packs the block and runs every
+chunk through `run`, one parallel loop compiled once for all kernels, which calls
+the chunk function through its address.
+
+Why not numba's prange in each kernel: a parallel loop compiles its body twice
+(typed again and lowered into a gufunc, then optimised again when linked): the
+char-GPT's attention backward took 2.5 s to compile with prange and 1.0 s as a
+chunk function, and the step's four parallel kernels cost 3.5 s more at a cold
+start. A chunk owns whole outputs (outer iterations), and how a loop is cut depends
+on its size alone, so any thread count gives the same bits.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numba
+import numpy as np
+from llvmlite import ir
+from numba import prange, types
+from numba.experimental.function_type import _get_wrapper_address
+from numba.extending import intrinsic
+
+# the signature of every chunk function: (chunk, address of its block)
+CHUNK_ARGS = (types.int64, types.int64)
+_CHUNK_FN = ir.FunctionType(ir.VoidType(), [ir.IntType(64), ir.IntType(64)])
+
+
+@intrinsic
+def address(typingctx, addr):  # noqa: ARG001 - a numba intrinsic
+    """The pointer (void*) at integer address `addr`: for numba.carray."""
+    def codegen(context, builder, sig, args):  # noqa: ARG001
+        return builder.inttoptr(args[0], ir.IntType(8).as_pointer())
+    return types.voidptr(types.int64), codegen
+
+
+@intrinsic
+def _call_chunk(typingctx, fn, c, block):  # noqa: ARG001 - a numba intrinsic
+    """Call the chunk function at address `fn` with (c, block)."""
+    def codegen(context, builder, sig, args):  # noqa: ARG001
+        builder.call(builder.inttoptr(args[0], _CHUNK_FN.as_pointer()), [args[1], args[2]])
+        return context.get_dummy_value()
+    return types.void(types.int64, types.int64, types.int64), codegen
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True, parallel=True)
+def run(fn: int, chunks: int, block: int) -> None:
+    """Chunks 0 .. chunks-1 of the chunk function at address `fn`, on numba's threads."""
+    for c in prange(chunks):
+        _call_chunk(fn, np.int64(c), block)
+
+
+_ADDRESSES: dict[Any, int] = {}
+
+
+def _address(fn: Any) -> int:
+    """The C-callable address of chunk function `fn` (compiled, or loaded from numba's
+    cache, on first use)."""
+    found = _ADDRESSES.get(fn)
+    if found is None:
+        found = _ADDRESSES[fn] = _get_wrapper_address(fn, types.void(*CHUNK_ARGS))
+    return found
+
+
+def launch(fn: Any, chunks: int, *args: Any) -> None:
+    """Run chunk function `fn` over `chunks` chunks with its buffers and integers."""
+    values: list[int] = []
+    for a in args:
+        if isinstance(a, np.ndarray):
+            values += (a.ctypes.data, a.size)
+        else:
+            values.append(a)
+    block = np.array(values, np.int64)
+    run(_address(fn), chunks, block.ctypes.data)  # block lives until run returns

@@ -1,0 +1,119 @@
+"""Parallel CPU kernels (chunk functions, kernels/parallel.py; matmuls cut into
+chunks, kernels/sgemm.py's gemm_chunks) on the cases the sequential kernels are tested
+on: with the thresholds at their lowest (every loop of more than one outer iteration
+parallel, every matmul of 2 x 16 rows or columns cut), each registered op matches the
+reference interpreter on its samples, its special values and its bad indices, and the
+fused attention equals the unfused form on split heads. A char-GPT-sized layer (the
+default thresholds) gives the same bits with one thread and with two."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import test_attention as attention
+import test_kernels_ops as ops
+from sexpgpu.autodiff.grad import grad
+from sexpgpu.kernels import threads
+
+from sexpgpu import kernels
+from sexpgpu.ir import build
+from sexpgpu.ir.graph import Graph
+from sexpgpu.ir.ops.registry import OPS
+
+
+@pytest.fixture
+def everything_parallel(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(threads, "PARALLEL_WORK", 2)
+    monkeypatch.setattr(threads, "MIN_FLOPS_PER_THREAD", 1)
+    monkeypatch.setattr(threads, "MIN_CHUNK_DIM", 16)
+    monkeypatch.setattr(threads.env, "usable_cores", lambda: 4)  # chunks on any machine
+
+
+@pytest.mark.usefixtures("everything_parallel")
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_op_matches_reference_in_chunks(name: str) -> None:
+    ops.test_op_matches_reference(name)
+
+
+@pytest.mark.usefixtures("everything_parallel")
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_op_special_values_match_reference_in_chunks(name: str) -> None:
+    ops.test_op_special_values_match_reference(name)
+
+
+@pytest.mark.usefixtures("everything_parallel")
+@pytest.mark.parametrize("name", ops.INDEXED)
+def test_op_index_out_of_range_is_e_index_in_chunks(name: str) -> None:
+    ops.test_op_index_out_of_range_is_e_index(name)
+
+
+@pytest.mark.usefixtures("everything_parallel")
+@pytest.mark.parametrize(("causal", "scale", "t"), [(True, None, attention.T),
+                                                    (False, 0.7, 70), (True, None, 70)])
+def test_attention_in_chunks_equals_the_unfused_form(causal: bool, scale, t: int) -> None:
+    compiled = kernels.compile(attention._graph(True, causal, scale, t))
+    chunked = [text for text in compiled.generated.kernel_sources if "def chunk(" in text]
+    assert sum("attention" in text.split("\n")[0] for text in chunked) == 2  # fwd, bwd
+    attention.test_fused_equals_the_unfused_form_on_split_heads(causal, scale, t)
+
+
+@pytest.mark.usefixtures("everything_parallel")
+def test_the_ops_run_as_chunks_under_these_thresholds() -> None:
+    """The cases above do take the parallel paths: a loop op is a chunk function, a
+    matmul calls gemm_chunks."""
+    g = Graph("paths")
+    x, w = g.input("x", (64, 48)), g.input("w", (48, 40))
+    g.output("y", g.apply("gelu", g.apply("matmul", x, w)))
+    texts = kernels.compile(g).generated.kernel_sources
+    assert any("def chunk(" in text for text in texts)
+    assert any("gemm_chunks(" in text for text in texts)
+
+
+def _block(t: int = 64, heads: int = 4, width: int = 128, batch: int = 12) -> Graph:
+    """A GPT block's parallel parts at the char-GPT's size: the attention on heads of
+    one projection, the MLP's GELU and a layer norm; the loss's gradient of all."""
+    g = Graph("block")
+    x = g.input("x", (batch, t, width))
+    qkv = g.apply("matmul", x, g.input("w_qkv", (width, 3 * width)))
+    d = width // heads
+
+    def head(i: int):
+        part = build.slice_axis(g, qkv, 2, i * width, (i + 1) * width)
+        return g.apply("permute", g.apply("reshape", part, shape=(batch, t, heads, d)),
+                       perm=(0, 2, 1, 3))
+
+    att = g.apply("attention", head(0), head(1), head(2), causal=True, scale=None)[0]
+    y = g.apply("reshape", g.apply("permute", att, perm=(0, 2, 1, 3)), shape=(batch, t, width))
+    h = g.apply("gelu", g.apply("matmul", y, g.input("w_fc", (width, 4 * width))))
+    mean = g.apply("mean", h, axes=(2,), keepdims=True)
+    centred = g.apply("sub", h, mean)
+    loss = g.apply("sum", g.apply("mul", centred, centred), axes=None, keepdims=False)
+    g.output("loss", loss)
+    g.output("dx", grad(g, loss, [x])[x])
+    return g
+
+
+@pytest.mark.parametrize("count", [2, 3])
+def test_a_gpt_block_gives_the_same_bits_with_any_thread_count(
+        count: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    import numba
+
+    compiled = kernels.compile(_block())
+    chunked = [text.split("\n")[0] for text in compiled.generated.kernel_sources
+               if "def chunk(" in text]
+    assert any("attention" in head for head in chunked) and any("gelu" in h for h in chunked)
+    rng = np.random.default_rng(5)
+    feed = {"x": rng.standard_normal((12, 64, 128)).astype(np.float32),
+            "w_qkv": (rng.standard_normal((128, 384)) / 11).astype(np.float32),
+            "w_fc": (rng.standard_normal((128, 512)) / 11).astype(np.float32)}
+    runs = []
+    for n in (1, count):
+        monkeypatch.setenv("SEXPGPU_THREADS", str(n))
+        threads.reset()
+        try:
+            runs.append(compiled.run(feed))
+            assert numba.get_num_threads() == min(n, numba.config.NUMBA_NUM_THREADS)
+        finally:
+            threads.reset()
+    for key in runs[0]:
+        assert runs[0][key].tobytes() == runs[1][key].tobytes(), key
