@@ -199,15 +199,18 @@ FLAT_CHUNK = 1 << 14
 MAX_CHUNKS = 64  # of any other loop
 
 
-def _chunked(lines: list[str]) -> tuple[list[str], int]:
+def _chunked(lines: list[str], serial: bool = False) -> tuple[list[str], int]:
     """A kernel's lines with its parallel loop (`for v in prange(n):` at depth 0)
-    made chunk chunk_'s part of it, and the number of chunks (0: no parallel loop).
+    made chunk chunk_'s part of it, and the number of chunks (0: no parallel loop;
+    `serial`: the loop made an ordinary one).
     Chunk c runs iterations [c * b, c * b + b); b depends on n alone. The
     literals that must reach LLVM as they are (the mask, b) are written in hex,
     which kernel text parametrisation leaves alone (see kernels/parallel.py)."""
     at = next((i for i, line in enumerate(lines) if _PRANGE.match(line)), None)
     if at is None:
         return lines, 0
+    if serial:
+        return lines[:at] + [lines[at].replace(" in prange(", " in range(")] + lines[at + 1:], 0
     var, size = _PRANGE.match(lines[at]).groups()
     n = int(size)
     per = FLAT_CHUNK if n > MAX_CHUNKS * FLAT_CHUNK // 4 else -(-n // min(n, MAX_CHUNKS))
@@ -440,7 +443,10 @@ def _cpu_step(codes: list[KernelCode], params: list[str], copies: list[tuple[str
     functions: dict[str, str] = {}  # kernel module source -> local function name
     index: dict[str, dict] = {}
     for code in codes:
-        lines, chunks = _chunked(_tidy(_cpu_loops(code, _parallel(code))))
+        # a kernel that checks indices stays serial: its first bad index goes into
+        # the error buffer as a (where, value) pair, which two threads could mix
+        lines, chunks = _chunked(_tidy(_cpu_loops(code, _parallel(code))),
+                                 serial=bool(code.index_checks))
         body, ints = _parametrized(_renamed(lines, code), code.sizes_as_args, _flat(code))
         args = _positional(code) + [f"n{i}" for i in range(len(ints))]
         ops = ", ".join(dict.fromkeys(c.split(" at ")[0] for c in code.comment))

@@ -73,6 +73,8 @@ def launch(fn: Any, chunks: int, *args: Any) -> None:
     values: list[int] = []
     for a in args:
         if isinstance(a, np.ndarray):
+            if not a.flags.c_contiguous:  # an address and a length describe it
+                raise ValueError(f"chunk functions take contiguous buffers, not {a.strides}")
             values += (a.ctypes.data, a.size)
         else:
             values.append(a)

@@ -2,7 +2,8 @@
 chunks, kernels/sgemm.py's gemm_chunks) on the cases the sequential kernels are tested
 on: with the thresholds at their lowest (every loop of more than one outer iteration
 parallel, every matmul of 2 x 16 rows or columns cut), each registered op matches the
-reference interpreter on its samples, its special values and its bad indices, and the
+reference interpreter on its samples and its special values, bad indices are E-INDEX
+(the kernels that check them stay serial), and the
 fused attention equals the unfused form on split heads. A char-GPT-sized layer (the
 default thresholds) gives the same bits with one thread and with two."""
 
@@ -44,7 +45,12 @@ def test_op_special_values_match_reference_in_chunks(name: str) -> None:
 @pytest.mark.usefixtures("everything_parallel")
 @pytest.mark.parametrize("name", ops.INDEXED)
 def test_op_index_out_of_range_is_e_index_in_chunks(name: str) -> None:
+    """The kernels that check indices stay serial (two threads could mix the error
+    buffer's (where, value) pair); the others around them are chunks."""
     ops.test_op_index_out_of_range_is_e_index(name)
+    g, _ = ops.sample_graph(name)
+    for text in kernels.compile(g).generated.kernel_sources:
+        assert not ("index_error(" in text and "def chunk(" in text), name
 
 
 @pytest.mark.usefixtures("everything_parallel")
