@@ -240,7 +240,6 @@ def _blas(code: KernelCode, node: Node, lines: list[str]) -> None:
     t, s, d, e, _ = _sizes(node)
     if t * s * d * e > 0:
         code.cpu = lines
-        code.blas_flops = 2 * t * s * max(d, e)
 
 
 # -- forward ------------------------------------------------------------------------

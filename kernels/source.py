@@ -151,9 +151,6 @@ class KernelCode:
     # a matmul's operands (kernels.gemm.Gemm), a reduction's parts for a block per
     # row, and a variant with atomics (outer, body, buffers zeroed first)
     gemm: object | None = None
-    # the FLOPs of each BLAS call of a CPU matmul: how many threads it gets
-    # (kernels/threads.py); 0 for a kernel that calls no BLAS
-    blas_flops: int = 0
     reduction: Reduction | None = None
     atomic: tuple[list[tuple[str, int]], list[str], list[str]] | None = None
 

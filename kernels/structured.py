@@ -571,9 +571,7 @@ def _matmul(node, names, name, params):
                 if plain else [
                      f"np.dot({A}[0:{rows * m * k}].reshape(({rows * m}, {k})), {b2}, "
                      f"{O}[0:{rows * m * n}].reshape(({rows * m}, {n})))"]
-            code.blas_flops = 2 * rows * m * n * k
         else:
-            code.blas_flops = 2 * m * n * k
             # a batch's matmuls one after another: each whole (a chunked one would
             # wake the pool once per matrix)
             lines = _cpu_gemm((A, ao, ta), (B, bo, tb), (O, oo), (m, k, n), split=not bidx) \
@@ -649,6 +647,5 @@ def render_batch_sum_matmul(mm: Node, total: Node, names, name: str,
     if m * n * k > 0:
         # CPU: one sgemm over the batch's stacked rows, (m, rows*k) x (rows*k, n)
         code.cpu = _cpu_gemm((A, "0", True), (B, str(at), False), (O, "0"), (m, rows * k, n))
-        code.blas_flops = 2 * m * n * rows * k
         code.sizes_as_args = True
     return code
