@@ -338,9 +338,9 @@ def _flat(code: KernelCode) -> bool:
 
 
 # the sgemm calls of kernels/sgemm.py a kernel makes (its module imports them)
-_GEMM_CALL = re.compile(r"\b(gemm_(?:[nt][nt]|chunks))\(")
-# a kernel whose work numba's threads share: a chunk function, or sgemm's chunks
-_PARALLEL = re.compile(r"\bgemm_chunks\(|^def chunk\(", re.M)
+_GEMM_CALL = re.compile(r"\b(gemm_[nt][nt])\(")
+# a kernel whose work numba's threads share (kernels/parallel.py)
+_PARALLEL = re.compile(r"^def chunk\(", re.M)
 _HELPER_NAMES = re.compile(
     r"\b(rng_\w+|f32_to_bf16|bf16_to_f32|fast_(?:exp|tanh|erf|log)(?:32)?)\(")
 # IEEE semantics (x/0 is inf or nan, as in numpy and on the GPU): numba's default

@@ -1,19 +1,23 @@
 """Parallel CPU kernels: a kernel's outer loop cut into chunks that numba's threads
 share, each chunk a call of the kernel's own serial function.
 
-A kernel whose loop is worth several threads (kernels/threads.py) is generated as
+A kernel whose loop is worth several threads (kernels/threads.py: a big loop, or
+a big matmul cut into row or column blocks, one sgemm each) is generated as
 `chunk(c, block)`: it runs chunk c of its outer loop, reading its buffers and
 integers from `block`, an int64 array (a buffer is its address and length, an
 integer itself). `launch(chunk, chunks, *args)` packs the block and runs every
-chunk through `run`, one parallel loop compiled once for all kernels, which calls
-the chunk function through its address.
+chunk through `run`, one parallel loop compiled once per install for all kernels
+(its arguments are three integers), which calls the chunk function through its
+address.
 
 Why not numba's prange in each kernel: a parallel loop compiles its body twice
 (typed again and lowered into a gufunc, then optimised again when linked): the
 char-GPT's attention backward took 2.5 s to compile with prange and 1.0 s as a
 chunk function, and the step's four parallel kernels cost 3.5 s more at a cold
-start. A chunk owns whole outputs (outer iterations), and how a loop is cut depends
-on its size alone, so any thread count gives the same bits.
+start. Nor one parallel sgemm function that matmul kernels call: numba compiled
+it again (1.3 s) for every pattern of literal arguments its callers passed. A
+chunk owns whole outputs (outer iterations), and how a loop is cut depends on its
+size alone, so any thread count gives the same bits.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from numba.extending import intrinsic
 
 # the signature of every chunk function: (chunk, address of its block)
 CHUNK_ARGS = (types.int64, types.int64)
+RUN_ARGS = (types.int64, types.int64, types.int64)  # `run`'s: one compile for all kernels
 _CHUNK_FN = ir.FunctionType(ir.VoidType(), [ir.IntType(64), ir.IntType(64)])
 
 

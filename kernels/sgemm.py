@@ -12,10 +12,8 @@ kernels/structured.py keeps np.dot for a vector operand (m or n of 1: gemv)."""
 
 from __future__ import annotations
 
-import numba
-import numpy as np
 from llvmlite import ir
-from numba import prange, types
+from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
@@ -81,28 +79,3 @@ gemm_nt = _gemm(False, True)
 gemm_tn = _gemm(True, False)
 gemm_tt = _gemm(True, True)
 
-
-@numba.njit(cache=True, error_model="numpy", no_cfunc_wrapper=True, parallel=True)
-def gemm_chunks(a, a_at, lda, a_step, b, b_at, ldb, b_step, c, c_at, ldc, c_step,  # noqa: PLR0913
-                m, k, n, a_t, b_t, by_rows, chunks, size):
-    """C = A B (gemm_xx's arguments, `a_t`/`b_t` for its transposes) as `chunks` sgemm
-    calls over blocks of `size` rows (`by_rows`) or columns of C, shared by numba's
-    threads (the BLAS runs one thread; the pool is numba's): chunk i starts `i * step`
-    elements further into each operand. One parallel function for every matmul
-    kernel: its compile (~0.5 s, a parallel loop's) is paid once per cache, not per
-    kernel, and a chunk is the same call whatever the thread count (the same bits)."""
-    for ci in prange(chunks):
-        i = np.int64(ci)
-        first = i * size
-        rows = min(size, m - first) if by_rows else m
-        cols = n if by_rows else min(size, n - first)
-        ao, bo, co = a_at + i * a_step, b_at + i * b_step, c_at + i * c_step
-        if a_t:
-            if b_t:
-                gemm_tt(a, ao, lda, b, bo, ldb, c, co, ldc, rows, k, cols, 0.0)
-            else:
-                gemm_tn(a, ao, lda, b, bo, ldb, c, co, ldc, rows, k, cols, 0.0)
-        elif b_t:
-            gemm_nt(a, ao, lda, b, bo, ldb, c, co, ldc, rows, k, cols, 0.0)
-        else:
-            gemm_nn(a, ao, lda, b, bo, ldb, c, co, ldc, rows, k, cols, 0.0)

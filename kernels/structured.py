@@ -599,18 +599,19 @@ def _cpu_gemm(a: tuple[str, str, bool], b: tuple[str, str, bool], out: tuple[str
     lda, ldb = (m if ta else k), (k if tb else n)
     call = f"gemm_{'t' if ta else 'n'}{'t' if tb else 'n'}"
     by_rows = m >= n
-    chunks, size = threads.gemm_chunks(2 * m * k * n, m if by_rows else n) if split else (1, 0)
+    chunks, size = threads.matmul_chunks(2 * m * k * n, m if by_rows else n) if split else (1, 0)
     if chunks == 1:
         return [f"{call}({A}, {ao}, {lda}, {B}, {bo}, {ldb}, {O}, {oo}, {n}, {m}, {k}, {n}, 0.0)"]
-    # numba's threads share the chunks (kernels/sgemm.py's gemm_chunks): chunk i
-    # starts i * step elements further into the split operand and into out
+    # numba's threads share the chunks (a chunk function: kernels/parallel.py): chunk
+    # c starts c * step elements further into the split operand and into out
     if by_rows:
-        steps = (size * (1 if ta else lda), 0, size * n)
+        a_at, b_at, o_at = f"{ao} + c * {size * (1 if ta else lda)}", bo, f"{oo} + c * {size * n}"
+        dims = f"min({size}, {m} - c * {size}), {k}, {n}"
     else:
-        steps = (0, size * (ldb if tb else 1), size)
-    return [f"gemm_chunks({A}, {ao}, {lda}, {steps[0]}, {B}, {bo}, {ldb}, {steps[1]}, "
-            f"{O}, {oo}, {n}, {steps[2]}, {m}, {k}, {n}, {int(ta)}, {int(tb)}, {int(by_rows)}, "
-            f"{chunks}, {size})"]
+        a_at, b_at, o_at = ao, f"{bo} + c * {size * (ldb if tb else 1)}", f"{oo} + c * {size}"
+        dims = f"{m}, {k}, min({size}, {n} - c * {size})"
+    return [f"for c in prange({chunks}):",
+            f"    {call}({A}, {a_at}, {lda}, {B}, {b_at}, {ldb}, {O}, {o_at}, {n}, {dims}, 0.0)"]
 
 
 def _cpu_matrix(buf: str, at: str, rows: int, cols: int, flipped: bool,

@@ -1,7 +1,7 @@
 """How many threads a CPU step uses, and how its matmuls are cut for them.
 
 One pool: numba's threads run every parallel part of a step, the matmuls' chunks
-(kernels/sgemm.py's gemm_chunks) and the parallel loops (kernels/parallel.py), and
+and the parallel loops, each a chunk function (kernels/parallel.py), and
 the BLAS runs one thread inside each chunk. Two pools on the same cores fight: with
 OpenBLAS's threads beside numba's, one pool's idle threads spin where the other's
 must run (a parallel GELU between two-thread sgemms gained nothing on 2 cores, and
@@ -18,7 +18,7 @@ time, per second of wall time, is the number of cores this process could have ha
 A process that cannot read /proc/stat keeps one thread.
 
 Results do not depend on the thread count: a matmul is cut into chunks by its shape
-and the machine's cores (`gemm_chunks`), a loop by its size, and one thread runs the
+and the machine's cores (`matmul_chunks`), a loop by its size, and one thread runs the
 same chunks in turn; a chunk owns whole outputs, so no sum is split differently
 (tests/test_threads.py checks the bits with one thread and with two).
 
@@ -123,7 +123,7 @@ def parallel_worth(work: int) -> bool:
     return work >= PARALLEL_WORK
 
 
-def gemm_chunks(flops: int, dim: int) -> tuple[int, int]:
+def matmul_chunks(flops: int, dim: int) -> tuple[int, int]:
     """How a matmul of `flops` is split along an output dimension of `dim` for the
     pool's threads: (chunks, rows or columns per chunk). It depends on the shape and
     the machine's cores, never on the threads a step gets: one thread runs the same

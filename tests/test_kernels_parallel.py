@@ -1,5 +1,5 @@
-"""Parallel CPU kernels (chunk functions, kernels/parallel.py; matmuls cut into
-chunks, kernels/sgemm.py's gemm_chunks) on the cases the sequential kernels are tested
+"""Parallel CPU kernels (chunk functions, kernels/parallel.py: big loops, and matmuls
+cut into row or column chunks) on the cases the sequential kernels are tested
 on: with the thresholds at their lowest (every loop of more than one outer iteration
 parallel, every matmul of 2 x 16 rows or columns cut), each registered op matches the
 reference interpreter on its samples and its special values, bad indices are E-INDEX
@@ -66,13 +66,13 @@ def test_attention_in_chunks_equals_the_unfused_form(causal: bool, scale, t: int
 @pytest.mark.usefixtures("everything_parallel")
 def test_the_ops_run_as_chunks_under_these_thresholds() -> None:
     """The cases above do take the parallel paths: a loop op is a chunk function, a
-    matmul calls gemm_chunks."""
+    matmul's chunk function calls sgemm on its rows."""
     g = Graph("paths")
     x, w = g.input("x", (64, 48)), g.input("w", (48, 40))
     g.output("y", g.apply("gelu", g.apply("matmul", x, w)))
     texts = kernels.compile(g).generated.kernel_sources
     assert any("def chunk(" in text for text in texts)
-    assert any("gemm_chunks(" in text for text in texts)
+    assert any("def chunk(" in text and "gemm_nn(" in text for text in texts)
 
 
 def _block(t: int = 64, heads: int = 4, width: int = 128, batch: int = 12) -> Graph:

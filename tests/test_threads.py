@@ -36,14 +36,14 @@ WIDE = """
 def test_big_matmuls_are_cut_by_their_shape_and_the_machine(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(threads.env, "usable_cores", lambda: 2)
-    assert threads.gemm_chunks(2 * 100 * 256 * 256, 256) == (1, 256)  # gains little: whole
-    chunks, size = threads.gemm_chunks(2 * 768 * 128 * 384, 768)
+    assert threads.matmul_chunks(2 * 100 * 256 * 256, 256) == (1, 256)  # gains little: whole
+    chunks, size = threads.matmul_chunks(2 * 768 * 128 * 384, 768)
     assert (chunks, size) == (2, 384)
     monkeypatch.setattr(threads.env, "usable_cores", lambda: 16)
-    chunks, size = threads.gemm_chunks(2 * 768 * 128 * 384, 768)
+    chunks, size = threads.matmul_chunks(2 * 768 * 128 * 384, 768)
     assert chunks == 4 and size % 16 == 0 and (chunks - 1) * size < 768 <= chunks * size
     monkeypatch.setattr(threads.env, "usable_cores", lambda: 1)
-    assert threads.gemm_chunks(2 * 768 * 128 * 384, 768) == (1, 768)
+    assert threads.matmul_chunks(2 * 768 * 128 * 384, 768) == (1, 768)
 
 
 def test_the_policy_starts_with_one_thread_and_the_blas_keeps_one() -> None:
@@ -127,7 +127,8 @@ def test_one_and_two_threads_give_the_same_bits(tmp_path: Path,
     two, params_two = _train(str(path), 2, monkeypatch)
     _, program = load_program(str(path))  # 128x512x512: cut into chunks on 2 cores
     if threads.env.usable_cores() > 1:
-        assert any("gemm_chunks(" in text for text in program._step.generated.kernel_sources)
+        assert any("def chunk(" in text and "gemm_nn(" in text
+                   for text in program._step.generated.kernel_sources)
     assert one == two  # float equality of every loss: the same bits
     for name, value in params_one.items():
         assert value.tobytes() == params_two[name].tobytes(), name
@@ -166,8 +167,8 @@ def test_big_matmuls_are_chunked_and_the_step_asks_for_threads_once(
     g.output("h", g.apply("matmul", h, w))
     compiled = kernels.compile(g)
     texts = compiled.generated.kernel_sources
-    assert sum("gemm_chunks(" in text for text in texts) == 1
-    assert any("gemm_nn(" in text and "gemm_chunks(" not in text for text in texts)
+    assert sum("def chunk(" in text and "gemm_nn(" in text for text in texts) == 1
+    assert any("gemm_nn(" in text and "def chunk(" not in text for text in texts)
     body = compiled.source.split("def step(")[1].splitlines()
     assert body[1].strip() == "kernel_threads()" and compiled.source.count("kernel_threads()") == 1
     feed = {"h": np.ones((4, 6), np.float32), "w": np.eye(6, dtype=np.float32),
