@@ -377,8 +377,6 @@ def _kernel_module(chunked: bool, args: list[str], body: list[str], ops: str,
     if any("math." in line for line in body + helpers):
         lines += ["import math", ""]
     lines += ["import numpy as np", "import numba"]
-    if any("prange(" in line for line in body):
-        lines.append("from numba import prange")
     if chunked:
         lines.append("from sexpgpu.kernels.parallel import address")
     gemms = sorted({m.group(1) for line in body for m in _GEMM_CALL.finditer(line)})

@@ -75,6 +75,30 @@ def test_the_ops_run_as_chunks_under_these_thresholds() -> None:
     assert any("def chunk(" in text and "gemm_nn(" in text for text in texts)
 
 
+@pytest.mark.usefixtures("everything_parallel")
+@pytest.mark.parametrize("rows", [300, 64 * 5 + 3])
+def test_chunks_of_several_rows_cover_every_row_once(rows: int,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """More outer iterations than chunks: a chunk runs several rows, the last one
+    fewer; a row-wise softmax (max, exp, sum) equals numpy's and the serial kernel's
+    bits."""
+    g = Graph("rows")
+    x = g.input("x", (rows, 50))
+    g.output("y", build.softmax(g, g.apply("mul", x, build.scalar(g, 3.0, "f32")), -1))
+    feed = {"x": np.random.default_rng(2).standard_normal((rows, 50)).astype(np.float32)}
+    compiled = kernels.compile(g)
+    texts = [text for text in compiled.generated.kernel_sources if "def chunk(" in text]
+    assert texts and any("first_ + " in text for text in texts)  # several rows a chunk
+    got = compiled.run(feed)["y"]
+    z = 3.0 * feed["x"].astype(np.float64)
+    want = np.exp(z - z.max(-1, keepdims=True))
+    np.testing.assert_allclose(got, want / want.sum(-1, keepdims=True), rtol=2e-6, atol=1e-7)
+    monkeypatch.setattr(threads, "PARALLEL_WORK", 1 << 62)  # every loop serial
+    serial = kernels.compile(g)
+    assert not any("def chunk(" in text for text in serial.generated.kernel_sources)
+    assert serial.run(feed)["y"].tobytes() == got.tobytes()
+
+
 def _block(t: int = 64, heads: int = 4, width: int = 128, batch: int = 12) -> Graph:
     """A GPT block's parallel parts at the char-GPT's size: the attention on heads of
     one projection, the MLP's GELU and a layer norm; the loss's gradient of all."""
