@@ -100,7 +100,8 @@ class Policy:
         return min(self.fixed if self.fixed is not None else self.allowed, numba_threads())
 
     def parallel(self) -> None:
-        """Set the threads of the parallel kernel about to run."""
+        """Set the threads of the step's parallel kernels (those the last window
+        allows, or the fixed count)."""
         self.refresh()
         n = self.threads()
         if n != self.kernel_threads:
@@ -156,7 +157,7 @@ def policy() -> Policy:
 
 
 def parallel() -> None:
-    """What a generated CPU step calls before each parallel kernel."""
+    """What a generated CPU step with parallel kernels calls first, once a step."""
     policy().parallel()
 
 
