@@ -7,13 +7,16 @@ Run: `pytest bench/bench_step.py --benchmark-only [--no-torch-compile] [--step-j
 A step is forward, backward and the optimizer update on one fixed batch; the summary at
 the end prints the medians and the ratios SexpGPU/eager and SexpGPU/compile, and for
 the GPT its step's FLOPs over the best sgemm rate measured in the same run (the time
-the step would take at the machine's matmul limit) beside the measured step.
+the step would take at the machine's matmul limit) beside the measured step. The row
+`gpt-interleaved` times the GPT's backends taking turns, one step each per round, so
+that a slow phase of a shared machine slows them alike.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -164,6 +167,43 @@ def test_step(benchmark, model: str, backend: str, threads: int, step_results,
         step_results[key] = {"median_ms": stats.stats.median * 1000.0,
                              "min_ms": stats.stats.min * 1000.0, "threads": threads,
                              "rounds": ROUNDS[model]}
+
+
+# ---------------------------------------------------------------------------
+# the GPT's backends taking turns
+
+INTERLEAVED_ROUNDS = 40
+
+
+def test_gpt_interleaved(benchmark, threads: int, step_results, no_torch_compile: bool) -> None:
+    """The GPT's steps of every backend taking turns, one step each per round (the
+    order rotating): a slow phase of a shared machine (another tenant on a core for a
+    minute) then slows all of them alike, where the rows above, 30 steps of one
+    backend after 30 of another, can each land in a different phase. The summary
+    prints its medians and ratios as the row `gpt-interleaved`."""
+    backends = [b for b in BACKENDS if not (b == "torch-compile" and no_torch_compile)]
+    steps = {b: sexpgpu_step("gpt") if b == "sexpgpu" else
+             torch_step("gpt", compiled=b == "torch-compile") for b in backends}
+    for step in steps.values():
+        for _ in range(WARMUP_CALLS):
+            step()
+    times: dict[str, list[float]] = {b: [] for b in backends}
+
+    def rounds() -> None:
+        for r in range(INTERLEAVED_ROUNDS):
+            for b in backends[r % len(backends):] + backends[:r % len(backends)]:
+                started = time.perf_counter()
+                steps[b]()
+                times[b].append(time.perf_counter() - started)
+
+    benchmark.group = "step gpt, backends taking turns"
+    benchmark.pedantic(rounds, rounds=1, iterations=1)
+    for b in backends:
+        ms = np.array(times[b]) * 1000.0
+        step_results[("gpt-interleaved", b)] = {"median_ms": float(np.median(ms)),
+                                                "min_ms": float(ms.min()), "threads": threads,
+                                                "rounds": INTERLEAVED_ROUNDS}
+    assert all(len(t) == INTERLEAVED_ROUNDS for t in times.values())
 
 
 # ---------------------------------------------------------------------------

@@ -127,15 +127,19 @@ def test_runs_on_s3_are_mirrored_as_they_train(capsys, s3_env, tmp_path) -> None
     assert body["Body"].read() == (run_dir / "events.jsonl").read_bytes()
 
 
+STEPS = 1000  # of the killed run
+
+
 def test_a_run_killed_while_uploading_resumes_from_s3_elsewhere(capsys, s3_env,
                                                                 tmp_path) -> None:
     """SIGKILL in the middle of mirroring checkpoints; then, with no local copy (a new
     machine), `--resume latest` pulls the complete checkpoints from S3 and ends with
     the parameters of a run never stopped."""
     runs = f"s3://{BUCKET}/killed"
-    # 40 checkpoints: training ends in about a second, the mirror then uploads for
-    # several more, and the kill comes as soon as S3 holds one whole checkpoint
-    args = ["steps=200", "--checkpoint-every", "5", "--runs", runs]
+    # 200 checkpoints: training ends in a few seconds, the mirror uploads behind it,
+    # and the kill comes as soon as S3 holds one whole checkpoint (with 40, a slow
+    # start of the mirror on a busy machine let the last one be the first whole)
+    args = [f"steps={STEPS}", "--checkpoint-every", "5", "--runs", runs]
     proc = subprocess.Popen([sys.executable, "-m", "sexpgpu", "run", str(SWEEP_TINY), *args],
                             env={**os.environ, "PYTHONPATH": str(ROOT)},
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -156,13 +160,13 @@ def test_a_run_killed_while_uploading_resumes_from_s3_elsewhere(capsys, s3_env,
     code, _, err = sexpgpu(capsys, "run", SWEEP_TINY, *args, "--resume", "latest")
     assert code == 0, err
     opens = [e for e in _events(_staging("killed") / name) if e["event"] == "open"]
-    assert 0 < opens[-1]["resumed_from"] < 200  # from a checkpoint S3 had whole
+    assert 0 < opens[-1]["resumed_from"] < STEPS  # from a checkpoint S3 had whole
     resumed = load_checkpoint(latest_valid(_staging("killed") / name))
     code, _, err = sexpgpu(capsys, "run", SWEEP_TINY, *args[:-1], tmp_path / "runs")
     assert code == 0, err
     (whole,) = (tmp_path / "runs").iterdir()
     straight = load_checkpoint(latest_valid(whole))
-    assert resumed.step == straight.step == 200
+    assert resumed.step == straight.step == STEPS
     for key, value in straight.params.items():
         np.testing.assert_array_equal(resumed.params[key], value)
 
