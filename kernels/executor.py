@@ -12,7 +12,7 @@ import numba
 import numpy as np
 from numba.core.dispatcher import Dispatcher
 from numba.core.errors import NumbaPerformanceWarning
-from sexpgpu.kernels import compile_pool
+from sexpgpu.kernels import compile_pool, threads
 from sexpgpu.kernels.bf16 import from_bf16
 from sexpgpu.kernels.cache import load_module, module_path
 from sexpgpu.kernels.cache import record as record_index
@@ -63,6 +63,10 @@ class CompiledGraph:
         self._checks = generated.index_checks
         self._err = np.zeros(2, np.int64)
         self._errs = [self._err] if self._checks else []
+        if device == "cpu":
+            # the process's thread policy, made now: it keeps the BLAS to one thread
+            # even in a step with no parallel kernel (which never asks for threads)
+            threads.policy()
 
     @property
     def peak_bytes(self) -> int:

@@ -82,6 +82,27 @@ def test_unreadable_proc_stat_keeps_one_thread(monkeypatch: pytest.MonkeyPatch) 
     assert policy.allowed == 1
 
 
+def test_a_step_without_parallel_kernels_keeps_the_blas_to_one_thread() -> None:
+    """Its small matmuls are single sgemm calls and it never asks for threads: the
+    CPU step made it keeps the BLAS at one thread all the same (two threads of a
+    100x256x256 sgemm took 13x as long with other work on the cores)."""
+    from sexpgpu import kernels
+    from sexpgpu.ir.graph import Graph
+
+    g = Graph("small")
+    a, w = g.input("a", (100, 256)), g.input("w", (256, 256))
+    g.output("y", g.apply("matmul", a, w))
+    blas.set_threads(2)
+    threads.reset()
+    try:
+        compiled = kernels.compile(g)
+        assert "kernel_threads()" not in compiled.source
+        compiled.run({"a": np.ones((100, 256), np.float32), "w": np.ones((256, 256), np.float32)})
+        assert blas._library().scipy_openblas_get_num_threads() == 1
+    finally:
+        threads.reset()
+
+
 @pytest.mark.parametrize("name", ["SEXPGPU_THREADS", "SEXPGPU_BLAS_THREADS"])
 def test_the_environment_fixes_the_count(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("SEXPGPU_THREADS", raising=False)
