@@ -204,8 +204,8 @@ def _chunked(lines: list[str], serial: bool = False) -> tuple[list[str], int]:
     made chunk chunk_'s part of it, and the number of chunks (0: no parallel loop;
     `serial`: the loop made an ordinary one).
     Chunk c runs iterations [c * b, c * b + b); b depends on n alone. The
-    literals that must reach LLVM as they are (the mask, b) are written in hex,
-    which kernel text parametrisation leaves alone (see kernels/parallel.py)."""
+    literals that must reach LLVM as they are (the mask, b: see MASK_HEX) are
+    written in hex, which kernel text parametrisation leaves alone."""
     at = next((i for i, line in enumerate(lines) if _PRANGE.match(line)), None)
     if at is None:
         return lines, 0
@@ -339,8 +339,6 @@ def _flat(code: KernelCode) -> bool:
 
 # the sgemm calls of kernels/sgemm.py a kernel makes (its module imports them)
 _GEMM_CALL = re.compile(r"\b(gemm_[nt][nt])\(")
-# a kernel whose work numba's threads share (kernels/parallel.py)
-_PARALLEL = re.compile(r"^def chunk\(", re.M)
 _HELPER_NAMES = re.compile(
     r"\b(rng_\w+|f32_to_bf16|bf16_to_f32|fast_(?:exp|tanh|erf|log)(?:32)?)\(")
 # IEEE semantics (x/0 is inf or nan, as in numpy and on the GPU): numba's default
@@ -449,7 +447,7 @@ def _cpu_step(codes: list[KernelCode], params: list[str], copies: list[tuple[str
         args = _positional(code) + [f"n{i}" for i in range(len(ints))]
         ops = ", ".join(dict.fromkeys(c.split(" at ")[0] for c in code.comment))
         source = _kernel_module(bool(chunks), args, body, ops,
-                                [dtypes.get(p, "int64") for p in code.params])
+                                [dtypes[p] for p in code.params] if chunks else [])
         fname = functions.get(source)
         if fname is None:
             fname = functions[source] = f"f{code.name[1:]}"
@@ -464,12 +462,11 @@ def _cpu_step(codes: list[KernelCode], params: list[str], copies: list[tuple[str
         entry["params"].setdefault(code.name, dict(zip(args, code.params)))
     calls += [f"{t}[:] = {v}" for t, v in copies]
     if any(call.startswith("launch(") for call in calls):
-        imports.insert(0, "from sexpgpu.kernels.parallel import launch")
-    if any(_PARALLEL.search(source) for source in modules):
         # the parallel kernels' threads are those the policy allows now (a thread
         # the machine has no core for would hold up all the others at each loop's
         # end), asked once a step: the policy measures only every REFRESH_S anyway
-        imports.insert(0, "from sexpgpu.kernels.threads import parallel as kernel_threads")
+        imports[:0] = ["from sexpgpu.kernels.threads import parallel as kernel_threads",
+                       "from sexpgpu.kernels.parallel import launch"]
         calls.insert(0, "kernel_threads()")
     lines = imports + ["", "", f"def step({', '.join(params)}):"]
     return lines + _indent(calls or ["pass"], 1), modules, index

@@ -78,4 +78,3 @@ gemm_nn = _gemm(False, False)
 gemm_nt = _gemm(False, True)
 gemm_tn = _gemm(True, False)
 gemm_tt = _gemm(True, True)
-
