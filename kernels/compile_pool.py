@@ -170,15 +170,14 @@ def _saved(fn: Any) -> bool:
 def _cost(fn: Any) -> float:
     """A kernel's compile time, estimated from its module's source (a fit over the
     char-GPT's 64 kernels, r = 0.95): LLVM's work grows with the text, each loop adds
-    some, a BLAS call more (np.dot's typing and checks), a prange loop doubles it."""
+    some, a BLAS call more (np.dot's typing and checks)."""
     try:
         with open(inspect.getfile(fn.py_func), encoding="utf-8") as fh:
             source = fh.read()
     except (OSError, TypeError):  # no file (a function made by exec): no estimate
         source = ""
-    cost = 0.01 + 0.15 * len(source) / 1000 + 0.28 * source.count("np.dot(") \
+    return 0.01 + 0.15 * len(source) / 1000 + 0.28 * source.count("np.dot(") \
         + 0.04 * source.count("for ")
-    return cost * (2 if "prange(" in source else 1)
 
 
 def _groups(pending: Pending) -> list[Pending]:

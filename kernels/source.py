@@ -140,7 +140,7 @@ class KernelCode:
     outer: list[tuple[str, int]]
     body: list[str]
     cpu: list[str] | None = None
-    work: int = 0                       # element operations, to decide on prange
+    work: int = 0                       # element operations: whether the CPU loop is parallel
     comment: list[str] = field(default_factory=list)
     # every integer of the CPU text may become an argument: a BLAS call's speed
     # does not depend on literal sizes, so all matmuls of a dtype/layout share one

@@ -152,7 +152,7 @@ _POLICY: list[Policy] = []
 def policy() -> Policy:
     """This process's policy, made from the environment on first use."""
     if not _POLICY:
-        _POLICY.append(Policy(env.thread_cap(), env.blas_threads_fixed()))
+        _POLICY.append(Policy(env.thread_cap(), env.threads_fixed()))
     return _POLICY[0]
 
 

@@ -45,7 +45,7 @@ def cuda_sync() -> bool:
     return os.environ.get("SEXPGPU_CUDA_SYNC", "") not in ("", "0")
 
 
-def blas_threads_fixed() -> int | None:
+def threads_fixed() -> int | None:
     """SEXPGPU_THREADS (or its old name SEXPGPU_BLAS_THREADS): a fixed thread count for
     a CPU step's parallel parts (matmul chunks and parallel loops). Unset (the
     default), the count follows the cores the machine leaves free

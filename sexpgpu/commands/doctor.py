@@ -86,7 +86,7 @@ def cpus(load: float | None = None) -> Check:
     if load is None:
         load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
     detail = f"{usable} usable of {total}, load {load:.1f}"
-    fixed, free = env.blas_threads_fixed(), max(1, round(usable - load))
+    fixed, free = env.threads_fixed(), max(1, round(usable - load))
     if fixed is None:
         return Check("cpus", "ok", f"{detail}; threads follow the free cores")
     if load >= 0.75 and fixed > free:
