@@ -167,7 +167,7 @@ def check_run(text: str) -> str | None:
     """
     from sexpgpu.lisp import run_program
 
-    start = time.process_time()
+    start = time.thread_time()
     try:
         with cpu_time_bound(EXAMPLE_BOUND_S, text):
             out = run_program(text, file=FILE)
@@ -185,7 +185,7 @@ def check_run(text: str) -> str | None:
     else:
         assert isinstance(out, str)
         result = None
-    elapsed = time.process_time() - start
+    elapsed = time.thread_time() - start
     assert elapsed < EXAMPLE_BOUND_S, f"{elapsed:.1f}s on {text[:200]!r}"
     return result
 
@@ -439,8 +439,8 @@ RUNAWAY = {
 
 @pytest.mark.parametrize("name", sorted(RUNAWAY))
 def test_runaway_programs_hit_eval_limit(name: str) -> None:
-    start = time.process_time()
+    start = time.thread_time()
     code = check_run(RUNAWAY[name])
-    elapsed = time.process_time() - start
+    elapsed = time.thread_time() - start
     assert code == "E-EVAL-LIMIT"
     assert elapsed < RUNAWAY_BOUND_S, f"{name} took {elapsed:.2f}s of CPU"

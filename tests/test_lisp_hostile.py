@@ -40,10 +40,10 @@ def test_list_length_of_a_circular_list_is_nil():
 @pytest.mark.parametrize("name", sorted(HOSTILE))
 def test_hostile_program_ends_with_a_coded_error(name):
     text, code = HOSTILE[name]
-    start = time.process_time()
+    start = time.thread_time()
     with pytest.raises(SexpError) as info:
         run_program(text, "<hostile>")
-    elapsed = time.process_time() - start
+    elapsed = time.thread_time() - start
     assert info.value.diagnostics[0].code == code, info.value
     assert elapsed < 3.0, f"{name} took {elapsed:.1f} s of CPU"
 

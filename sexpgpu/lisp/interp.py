@@ -210,7 +210,7 @@ class Interpreter(Reporting):
             self.steps = 0
             self.allocated = 0
             self.checkpoint = min(self.max_steps, CHECK_EVERY)
-            self.started = time.process_time()
+            self.started = time.thread_time()
             return True
         return False
 

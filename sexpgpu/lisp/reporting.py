@@ -67,7 +67,8 @@ class Reporting:
         if self.steps > self.max_steps:
             raise limit_error(f"evaluation took more than {self.max_steps} steps",
                               "look for a loop or recursion that never ends")
-        now = time.process_time()  # CPU time: a loaded machine must not fail a program
+        now = time.thread_time()  # this thread's CPU: neither a loaded machine nor
+        # another thread of the process (a loader, a kernel pool) may fail a program
         if self.started is None:
             self.started = now
         elif now - self.started > self.max_seconds:
