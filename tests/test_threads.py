@@ -39,9 +39,13 @@ def test_big_matmuls_are_cut_by_their_shape_and_the_machine(
     assert threads.matmul_chunks(2 * 100 * 256 * 256, 256) == (1, 256)  # gains little: whole
     chunks, size = threads.matmul_chunks(2 * 768 * 128 * 384, 768)
     assert (chunks, size) == (2, 384)
+    assert threads.matmul_chunks(2 * 768 * 128 * 128, 768) == (2, 384)  # twice the minimum
     monkeypatch.setattr(threads.env, "usable_cores", lambda: 16)
     chunks, size = threads.matmul_chunks(2 * 768 * 128 * 384, 768)
-    assert chunks == 4 and size % 16 == 0 and (chunks - 1) * size < 768 <= chunks * size
+    assert chunks == threads.MAX_CHUNKS and size % 16 == 0
+    assert (chunks - 1) * size < 768 <= chunks * size
+    chunks, _ = threads.matmul_chunks(2 * 768 * 128 * 128, 768)
+    assert chunks == 3  # each chunk at least MIN_FLOPS_PER_THREAD
     monkeypatch.setattr(threads.env, "usable_cores", lambda: 1)
     assert threads.matmul_chunks(2 * 768 * 128 * 384, 768) == (1, 768)
 
