@@ -271,15 +271,17 @@ def _warm_up() -> None:
     """Compile, in memory only, a loop and a BLAS call like the kernels': numba's
     first compile in a process sets up its typing and LLVM (~0.4 s) and its first
     np.dot the BLAS bindings, so the job's kernels then compile at their own cost.
-    And compile (or load) the parallel loop every chunk function runs in
-    (kernels/parallel.py, cached with the package): a fresh install's first run
-    then finds it in the cache at its first step (0.6 s to compile)."""
+    And compile (or load) the parallel loop every chunk function runs in, and the
+    address read of an f32 buffer its launches make (kernels/parallel.py, cached
+    with the package): a fresh install's first run then finds them in the cache at
+    its first step (0.6 s to compile)."""
     namespace = {"np": np, "numba": numba}
     exec(_WARM_UP_SOURCE, namespace)  # noqa: S102 - a constant text, this module's own
     a = np.zeros(16, np.float32)
     namespace["loop"].compile((numba.typeof(a),) * 2 + (numba.int64,))
     namespace["dot"].compile((numba.typeof(a),) * 3)
     parallel.run.compile(parallel.RUN_ARGS)
+    parallel.data_address.compile((numba.typeof(a),))
 
 
 _WARM_UP_SOURCE = """

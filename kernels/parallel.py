@@ -46,6 +46,22 @@ def address(typingctx, addr):  # noqa: ARG001 - a numba intrinsic
 
 
 @intrinsic
+def _data(typingctx, a):  # noqa: ARG001 - a numba intrinsic
+    """The address of array `a`'s first element, as an integer."""
+    def codegen(context, builder, sig, args):
+        array = context.make_array(sig.args[0])(context, builder, args[0])
+        return builder.ptrtoint(array.data, ir.IntType(64))
+    return types.int64(a), codegen
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True, _nrt=False)
+def data_address(a: np.ndarray) -> int:
+    """`a.ctypes.data`, in 0.2 us instead of 0.9 (a launch passes up to eight
+    buffers, and a GPT step has 52 launches); compiled once per dtype."""
+    return _data(a)
+
+
+@intrinsic
 def _call_chunk(typingctx, fn, c, block):  # noqa: ARG001 - a numba intrinsic
     """Call the chunk function at address `fn` with (c, block)."""
     def codegen(context, builder, sig, args):  # noqa: ARG001
@@ -80,7 +96,7 @@ def launch(fn: Any, chunks: int, *args: Any) -> None:
         if isinstance(a, np.ndarray):
             if not a.flags.c_contiguous:  # an address and a length describe it
                 raise ValueError(f"chunk functions take contiguous buffers, not {a.strides}")
-            values += (a.ctypes.data, a.size)
+            values += (data_address(a), a.size)
         else:
             values.append(a)
     block = np.array(values, np.int64)

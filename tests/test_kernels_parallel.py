@@ -9,12 +9,13 @@ default thresholds) gives the same bits with one thread and with two."""
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 import pytest
 import test_attention as attention
 import test_kernels_ops as ops
 from sexpgpu.autodiff.grad import grad
-from sexpgpu.kernels import threads
+from sexpgpu.kernels import parallel, threads
 
 from sexpgpu import kernels
 from sexpgpu.ir import build
@@ -147,3 +148,23 @@ def test_a_gpt_block_gives_the_same_bits_with_any_thread_count(
             threads.reset()
     for key in runs[0]:
         assert runs[0][key].tobytes() == runs[1][key].tobytes(), key
+
+
+@numba.njit
+def _offset_copy(c, block):  # a chunk function: element c of an f32 buffer, plus k, as int64
+    words = numba.carray(parallel.address(block), (5,), np.int64)
+    src = numba.carray(parallel.address(words[0]), (words[1],), np.float32)
+    dst = numba.carray(parallel.address(words[2]), (words[3],), np.int64)
+    dst[c] = np.int64(src[c]) + words[4]
+
+
+def test_launch_passes_buffers_where_they_lie_and_refuses_strided_ones() -> None:
+    """A chunk function reads each buffer at its own first element (a slice of a
+    bigger array included) and with its length; a strided buffer, which an address
+    and a length cannot describe, is refused."""
+    src = np.arange(10, dtype=np.float32)[2:6]
+    dst = np.zeros(8, np.int64)[4:]
+    parallel.launch(_offset_copy, 4, src, dst, 100)
+    assert dst.tolist() == [102, 103, 104, 105]
+    with pytest.raises(ValueError, match="contiguous"):
+        parallel.launch(_offset_copy, 2, np.arange(8, dtype=np.float32)[::2], dst, 0)
