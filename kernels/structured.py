@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from math import prod
+from typing import NamedTuple
 
 from sexpgpu.kernels import gemm, threads
 from sexpgpu.kernels import views as strided
@@ -83,13 +84,17 @@ def render_view_copy(node: Node, view: View, names, name: str,
     # strided grid row-major, so a loop over the grid's axes writes it in order and
     # reads it by strides, where a loop over `out`'s axes divides every index
     index = [f"i{d}" for d in range(len(view.grid))]
-    lin = affine(list(zip(index, strides(view.grid))))
-    at = affine(list(zip(index, view.strides)), view.offset)
-    return KernelCode(name, params, list(zip(index, view.grid)) or [("i_", 1)],
-                      [f"lin = {lin}",
+    lin = _Offset(list(zip(index, strides(view.grid))))
+    at = _Offset(list(zip(index, view.strides)), view.offset)
+    code = KernelCode(name, params, list(zip(index, view.grid)) or [("i_", 1)],
+                      [f"lin = {lin.text()}",
                        store(names.buf(out), out.dtype, "lin",
-                             load(names.buf(view.root), out.dtype, at))],
+                             load(names.buf(view.root), out.dtype, at.text()))],
                       work=prod(out.shape))
+    if index:
+        code.cpu = _copy_nest(list(zip(index, view.grid)), (names.buf(out), out.dtype, lin),
+                              (names.buf(view.root), out.dtype, at))
+    return code
 
 
 @renderer("permute", "slice")
@@ -137,10 +142,8 @@ def _concat(node, names, name, params):
         lines += [f"{keyword} i{ax} < {start + x.shape[ax]}:",
                   "    " + store(names.buf(out), out.dtype, "lin", load(buf, x.dtype, offset))]
         # CPU: one loop nest per input over its own elements (no test per element)
-        loops, src, at, to = _concat_part(names, x, out_at, start * out_at[ax])
-        cpu += ["    " * d + f"for {i} in range({n}):" for d, (i, n) in enumerate(loops)]
-        cpu.append("    " * len(loops) + store(names.buf(out), out.dtype, to,
-                                               load(src, x.dtype, at)))
+        loops, (src, at), to = _concat_part(names, x, out_at, start * out_at[ax])
+        cpu += _copy_nest(loops, (names.buf(out), out.dtype, to), (src, x.dtype, at))
         start += x.shape[ax]
     code = _elementwise(node, name, params, lines)
     code.cpu = cpu
@@ -148,20 +151,64 @@ def _concat(node, names, name, params):
 
 
 def _concat_part(names, x: Value, out_at: tuple[int, ...], base: int):
-    """One concat input's CPU loop nest: (loops, buffer, read offset, write offset).
-    An input that merges the axes of a strided grid (heads merged after a permute)
-    is looped over the grid, so no index is divided; any other over its own axes."""
+    """One concat input's CPU loop nest: (loops, (buffer, read offset), write offset),
+    each offset an _Offset. An input that merges the axes of a strided grid (heads
+    merged after a permute) is looped over the grid, so no index is divided; any
+    other over its own axes."""
     view = names.program.view(x)
     groups = strided.merged_axes(x.shape, view.grid) if view and view.grid else None
     if groups is None:
         own = [f"i{d}" for d in range(len(x.shape))]
+        to = _Offset(list(zip(own, out_at)), base)
+        if view is None or view.grid is None:
+            view = view or strided.whole(x, x)
+            return (list(zip(own, x.shape)),
+                    (names.buf(view.root), _Offset(list(zip(own, view.strides)), view.offset)),
+                    to)
         src, at = _located(names, x, own)
-        return list(zip(own, x.shape)), src, at, affine(list(zip(own, out_at)), base)
+        return list(zip(own, x.shape)), (src, at), to
     index = [f"i{g}" for g in range(len(view.grid))]
     terms = [(index[g], stride * inner) for group, stride in zip(groups, out_at)
              for g, inner in zip(group, strides(tuple(view.grid[g] for g in group)))]
-    return (list(zip(index, view.grid)), names.buf(view.root),
-            affine(list(zip(index, view.strides)), view.offset), affine(terms, base))
+    return (list(zip(index, view.grid)),
+            (names.buf(view.root), _Offset(list(zip(index, view.strides)), view.offset)),
+            _Offset(terms, base))
+
+
+class _Offset(NamedTuple):
+    """An affine element offset: (loop variable, coefficient) terms and a constant."""
+
+    terms: list[tuple[str, int]]
+    const: int = 0
+
+    def text(self, drop: str | None = None) -> str:
+        """The offset, or with loop variable `drop` at 0."""
+        return affine([(i, c) for i, c in self.terms if i != drop], self.const)
+
+    def unit(self, var: str) -> bool:
+        """`var` steps it by one element."""
+        return sum(c for i, c in self.terms if i == var) == 1
+
+
+def _copy_nest(loops: list[tuple[str, int]], dst: tuple, src: tuple) -> list[str]:
+    """CPU loops copying `src` (buffer, dtype, offset) into `dst` (likewise; offsets
+    are _Offsets or texts). When the innermost loop steps both by one element, it
+    copies a row slice to a row slice, indexed by the loop variable alone: an offset
+    holding a kernel argument (a concat input's start) kept numba's wraparound test
+    and the copy was a scalar gather, twice as slow (_Layout.row in
+    kernels/attention.py says the same of the attention's rows)."""
+    (dbuf, dtype, to), (sbuf, stype, at) = dst, src
+    head = ["    " * d + f"for {i} in range({n}):" for d, (i, n) in enumerate(loops)]
+    inner, n = loops[-1] if loops else ("", 0)
+    if not (isinstance(to, _Offset) and isinstance(at, _Offset)
+            and to.unit(inner) and at.unit(inner)):
+        to_, at_ = (o.text() if isinstance(o, _Offset) else o for o in (to, at))
+        return head + ["    " * len(loops) + store(dbuf, dtype, to_, load(sbuf, stype, at_))]
+    pad = "    " * (len(loops) - 1)
+    return head[:-1] + [pad + f"d_ = {dbuf}[{to.text(inner)}:{to.text(inner)} + {n}]",
+                        pad + f"s_ = {sbuf}[{at.text(inner)}:{at.text(inner)} + {n}]",
+                        head[-1],
+                        pad + "    " + store("d_", dtype, inner, load("s_", stype, inner))]
 
 
 # -- indexed ops: the index rule of ir/ops/indexing.py -----------------------------

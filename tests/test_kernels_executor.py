@@ -382,9 +382,29 @@ def test_merged_heads_are_copied_by_strides_over_their_grid() -> None:
     want = run_reference(g, inputs)
     for name in want:
         np.testing.assert_allclose(got[name], want[name], rtol=1e-6, err_msg=name)
-    # the CPU loops index the grid (B T nh hs): no index is divided
+    # the CPU loops index the grid (B T nh hs): no index is divided, and the innermost
+    # loop copies a row slice (indexed by its variable alone: vectorised)
     sources = "".join(compiled.generated.kernel_sources)
     assert "concat" in sources and " // " not in sources and " % " not in sources
+    assert "d_ = " in sources and "s_ = " in sources
+
+
+def test_a_concat_of_a_transposed_view_copies_element_by_element() -> None:
+    """An input whose last axis is strided (a permute read in place) has no row
+    slice to copy: its loop reads it by strides, and the plain input beside it by
+    row slices."""
+    g = Graph("concat-transposed")
+    x, y = g.input("x", (5, 3, 4)), g.input("y", (4, 3, 2))
+    g.output("joined", g.apply("concat", g.apply("permute", x, perm=(2, 1, 0)), y, axis=2))
+    compiled = kernels.compile(g)
+    assert [k.nodes[0].op for k in compiled.program.kernels] == ["concat"]  # x in place
+    r = np.random.default_rng(6)
+    inputs = {"x": r.standard_normal((5, 3, 4)).astype(np.float32),
+              "y": r.standard_normal((4, 3, 2)).astype(np.float32)}
+    np.testing.assert_array_equal(compiled.run(inputs)["joined"],
+                                  run_reference(g, inputs)["joined"])
+    sources = "".join(compiled.generated.kernel_sources)
+    assert sources.count("d_ = ") == 1  # y's rows; x's loop reads by strides
 
 
 @pytest.mark.parametrize("kind", ["broadcast", "full", "reshaped-full"])
