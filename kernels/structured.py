@@ -13,6 +13,7 @@ from sexpgpu.kernels import gemm, threads
 from sexpgpu.kernels import views as strided
 from sexpgpu.kernels.attention import render_attention, render_attention_backward
 from sexpgpu.kernels.lower import reads_in_place
+from sexpgpu.kernels.norm import render_layer_norm, render_layer_norm_backward
 from sexpgpu.kernels.source import (
     ERR,
     KernelCode,
@@ -31,7 +32,8 @@ from sexpgpu.ir.shapes import axis as norm_axis
 
 Renderer = Callable[[Node, "object", str, list[str]], KernelCode]
 RENDERERS: dict[str, Renderer] = {  # tests/test_kernels_ops.py checks every op has one
-    "attention": render_attention, "attention_backward": render_attention_backward}
+    "attention": render_attention, "attention_backward": render_attention_backward,
+    "layer_norm": render_layer_norm, "layer_norm_backward": render_layer_norm_backward}
 
 
 def renderer(*ops: str):

@@ -119,3 +119,21 @@ def composite(ops: list[OpDef], name: str, build: Callable, reference: Callable,
                   method=name if method == "" else method, function=function)
     ops.append(opdef)
     return opdef
+
+
+def vjp_of_form(g: Any, form: Callable[[], tuple], inputs: list, cts: list) -> list:
+    """The cotangents of `inputs` through `form()`, a fused op's unfused form that it
+    adds to g (its outputs in the fused op's order), walked back over the nodes it
+    added with each primitive's own VJP: a fused op's second derivatives."""
+    start = len(g.nodes)
+    outs = form()
+    grads: dict = {o: ct for o, ct in zip(outs, cts) if ct is not None}
+    for inner in reversed(g.nodes[start:len(g.nodes)]):
+        out_cts = [grads.get(o) for o in inner.outputs]
+        rule = g.opdef(inner.op).vjp
+        if rule is None or all(ct is None for ct in out_cts):  # a mask: no floats
+            continue
+        for x, ct in zip(inner.inputs, rule(g, inner, out_cts)):
+            if ct is not None:
+                grads[x] = ct if x not in grads else g.apply("add", grads[x], ct)
+    return [grads.get(x) for x in inputs]

@@ -6,6 +6,7 @@ near the f32 limit, negative and out-of-range indices) for the kernel tests."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from sexpgpu.ir.shapes import ShapeRuleError
 from sexpgpu.ir.types import TensorType
@@ -162,3 +163,28 @@ def index_error_samples(opdef, rng: np.random.Generator) -> list[Case]:
             out.append(([idx if i == j else a for i, a in enumerate(arrays)], attrs))
         return out
     return []
+
+
+def sprinkled(samples: Callable) -> Callable:
+    """Special-value cases of a fused op: its samples with a few elements replaced by
+    special values, every one of ORDER_FREE_VALUES somewhere (the kernels reorder
+    sums: no value whose sums overflow in one order only)."""
+    def cases(rng: np.random.Generator) -> list:
+        out = []
+        for k, (arrays, attrs) in enumerate(samples(rng)):
+            arrays = [np.array(a, dtype=np.float64, copy=True) for a in arrays]
+            for n, value in enumerate(ORDER_FREE_VALUES):
+                a = arrays[(n + k) % len(arrays)]
+                if a.size:
+                    a.flat[(7 * n + 3 * k) % a.size] = value
+            out.append((arrays, attrs))
+        return out
+    return cases
+
+
+def one_float_dtype(*arrays) -> list:
+    """A fused op's reference inputs in one float dtype: f32 as the kernels compute
+    (f32 overflow and underflow where they have it), f64 in the interpreter's
+    float64 mode."""
+    dtype = np.result_type(np.float32, *(np.asarray(a).dtype for a in arrays))
+    return [np.asarray(a, dtype) for a in arrays]

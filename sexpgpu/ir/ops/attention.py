@@ -14,8 +14,8 @@ import math
 
 from sexpgpu.ir import build
 from sexpgpu.ir.build import transpose, unsqueeze
-from sexpgpu.ir.ops._define import composite
-from sexpgpu.ir.ops._sampling import ORDER_FREE_VALUES, values
+from sexpgpu.ir.ops._define import composite, vjp_of_form
+from sexpgpu.ir.ops._sampling import one_float_dtype, sprinkled, values
 from sexpgpu.ir.ops.opdef import Arg, OpDef
 from sexpgpu.ir.shapes import ShapeRuleError, fmt, require_float, same_dtype
 from sexpgpu.ir.types import TensorType
@@ -91,13 +91,6 @@ def _backward_infer(types: list[TensorType], attrs: dict) -> tuple[TensorType, .
 
 # -- references: the unfused math, in the inputs' precision ---------------------------
 
-def _floats(*arrays) -> list[np.ndarray]:
-    """The arrays in one float dtype: f32 as the kernels compute (f32 overflow and
-    underflow where they have it), f64 in the interpreter's float64 mode."""
-    dtype = np.result_type(np.float32, *(np.asarray(a).dtype for a in arrays))
-    return [np.asarray(a, dtype) for a in arrays]
-
-
 def _scores(q: np.ndarray, k: np.ndarray, causal: bool, scale: float | None):
     s = np.matmul(q, np.swapaxes(k, -1, -2)) * q.dtype.type(scale_of({"scale": scale},
                                                                       q.shape[-1]))
@@ -107,7 +100,7 @@ def _scores(q: np.ndarray, k: np.ndarray, causal: bool, scale: float | None):
 def attention_reference(q, k, v, causal: bool = False, scale: float | None = None):
     """(out, logsumexp) as the unfused ops give them, in the inputs' precision: a row
     whose scores are all -inf (or hold NaN or +inf) is NaN, as softmax's."""
-    q, k, v = _floats(q, k, v)
+    q, k, v = one_float_dtype(q, k, v)
     s, vis = _scores(q, k, causal, scale)
     m = np.max(np.where(vis, s, -np.inf), axis=-1, keepdims=True)
     e = np.where(vis, np.exp(s - m), 0.0)
@@ -121,7 +114,7 @@ def attention_backward_reference(q, k, v, out, d_out, lse, d_lse, causal: bool =
     """dq, dk, dv with ds = p (dO v^T - delta), p = exp(s - lse) on the visible keys
     and 0 on the others, delta = rowsum(dO * O) - dlse (a cotangent of the
     logsumexp adds p * dlse to ds)."""
-    q, k, v, out, d_out, lse, d_lse = _floats(q, k, v, out, d_out, lse, d_lse)
+    q, k, v, out, d_out, lse, d_lse = one_float_dtype(q, k, v, out, d_out, lse, d_lse)
     delta = (d_out * out).sum(axis=-1) - d_lse
     s, vis = _scores(q, k, causal, scale)
     factor = q.dtype.type(scale_of({"scale": scale}, q.shape[-1]))
@@ -175,20 +168,9 @@ def _unfused_backward(g, q, k, v, out, d_out, lse, d_lse, causal=False, scale=No
 
 
 def _backward_vjp(g, node, cts):
-    """Second derivatives: the VJP of the unfused form, walked back over the nodes
-    that form added (each primitive's own VJP)."""
-    start = len(g.nodes)
-    outs = _unfused_backward(g, *node.inputs, **node.attrs)
-    grads: dict = {o: ct for o, ct in zip(outs, cts) if ct is not None}
-    for inner in reversed(g.nodes[start:len(g.nodes)]):
-        out_cts = [grads.get(o) for o in inner.outputs]
-        rule = g.opdef(inner.op).vjp
-        if rule is None or all(ct is None for ct in out_cts):  # the mask: no floats
-            continue
-        for x, ct in zip(inner.inputs, rule(g, inner, out_cts)):
-            if ct is not None:
-                grads[x] = ct if x not in grads else g.apply("add", grads[x], ct)
-    return [grads.get(x) for x in node.inputs]
+    """Second derivatives: the VJP of the unfused form."""
+    return vjp_of_form(g, lambda: _unfused_backward(g, *node.inputs, **node.attrs),
+                       node.inputs, cts)
 
 
 # -- samples ----------------------------------------------------------------------------
@@ -215,25 +197,6 @@ def _backward_samples(rng: np.random.Generator) -> list:
     return out
 
 
-def _sprinkled(rng: np.random.Generator, arrays: list, k: int) -> list:
-    """The arrays with a few elements replaced by special values: every one of
-    ORDER_FREE_VALUES lands somewhere (the kernels reorder sums: no value whose
-    sums overflow in one order only)."""
-    out = [np.array(a, dtype=np.float64, copy=True) for a in arrays]
-    for n, value in enumerate(ORDER_FREE_VALUES):
-        a = out[(n + k) % len(out)]
-        if a.size:
-            a.flat[(7 * n + 3 * k) % a.size] = value
-    return out
-
-
-def _specials(samples):
-    def cases(rng: np.random.Generator) -> list:
-        return [(_sprinkled(rng, arrays, k), attrs)
-                for k, (arrays, attrs) in enumerate(samples(rng))]
-    return cases
-
-
 def _sdpa(g, q, k, v, causal=False, scale=None):
     """The front ends' call: the output only (the logsumexp is for the backward)."""
     return g.apply("attention", q, k, v, causal=causal, scale=scale)[0]
@@ -243,7 +206,7 @@ OPS.append(OpDef(
     "attention", _attention_infer, attention_reference, _attention_vjp, kind="opaque",
     samples=_attention_samples, args=_ARGS, inputs=("q", "k", "v"), integers="reject",
     reached=("scaled_dot_product_attention",),
-    extra={"reorders_sums": True, "specials": _specials(_attention_samples),
+    extra={"reorders_sums": True, "specials": sprinkled(_attention_samples),
            "f32_outputs": (1,)},
     doc="softmax(q k^T * scale) v and each query row's logsumexp (two results), for "
         "(..., T, D) (..., S, D) (..., S, E); one kernel, no (T, S) matrix stored"))
@@ -253,7 +216,7 @@ OPS.append(OpDef(
     kind="opaque", samples=_backward_samples, args=_ARGS,
     inputs=("q", "k", "v", "out", "d_out", "lse", "d_lse"), integers="reject",
     reached=("scaled_dot_product_attention",),
-    extra={"reorders_sums": True, "specials": _specials(_backward_samples),
+    extra={"reorders_sums": True, "specials": sprinkled(_backward_samples),
            "f32_inputs": (5, 6)},
     doc="attention's VJP: dq, dk, dv from the output, the logsumexp and their "
         "cotangents (delta = rowsum(dO * O) - dlse per row), "
@@ -265,7 +228,7 @@ composite(OPS, "scaled_dot_product_attention", _sdpa,
           inputs=("q", "k", "v"), args=_ARGS, method=None,
           function="scaled_dot_product_attention", integers="reject",
           samples=_attention_samples,
-          extra={"reorders_sums": True, "specials": _specials(_attention_samples)},
+          extra={"reorders_sums": True, "specials": sprinkled(_attention_samples)},
           doc="PyTorch's F.scaled_dot_product_attention: softmax(q k^T * scale) v over "
               "(..., T, D) (..., S, D) (..., S, E), scale 1/sqrt(D) by default; causal: "
               "query i sees keys j <= i. One fused op forward and one backward (no (T, S) "

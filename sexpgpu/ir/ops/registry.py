@@ -17,6 +17,7 @@ from sexpgpu.ir.ops import (
     indexing,
     layout,
     linalg,
+    norm,
     random,
     reduce,
     scan,
@@ -26,7 +27,7 @@ from sexpgpu.ir.ops.opdef import OpDef
 
 FAMILIES: tuple[ModuleType, ...] = (
     elementwise, activations, binary, reduce, scan, shape, layout, indexing, creation, random,
-    linalg, conv, attention,
+    linalg, conv, attention, norm,
 )
 
 
