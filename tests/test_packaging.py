@@ -28,12 +28,13 @@ def _package_dirs() -> dict[str, Path]:
     return found
 
 
-# the manual's folders: data only (no __init__.py), installed beside the code
-DOCS_PACKAGES = ["sexpgpu.docs", "sexpgpu.docs.errors", "sexpgpu.docs.schema"]
+# folders of data only (no __init__.py), installed beside the code: the manual's and
+# the standard modules' (sexpgpu/nn, sexpgpu/optim)
+DATA_PACKAGES = ["sexpgpu.docs", "sexpgpu.docs.errors", "sexpgpu.docs.schema", "sexpgpu.stdlib"]
 
 
 def test_every_package_folder_is_installed() -> None:
-    assert sorted(SETUPTOOLS["packages"]) == sorted([*_package_dirs(), *DOCS_PACKAGES])
+    assert sorted(SETUPTOOLS["packages"]) == sorted([*_package_dirs(), *DATA_PACKAGES])
 
 
 def test_kernels_and_autodiff_install_inside_sexpgpu() -> None:
