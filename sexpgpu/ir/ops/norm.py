@@ -217,9 +217,9 @@ OPS.append(OpDef(
 
 composite(OPS, "fused_layer_norm", _fused,
           lambda x, weight, eps=1e-5: layer_norm_reference(x, weight, eps)[0],
-          inputs=("x", "weight"), args=_ARGS, method=None, function="layer_norm",
+          inputs=("x", "weight"), args=_ARGS, method=None, function="fused_layer_norm",
           integers="reject", samples=_forward_samples,
           extra={"reorders_sums": True, "specials": sprinkled(_forward_samples)},
-          doc="layer normalisation over the last axis with a weight (PyTorch's "
-              "F.layer_norm without a bias): one fused op forward and one backward, "
-              "the mean corrected by its rounding error (nn:layer-norm)")
+          doc="layer normalisation over the last axis with a weight, no bias (PyTorch's "
+              "F.layer_norm(x, x.shape[-1:], weight, None, eps)): one fused op forward "
+              "and one backward, the mean corrected by its rounding error (nn:layer-norm)")
