@@ -173,7 +173,7 @@ def _backward_vjp(g, node, cts):
 # -- samples ----------------------------------------------------------------------------
 
 _SHAPES = (((4, 6), {"eps": 1e-5}), ((2, 3, 5), {"eps": 0.1}), ((3, 1), {"eps": 1e-5}),
-           ((0, 4), {"eps": 1e-5}))
+           ((0, 4), {"eps": 1e-5}), ((5,), {"eps": 1e-5}))  # one row, its stats rank 0
 
 
 def _forward_samples(rng: np.random.Generator) -> list:
