@@ -110,9 +110,14 @@ def _forward_thread(rows: _Rows, node: Node) -> list[str]:
 
 # -- backward -----------------------------------------------------------------------
 
-def _dxc(rows: _Rows, x: str, dy: str, w: str) -> str:
+def _dxc(x: str, dy: str, w: str) -> str:
     """rstd g - rstd^3 (x - mean) mean(g a) of one element (g = dy w)."""
     return f"rs_ * {dy} * {w} - rs3_ * ({x} - mu_) * ga_"
+
+
+def _shift(rows: _Rows, xv: str, j: str) -> list[str]:
+    """sh_, the mean of x - mean over a row whose elements are `xv` (loop variable j)."""
+    return [*rows.total("sh_", f"{xv} - mu_", j), f"sh_ = sh_ / {rows.n}"]
 
 
 def _row_backward(rows: _Rows, node: Node, xr: str, gr: str, at: str) -> list[str]:
@@ -122,12 +127,11 @@ def _row_backward(rows: _Rows, node: Node, xr: str, gr: str, at: str) -> list[st
     j = _var(at)
     xv, gv = load(xr, x.dtype, at), load(gr, dy.dtype, at)
     wv = load(rows.buf(weight), weight.dtype, j)
-    return [*rows.total("sh_", f"{xv} - mu_", j),
-            f"sh_ = sh_ / {rows.n}",
+    return [*_shift(rows, xv, j),
             *rows.total("ga_", f"{gv} * {wv} * (({xv} - mu_) - sh_)", j),
             f"ga_ = ga_ / {rows.n}",
             "rs3_ = rs_ * rs_ * rs_",
-            *rows.total("sd_", _dxc(rows, xv, gv, wv), j),
+            *rows.total("sd_", _dxc(xv, gv, wv), j),
             f"sd_ = sd_ / {rows.n}"]
 
 
@@ -149,7 +153,7 @@ def render_layer_norm_backward(node: Node, names, name: str, params: list[str]) 
                     *_row_backward(rows, node, "xr_", "gr_", "c"),
                     f"dr_ = {rows.row(dx, 'r')}",
                     f"for c in range({rows.width}):",
-                    "    " + store("dr_", dx.dtype, "c", f"{_dxc(rows, xv, gv, wv)} - sd_"),
+                    "    " + store("dr_", dx.dtype, "c", f"{_dxc(xv, gv, wv)} - sd_"),
                     f"    dw_[c] = dw_[c] + {gv} * (({xv} - mu_) - sh_) * rs_"]] + [
                 f"for c in range({rows.width}):",
                 "    " + store(rows.buf(dweight), dweight.dtype, "c", "dw_[c]")]
@@ -169,14 +173,13 @@ def _backward_thread(rows: _Rows, node: Node) -> list[str]:
             f"    rs_ = {rows.buf(rstd)}[r]",
             *["    " + line for line in _row_backward(rows, node, xb, gb, f"r * {c} + j")],
             "    " + store(rows.buf(dx), dx.dtype, f"r * {c} + c",
-                           f"{_dxc(rows, xv, gv, wv)} - sd_"),
+                           f"{_dxc(xv, gv, wv)} - sd_"),
             "if r == 0:",
             f"    acc = {_F0}",
             f"    for i in range({rows.rows}):",
             f"        mu_ = {rows.buf(mean)}[i]",
             f"        rs_ = {rows.buf(rstd)}[i]",
             *["        " + line
-              for line in rows.total("sh_", f"{load(xb, x.dtype, f'i * {c} + j')} - mu_", "j")],
-            f"        sh_ = sh_ / {rows.n}",
+              for line in _shift(rows, load(xb, x.dtype, f"i * {c} + j"), "j")],
             f"        acc = acc + {gi} * (({xi} - mu_) - sh_) * rs_",
             "    " + store(rows.buf(dweight), dweight.dtype, "c", "acc")]

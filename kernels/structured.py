@@ -87,7 +87,7 @@ def render_view_copy(node: Node, view: View, names, name: str,
     # reads it by strides, where a loop over `out`'s axes divides every index
     index = [f"i{d}" for d in range(len(view.grid))]
     lin = _Offset(list(zip(index, strides(view.grid))))
-    at = _Offset(list(zip(index, view.strides)), view.offset)
+    at = _strided_offset(view, index)
     code = KernelCode(name, params, list(zip(index, view.grid)) or [("i_", 1)],
                       [f"lin = {lin.text()}",
                        store(names.buf(out), out.dtype, "lin",
@@ -161,19 +161,15 @@ def _concat_part(names, x: Value, out_at: tuple[int, ...], base: int):
     groups = strided.merged_axes(x.shape, view.grid) if view and view.grid else None
     if groups is None:
         own = [f"i{d}" for d in range(len(x.shape))]
-        to = _Offset(list(zip(own, out_at)), base)
-        if view is None or view.grid is None:
-            view = view or strided.whole(x, x)
-            return (list(zip(own, x.shape)),
-                    (names.buf(view.root), _Offset(list(zip(own, view.strides)), view.offset)),
-                    to)
-        src, at = _located(names, x, own)
-        return list(zip(own, x.shape)), (src, at), to
+        view = view or strided.whole(x, x)
+        # a reshape no strides describe and no grid loop undoes: divided indices
+        at = view.at(own) if view.grid else _strided_offset(view, own)
+        return (list(zip(own, x.shape)), (names.buf(view.root), at),
+                _Offset(list(zip(own, out_at)), base))
     index = [f"i{g}" for g in range(len(view.grid))]
     terms = [(index[g], stride * inner) for group, stride in zip(groups, out_at)
              for g, inner in zip(group, strides(tuple(view.grid[g] for g in group)))]
-    return (list(zip(index, view.grid)),
-            (names.buf(view.root), _Offset(list(zip(index, view.strides)), view.offset)),
+    return (list(zip(index, view.grid)), (names.buf(view.root), _strided_offset(view, index)),
             _Offset(terms, base))
 
 
@@ -190,6 +186,11 @@ class _Offset(NamedTuple):
     def unit(self, var: str) -> bool:
         """`var` steps it by one element."""
         return sum(c for i, c in self.terms if i == var) == 1
+
+
+def _strided_offset(view: View, index: list[str]) -> _Offset:
+    """The offset of `index` by view's strides (over its grid's axes when it has one)."""
+    return _Offset(list(zip(index, view.strides)), view.offset)
 
 
 def _copy_nest(loops: list[tuple[str, int]], dst: tuple, src: tuple) -> list[str]:

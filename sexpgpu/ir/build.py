@@ -119,6 +119,11 @@ def reduce(g: Graph, x: Value, op: str, axes: Any = None, keepdims: bool = False
     return g.apply(op, x, axes=norm_axes(axes, len(x.shape)), keepdims=keepdims)
 
 
+def cast(g: Graph, x: Value, dtype: str) -> Value:
+    """x in `dtype`: a cast node only where its dtype differs."""
+    return x if x.dtype == dtype else g.apply("cast", x, dtype=dtype)
+
+
 def _as_float(g: Graph, x: Value) -> Value:
     """Integer and boolean tensors are averaged and normalised as f32 (numpy's mean
     of integers is a float too): a mean of i64 [1 2] is 1.5, not 0 (a 1/count

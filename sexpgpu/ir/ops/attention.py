@@ -129,10 +129,6 @@ def attention_backward_reference(q, k, v, out, d_out, lse, d_lse, causal: bool =
 
 # -- VJPs -------------------------------------------------------------------------------
 
-def _f32(g, x):
-    return x if x.dtype == "f32" else g.apply("cast", x, dtype="f32")
-
-
 def _attention_vjp(g, node, cts):
     q, k, v = node.inputs
     out, lse = node.outputs
@@ -149,19 +145,18 @@ def _attention_vjp(g, node, cts):
 def _unfused_backward(g, q, k, v, out, d_out, lse, d_lse, causal=False, scale=None):
     """attention_backward from primitives (matmuls, exp, where): what its own VJP
     differentiates."""
-    delta = g.apply("sub", g.apply("sum", g.apply("mul", _f32(g, d_out), _f32(g, out)),
-                                   axes=(-1,), keepdims=False), d_lse)
+    products = g.apply("mul", build.cast(g, d_out, "f32"), build.cast(g, out, "f32"))
+    delta = g.apply("sub", g.apply("sum", products, axes=(-1,), keepdims=False), d_lse)
     factor = build.scalar(g, scale_of({"scale": scale}, q.shape[-1]), q.dtype)
     s = g.apply("mul", g.apply("matmul", q, transpose(g, k)), factor)
     if causal:
         rows = build.iota_along(g, q.shape[-2], 0, 2)
         cols = build.iota_along(g, k.shape[-2], 1, 2)
         s = build.masked_fill(g, s, g.apply("lt", rows, cols), -math.inf)
-    cast = (lambda x: x) if q.dtype == "f32" else (lambda x: g.apply("cast", x, dtype=q.dtype))
-    p = g.apply("exp", g.apply("sub", s, unsqueeze(g, cast(lse), -1)))
+    p = g.apply("exp", g.apply("sub", s, unsqueeze(g, build.cast(g, lse, q.dtype), -1)))
     dv = g.apply("matmul", transpose(g, p), d_out)
     dp = g.apply("matmul", d_out, transpose(g, v))
-    ds = g.apply("mul", p, g.apply("sub", dp, unsqueeze(g, cast(delta), -1)))
+    ds = g.apply("mul", p, g.apply("sub", dp, unsqueeze(g, build.cast(g, delta, q.dtype), -1)))
     dq = g.apply("mul", g.apply("matmul", ds, k), factor)
     dk = g.apply("mul", g.apply("matmul", transpose(g, ds), q), factor)
     return dq, dk, dv

@@ -119,37 +119,28 @@ def _forward_vjp(g, node, cts):
     return [dx, dweight]
 
 
-def _f32(g, v):
-    return v if v.dtype == "f32" else g.apply("cast", v, dtype="f32")
-
-
-def _as(g, v, dtype: str):
-    return v if v.dtype == dtype else g.apply("cast", v, dtype=dtype)
-
-
 def _unfused_forward(g, x, weight, eps=1e-5):
     """layer_norm from primitives (nn:layer-norm's form before this op), in f32."""
-    dtype, x, weight = x.dtype, _f32(g, x), _f32(g, weight)
-    n = x.shape[-1]
-    mean = build.scalar(g, 1.0 / n, "f32")
-    mu = g.apply("mul", g.apply("sum", x, axes=(-1,), keepdims=True), mean)
+    dtype, x, weight = x.dtype, build.cast(g, x, "f32"), build.cast(g, weight, "f32")
+    inv = build.scalar(g, 1.0 / x.shape[-1], "f32")
+    mu = g.apply("mul", g.apply("sum", x, axes=(-1,), keepdims=True), inv)
     xc = g.apply("sub", x, mu)
     shift = g.apply("mul", g.apply("stop_gradient", g.apply("sum", xc, axes=(-1,),
-                                                             keepdims=True)), mean)
+                                                             keepdims=True)), inv)
     var = g.apply("sub", g.apply("mul", g.apply("sum", g.apply("mul", xc, xc), axes=(-1,),
-                                                keepdims=True), mean),
+                                                keepdims=True), inv),
                   g.apply("mul", shift, shift))
     rstd = g.apply("rsqrt", g.apply("add", var, build.scalar(g, eps, "f32")))
     y = g.apply("mul", g.apply("mul", g.apply("sub", xc, shift), rstd), weight)
     squeeze = lambda v: g.apply("reshape", v, shape=x.shape[:-1])  # noqa: E731
-    return _as(g, y, dtype), squeeze(mu), squeeze(rstd)
+    return build.cast(g, y, dtype), squeeze(mu), squeeze(rstd)
 
 
 def _unfused_backward(g, x, weight, mean, rstd, dy, eps=1e-5):  # noqa: ARG001
     """layer_norm_backward from primitives, in f32: what its own VJP differentiates."""
-    dtype, x, weight, dy = x.dtype, _f32(g, x), _f32(g, weight), _f32(g, dy)
-    n = x.shape[-1]
-    inv = build.scalar(g, 1.0 / n, "f32")
+    dtype = x.dtype
+    x, weight, dy = (build.cast(g, v, "f32") for v in (x, weight, dy))
+    inv = build.scalar(g, 1.0 / x.shape[-1], "f32")
     xc = g.apply("sub", x, unsqueeze(g, mean, -1))
     shift = g.apply("mul", g.apply("sum", xc, axes=(-1,), keepdims=True), inv)
     a = g.apply("sub", xc, shift)
@@ -161,7 +152,7 @@ def _unfused_backward(g, x, weight, mean, rstd, dy, eps=1e-5):  # noqa: ARG001
     dx = g.apply("sub", dxc, g.apply("mul", g.apply("sum", dxc, axes=(-1,), keepdims=True), inv))
     rows = tuple(range(len(x.shape) - 1))
     dweight = g.apply("sum", g.apply("mul", g.apply("mul", dy, a), r), axes=rows, keepdims=False)
-    return _as(g, dx, dtype), _as(g, dweight, dtype)
+    return build.cast(g, dx, dtype), build.cast(g, dweight, dtype)
 
 
 def _backward_vjp(g, node, cts):
