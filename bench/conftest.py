@@ -93,7 +93,9 @@ def _step_summary(terminalreporter: Any, config: Any) -> None:
         times = "".join(f", SexpGPU {ours[s]:.1f} ms {s[:-3]} = {ours[s] / limit['limit_ms']:.2f}x"
                         for s in ("median_ms", "min_ms") if ours and s in ours)
         write(f"gpt: {limit['flops'] / 1e9:.3f} GFLOP per step; best sgemm "
-              f"{limit['sgemm_gflops']:.1f} GFLOP/s; at that rate {limit['limit_ms']:.1f} ms"
+              f"{limit['sgemm_gflops']:.1f} GFLOP/s (torch.mm {limit['torch_mm_gflops']:.1f}, "
+              f"SexpGPU's {limit['sexpgpu_mm_gflops']:.1f}); at that rate "
+              f"{limit['limit_ms']:.1f} ms"
               f"{times} the machine's matmul limit")
     for (model, backend), result in STEP_RESULTS.items():
         if backend == "limit":

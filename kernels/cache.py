@@ -6,6 +6,7 @@ nodes came from, and the graphs that use it with what its parameters hold."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import json
@@ -22,11 +23,25 @@ def kernel_dir() -> Path:
     return env.cache_dir() / "kernels"
 
 
+# the modules whose functions generated kernels compile in (intrinsics, called
+# functions): numba's cache checks a kernel file's own timestamp only, so their text
+# is part of every key (an edited sgemm is never served from old compiled code)
+_COMPILED_IN = ("sexpgpu.kernels.parallel", "sexpgpu.kernels.sgemm", "sexpgpu.kernels.vgemm")
+
+
+@functools.cache
+def _compiled_in() -> str:
+    texts = [Path(importlib.util.find_spec(name).origin).read_text(encoding="utf-8")
+             for name in _COMPILED_IN]
+    return hashlib.sha256("\n".join(texts).encode()).hexdigest()
+
+
 def source_key(source: str) -> str:
     # numba: not on `run`'s first step (kernels.workers asks where the cache is first)
     import numba
 
-    return hashlib.sha256(f"{numba.__version__}\n{source}".encode()).hexdigest()[:24]
+    text = f"{numba.__version__}\n{_compiled_in()}\n{source}"
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
 def module_name(source: str) -> str:

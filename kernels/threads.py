@@ -116,7 +116,11 @@ class Policy:
 
     def describe(self) -> dict[str, Any]:
         """What the `open` event records (and `sexpgpu diff` compares)."""
-        return {"blas": blas.name(), "policy": "fixed" if self.fixed is not None else "auto",
+        # numba and llvmlite: only once a run is under way (not for `--device tpu`)
+        from sexpgpu.kernels import vgemm
+
+        return {"sgemm": vgemm.describe(), "blas": blas.name(),
+                "policy": "fixed" if self.fixed is not None else "auto",
                 "threads": self.fixed if self.fixed is not None else self.cap,
                 "blas_threads": 1, "numba_threads": numba_threads(),
                 "min_flops_per_thread": MIN_FLOPS_PER_THREAD, "parallel_work": PARALLEL_WORK}
@@ -138,7 +142,7 @@ def matmul_chunks(flops: int, dim: int) -> tuple[int, int]:
     if chunks < 2:
         return 1, dim
     size = -(-dim // chunks)
-    size = -(-size // 16) * 16  # whole register blocks of the sgemm's kernel
+    size = -(-size // 16) * 16  # whole row blocks (8) and vectors (16) of the sgemm
     return -(-dim // size), size
 
 

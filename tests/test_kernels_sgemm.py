@@ -1,53 +1,110 @@
-"""The sgemm call of CPU kernels (kernels/sgemm.py) against numba's np.dot, the call it
-replaces in matmul kernels: the same bits for every storage layout of A and B, at
-offsets into flat buffers, for sizes on both sides of OpenBLAS's small-matrix paths;
-and with row strides wider than a row (a head's rows inside a projection) and beta 1
-(an accumulation), against float64."""
+"""The sgemm of CPU kernels (kernels/sgemm.py, its body kernels/vgemm.py) against
+float64 products for every storage layout of A and B, at offsets into flat buffers,
+for sizes around its blocks (rows by 8 and by 256, columns by 32 in two vectors, k
+by 256); its bits independent of how a caller cuts the product into row or column
+chunks (what makes a run's losses the same for any thread count); IEEE special
+values as a product computes them; and row strides wider than a row with beta 1 (an
+accumulation)."""
 
 from __future__ import annotations
 
 import numba
 import numpy as np
 import pytest
-from sexpgpu.kernels import sgemm
+from sexpgpu.kernels import sgemm, vgemm
 
-SIZES = [(2, 3, 2), (5, 7, 3), (12, 64, 65), (64, 32, 64), (768, 128, 384), (33, 200, 17)]
+# every remainder of the row block (8), a masked second vector, k over one panel
+SIZES = [(1, 1, 1), (2, 3, 2), (5, 7, 3), (12, 64, 65), (64, 32, 64), (33, 300, 17),
+         (7, 2 * vgemm.KC + 9, 70), (150, 128, 96), (vgemm.MC + 45, 20, 40)]
 LAYOUTS = ["nn", "nt", "tn", "tt"]
 
 
-def _np_dot(ta: bool, tb: bool):
-    # the text kernels/structured.py generated before: np.dot on reshaped views
-    a = "p0[a_at:a_at + m * k].reshape((k, m)).T" if ta else "p0[a_at:a_at + m * k].reshape((m, k))"
-    b = "p1[b_at:b_at + k * n].reshape((n, k)).T" if tb else "p1[b_at:b_at + k * n].reshape((k, n))"
-    namespace = {"np": np, "numba": numba}
-    exec(f"@numba.njit\ndef f(p0, a_at, p1, b_at, p2, o_at, m, k, n):\n"  # noqa: S102
-         f"    np.dot({a}, {b}, p2[o_at:o_at + m * n].reshape((m, n)))\n", namespace)
-    return namespace["f"]
-
-
-def _call(layout: str):
-    gemm = getattr(sgemm, f"gemm_{layout}")
+def _call(layout: str, shape: vgemm.Shape | None = None):
+    if shape is None:
+        gemm = getattr(sgemm, f"gemm_{layout}")
+    else:
+        gemm = sgemm._gemm(layout[0] == "t", layout[1] == "t", shape)
     return numba.njit(lambda *args: gemm(*args))
 
 
-@pytest.mark.parametrize("layout", LAYOUTS)
-def test_sgemm_gives_np_dots_bits_for_every_layout(layout: str) -> None:
+def _operands(rng, m: int, k: int, n: int, layout: str):
+    """Flat a and b with a few elements before each matrix, and the matrices as
+    float64 (m x k) and (k x n) arrays."""
     ta, tb = layout[0] == "t", layout[1] == "t"
-    call, reference = _call(layout), _np_dot(ta, tb)
+    a = rng.standard_normal(m * k + 5).astype(np.float32)
+    b = rng.standard_normal(k * n + 3).astype(np.float32)
+    A = a[5:].reshape((k, m)).T if ta else a[5:].reshape((m, k))
+    B = b[3:].reshape((n, k)).T if tb else b[3:].reshape((k, n))
+    return a, b, A.astype(np.float64), B.astype(np.float64), (m if ta else k), (k if tb else n)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("shape", [vgemm.WIDE, vgemm.NARROW], ids=["avx512", "avx2"])
+def test_sgemm_is_the_product_for_every_layout(layout: str, shape: vgemm.Shape) -> None:
+    """Both blocks (the host's and the other CPU class's: LLVM splits or joins the
+    vectors, the arithmetic is the same) on every layout."""
+    call = _call(layout, shape)
     rng = np.random.default_rng(3)
     for m, k, n in SIZES:
-        a = rng.standard_normal(m * k + 5).astype(np.float32)
-        b = rng.standard_normal(k * n + 3).astype(np.float32)
-        want, got = np.full(m * n + 4, np.nan, np.float32), np.full(m * n + 4, np.nan, np.float32)
-        reference(a, 5, b, 3, want, 4, m, k, n)
-        call(a, 5, m if ta else k, b, 3, k if tb else n, got, 4, n, m, k, n, 0.0)
-        assert np.array_equal(got, want, equal_nan=True), (layout, m, k, n)
+        a, b, A, B, lda, ldb = _operands(rng, m, k, n, layout)
+        got = np.full(m * n + 4, np.nan, np.float32)
+        call(a, 5, lda, b, 3, ldb, got, 4, n, m, k, n, 0.0)
         assert np.isnan(got[:4]).all()  # nothing written before the output's offset
-        # and the product is the matmul (float64 reference, f32 rounding)
-        A = a[5:5 + m * k].reshape((k, m)).T if ta else a[5:5 + m * k].reshape((m, k))
-        B = b[3:3 + k * n].reshape((n, k)).T if tb else b[3:3 + k * n].reshape((k, n))
-        np.testing.assert_allclose(got[4:].reshape(m, n), A.astype(np.float64) @ B,
-                                   rtol=1e-4, atol=1e-4 * np.sqrt(k))
+        # f32 rounding of k products: error of order sqrt(k) ulps of the row's scale
+        np.testing.assert_allclose(got[4:].reshape(m, n), A @ B,
+                                   rtol=1e-5, atol=2e-6 * k, err_msg=f"{layout} {m, k, n}")
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_chunks_give_the_bits_of_the_whole(layout: str) -> None:
+    """Rows or columns computed in separate calls (a kernel's chunks on different
+    threads) give the same bits as one call: each element's sum runs over k in one
+    order whatever the blocks around it."""
+    call = _call(layout)
+    ta, tb = layout[0] == "t", layout[1] == "t"
+    rng = np.random.default_rng(5)
+    m, k, n = 37, 300, 70
+    a, b, _, _, lda, ldb = _operands(rng, m, k, n, layout)
+    whole = np.zeros(m * n, np.float32)
+    call(a, 5, lda, b, 3, ldb, whole, 0, n, m, k, n, 0.0)
+    by_rows, by_cols = np.zeros_like(whole), np.zeros_like(whole)
+    for r0, r1 in ((0, 5), (5, 22), (22, m)):  # rows cut off their blocks of 4
+        call(a, 5 + r0 * (1 if ta else lda), lda, b, 3, ldb, by_rows, r0 * n, n,
+             r1 - r0, k, n, 0.0)
+    for c0, c1 in ((0, 17), (17, 50), (50, n)):  # columns cut inside a vector
+        call(a, 5, lda, b, 3 + c0 * (ldb if tb else 1), ldb, by_cols, c0, n,
+             m, k, c1 - c0, 0.0)
+    assert np.array_equal(by_rows, whole) and np.array_equal(by_cols, whole)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_special_values_as_the_product_has_them(layout: str) -> None:
+    """A NaN or inf of A reaches its row only (inf * 0 is NaN there), one of B its
+    column only; with beta 0, C is not read (a NaN left there does not leak); with
+    beta 1 an inf of C stays."""
+    call = _call(layout)
+    ta = layout[0] == "t"
+    rng = np.random.default_rng(6)
+    m, k, n = 9, 20, 40
+    a, b, A, B, lda, ldb = _operands(rng, m, k, n, layout)
+    A[2, 3], A[5, 0], B[7, 33], B[1, 4] = np.nan, np.inf, -np.inf, 0.0
+    A[6, 1] = np.inf  # times B[1, 4] = 0: NaN at (6, 4)
+    flat_a = A.T.ravel() if ta else A.ravel()
+    flat_b = B.T.ravel() if layout[1] == "t" else B.ravel()
+    a[5:], b[3:] = flat_a.astype(np.float32), flat_b.astype(np.float32)
+    with np.errstate(invalid="ignore"):
+        want = A @ B
+    c = np.full(m * n, np.nan, np.float32)
+    call(a, 5, lda, b, 3, ldb, c, 0, n, m, k, n, 0.0)
+    got = c.reshape(m, n)
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    assert np.array_equal(np.isinf(got), np.isinf(want)) and np.isnan(got[6, 4])
+    finite = np.isfinite(want)
+    np.testing.assert_allclose(got[finite], want[finite], rtol=1e-5, atol=1e-4)
+    c = np.zeros(m * n, np.float32)
+    c[7] = np.inf
+    call(a, 5, lda, b, 3, ldb, c, 0, n, 0 + 1, k, n, 1.0)  # row 0 only, beta 1
+    assert np.isposinf(c[7]) or np.isnan(want[0, 7])
 
 
 def _rows(buf: np.ndarray, at: int, ld: int, shape: tuple[int, int]) -> np.ndarray:

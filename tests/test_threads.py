@@ -119,6 +119,7 @@ def test_the_environment_fixes_the_count(name: str, monkeypatch: pytest.MonkeyPa
     assert described["policy"] == "fixed" and described["threads"] == 2
     assert described["blas_threads"] == 1
     assert described["blas"].startswith("OpenBLAS")  # scipy's, as pyproject requires
+    assert described["sgemm"].startswith("sexpgpu vgemm ")  # the matmuls' own
 
 
 def _train(path: str, count: int, monkeypatch: pytest.MonkeyPatch) -> tuple[list, dict]:
@@ -169,6 +170,15 @@ def test_diff_shows_runs_that_differ_only_in_threads() -> None:
                                                      {**side, "threads": fixed}))
     assert "  threads: auto (up to 2), BLAS 1, numba 2 -> fixed (1), BLAS 1, numba 2  (differ)" \
         in lines
+    wide = {**auto, "sgemm": "sexpgpu vgemm 8x32 blocks of AVX-512 f32 vectors"}
+    narrow = {**auto, "sgemm": "sexpgpu vgemm 4x16 blocks of AVX2 f32 vectors"}
+    lines = diff.render_results(diff.compare_results({**side, "threads": wide},
+                                                     {**side, "threads": narrow}))
+    assert "  sgemm: sexpgpu vgemm 8x32 blocks of AVX-512 f32 vectors -> " \
+        "sexpgpu vgemm 4x16 blocks of AVX2 f32 vectors" in lines
+    lines = diff.render_results(diff.compare_results({**side, "threads": auto},
+                                                     {**side, "threads": wide}))
+    assert "  sgemm: (not recorded) -> sexpgpu vgemm 8x32 blocks of AVX-512 f32 vectors" in lines
     before = {"blas": "OpenBLAS 0.3.30", "policy": "auto", "blas_threads": 2,
               "numba_threads": 2}  # recorded before the one pool
     assert diff.threads_text(before) == "auto (up to 2), BLAS shared, numba 2"

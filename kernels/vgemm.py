@@ -1,0 +1,284 @@
+"""sgemm written as LLVM vector IR, the body of kernels/sgemm.py's calls: C = op(A) B
++ beta C on f32 matrices anywhere in flat buffers (first element's pointer, row
+stride), row-major.
+
+Why our own: OpenBLAS (numpy's and scipy's wheels) ran at about half this CPU's FMA
+rate on one core (its AVX2 kernels; ~110 GFLOP/s on the GPT's projections), and
+paid a packing and dispatch cost per call that dominated the small products of an
+attention head (50-80 GFLOP/s at 32x32x64). This loop nest of 512-bit FMAs with
+its accumulators in registers ran 170-240 GFLOP/s on both (docs/kernels.md).
+
+The loop nest: rows in panels of MC (their A panel stays in the L2 cache), k in
+panels of KC, columns in panels of two vectors (16 lanes each with AVX-512, 8 with
+AVX2; lanes past n masked), then the rows in blocks of MR (8; 4 with AVX2; the rest
+in blocks of 4, 2, 1), each block's 2 * MR vector accumulators in registers across
+its k loop. Every element of C is one chain of FMAs over k in order, started from
+beta * C (0 when beta is 0: C is then never read, so a NaN there does not leak) and
+carried through C between k panels, whatever the blocking: its bits do not depend
+on how a caller cuts the rows or columns into chunks. B is copied a panel at a
+time (KC x 32, 32 KB on the stack) into k-major order first, so the loads of a k
+step are two contiguous vectors and a row stride of B never maps a panel's rows
+onto the same cache sets; a B stored transposed (n x k) is transposed on the way,
+in 16 x 16 tiles in registers."""
+
+from __future__ import annotations
+
+import functools
+from typing import NamedTuple
+
+from llvmlite import binding, ir
+from numba.core import cgutils
+
+KC = 256                    # k of a panel (KC x NR f32: 32 KB with 16 lanes, L1-resident)
+MC = 256                    # rows of an A panel (MC x KC f32: 256 KB, L2-resident)
+NV = 2                      # vectors per row of a block
+
+
+class Shape(NamedTuple):
+    """A block: MR rows of NV vectors of `lanes` f32, its 2 * MR accumulators held in
+    registers (16 of 32 with AVX-512; 8 of 16 with AVX2)."""
+
+    lanes: int
+    mr: int
+
+    @property
+    def nr(self) -> int:
+        return self.lanes * NV
+
+
+WIDE, NARROW = Shape(16, 8), Shape(8, 4)
+
+
+@functools.cache
+def host_shape() -> Shape:
+    """The block for this CPU: 512-bit vectors with AVX-512, else 256-bit ones (more
+    accumulators than registers would spill in the inner loop)."""
+    return WIDE if binding.get_host_cpu_features().get("avx512f") else NARROW
+
+
+def describe() -> str:
+    """What the `open` event records: the block and the vector width."""
+    shape = host_shape()
+    return (f"sexpgpu vgemm {shape.mr}x{shape.nr} blocks of "
+            f"{'AVX-512' if shape == WIDE else 'AVX2'} f32 vectors")
+
+
+_F32 = ir.FloatType()
+_I32 = ir.IntType(32)
+_I64 = ir.IntType(64)
+_PTR = _F32.as_pointer()
+_ALIGN = ir.Constant(_I32, 4)
+SIGNATURE = ir.FunctionType(ir.VoidType(), [_PTR, _I64, _PTR, _I64, _PTR, _I64,
+                                            _I64, _I64, _I64, _F32])
+
+
+def _int(value: int) -> ir.Constant:
+    return ir.Constant(_I64, value)
+
+
+def _declared(module: ir.Module, name: str, fnty: ir.FunctionType) -> ir.Function:
+    fn = module.globals.get(name)
+    return fn if fn is not None else ir.Function(module, fnty, name)
+
+
+def _splat(builder: ir.IRBuilder, x: ir.Value, vty: ir.VectorType) -> ir.Value:
+    one = builder.insert_element(ir.Constant(vty, ir.Undefined), x, ir.Constant(_I32, 0))
+    return builder.shuffle_vector(one, ir.Constant(vty, ir.Undefined),
+                                  ir.Constant(ir.VectorType(_I32, vty.count), [0] * vty.count))
+
+
+def _transposed(builder: ir.IRBuilder, rows: list[ir.Value]) -> list[ir.Value]:
+    """The transpose of a square tile held as vectors (rows[i][j] -> out[j][i]): for
+    h = n/2, ..., 1, rows i and i + h (bit h of i clear) swap their off-diagonal
+    h-lane halves, one shuffle each (log2(n) rounds of n shuffles)."""
+    n = len(rows)
+    out = list(rows)
+    h = n // 2
+    while h:
+        for i in range(n):
+            if i & h:
+                continue
+            top, bottom = out[i], out[i + h]
+            lo = [lane if not lane & h else n + lane - h for lane in range(n)]
+            hi = [lane + h if not lane & h else n + lane for lane in range(n)]
+            out[i] = builder.shuffle_vector(top, bottom, ir.Constant(
+                ir.VectorType(_I32, n), lo))
+            out[i + h] = builder.shuffle_vector(top, bottom, ir.Constant(
+                ir.VectorType(_I32, n), hi))
+        h //= 2
+    return out
+
+
+class _Emit:
+    """The IR of one variant (A stored transposed or not, B likewise)."""
+
+    def __init__(self, fn: ir.Function, a_t: bool, b_t: bool, shape: Shape) -> None:
+        self.a_t, self.b_t, self.shape = a_t, b_t, shape
+        lanes = shape.lanes
+        self.vec = vec = ir.VectorType(_F32, lanes)
+        self.mask_t = mask = ir.VectorType(ir.IntType(1), lanes)
+        self.ivec = ir.VectorType(_I64, lanes)
+        self.a, self.lda, self.b, self.ldb, self.c, self.ldc, self.m, self.k, self.n, \
+            self.beta = fn.args
+        self.builder = ir.IRBuilder(fn.append_basic_block("entry"))
+        module = fn.module
+        self._load = _declared(module, f"llvm.masked.load.v{lanes}f32.p0", ir.FunctionType(
+            vec, [vec.as_pointer(), _I32, mask, vec]))
+        self._store = _declared(module, f"llvm.masked.store.v{lanes}f32.p0", ir.FunctionType(
+            ir.VoidType(), [vec, vec.as_pointer(), _I32, mask]))
+        self._fma = _declared(module, f"llvm.fma.v{lanes}f32", ir.FunctionType(vec, [vec] * 3))
+        b = self.builder
+        self.acc = {(r, v): cgutils.alloca_once(b, vec)
+                    for r in range(shape.mr) for v in range(NV)}
+        self.panel = cgutils.alloca_once(b, _F32, size=KC * shape.nr)
+        self.lanes = ir.Constant(self.ivec, list(range(lanes)))
+        self.n_vec = _splat(b, self.n, self.ivec)
+        self.beta_vec = _splat(b, self.beta, vec)
+        self.beta_zero = b.fcmp_ordered("==", self.beta, ir.Constant(_F32, 0.0))
+
+    # -- pieces --------------------------------------------------------------------
+
+    def load(self, ptr: ir.Value, mask: ir.Value) -> ir.Value:
+        b = self.builder
+        return b.call(self._load, [b.bitcast(ptr, self.vec.as_pointer()), _ALIGN, mask,
+                                   ir.Constant(self.vec, None)])
+
+    def store(self, value: ir.Value, ptr: ir.Value, mask: ir.Value) -> None:
+        b = self.builder
+        b.call(self._store, [value, b.bitcast(ptr, self.vec.as_pointer()), _ALIGN, mask])
+
+    def at(self, base: ir.Value, row: ir.Value, ld: ir.Value, col: ir.Value) -> ir.Value:
+        b = self.builder
+        return b.gep(base, [b.add(b.mul(row, ld), col)])
+
+    def lane(self, x: ir.Value, v: int) -> ir.Value:
+        """x plus the offset of vector v of a block row."""
+        return self.builder.add(x, _int(v * self.shape.lanes))
+
+    def a_elem(self, row: ir.Value, kk: ir.Value) -> ir.Value:
+        if self.a_t:
+            return self.at(self.a, kk, self.lda, row)
+        return self.at(self.a, row, self.lda, kk)
+
+    # -- the nest ------------------------------------------------------------------
+
+    def emit(self) -> None:
+        """Rows in blocks of MC (their A panel stays in L2 across the column panels),
+        k in panels of KC, columns in panels of two vectors, then the rows' blocks."""
+        b = self.builder
+        nr = _int(self.shape.nr)
+        with cgutils.for_range_slice(b, _int(0), self.m, _int(MC), _I64) as (ic, _):
+            rows = self.at_most(b.sub(self.m, ic), MC)
+            with cgutils.for_range_slice(b, _int(0), self.k, _int(KC), _I64) as (k0, _):
+                kc = self.at_most(b.sub(self.k, k0), KC)
+                with cgutils.for_range_slice(b, _int(0), self.n, nr, _I64) as (j0, _):
+                    # lane l of vector v is column j0 + v * lanes + l: written where < n
+                    masks = [b.icmp_signed("<", b.add(_splat(b, self.lane(j0, v), self.ivec),
+                                                      self.lanes), self.n_vec)
+                             for v in range(NV)]
+                    panel = self.panel_of(j0, k0, kc, masks)
+                    self.row_blocks(ic, rows, j0, k0, kc, panel, masks)
+        b.ret_void()
+
+    def at_most(self, x: ir.Value, bound: int) -> ir.Value:
+        b = self.builder
+        return b.select(b.icmp_signed("<", x, _int(bound)), x, _int(bound))
+
+    def panel_of(self, j0: ir.Value, k0: ir.Value, kc: ir.Value,
+                 masks: list[ir.Value]) -> ir.Value:
+        """B's rows k0..k0+kc, columns j0..j0+NR copied into the stack panel, row
+        stride NR: contiguous loads for the blocks, none of B's row stride's cache
+        set conflicts (a 4 KB stride put a panel's 256 rows in the same L1 sets)."""
+        b = self.builder
+        nr = _int(self.shape.nr)
+        if not self.b_t:
+            with cgutils.for_range(b, kc, intp=_I64) as row:
+                src = self.at(self.b, b.add(k0, row.index), self.ldb, j0)
+                dst = self.at(self.panel, row.index, nr, _int(0))
+                for v in range(NV):
+                    value = self.load(b.gep(src, [self.lane(_int(0), v)]), masks[v])
+                    b.store(value, b.bitcast(b.gep(dst, [self.lane(_int(0), v)]),
+                                             self.vec.as_pointer()), align=4)
+            return self.panel
+        lanes = self.shape.lanes
+        kc_vec = _splat(b, kc, self.ivec)
+        with cgutils.for_range_slice(b, _int(0), kc, _int(lanes), _I64) as (kt, _):
+            # lanes x lanes tiles: each of `lanes` columns of B^T (rows of B, k along
+            # the lanes) loaded as a vector, transposed in registers, stored as rows
+            in_k = b.icmp_signed("<", b.add(_splat(b, kt, self.ivec), self.lanes), kc_vec)
+            for v in range(NV):
+                tile = []
+                for c in range(lanes):
+                    col = b.add(self.lane(j0, v), _int(c))
+                    valid = _splat(b, b.icmp_signed("<", col, self.n), self.mask_t)
+                    src = self.at(self.b, col, self.ldb, b.add(k0, kt))
+                    tile.append(self.load(src, b.and_(in_k, valid)))
+                for r, row in enumerate(_transposed(b, tile)):
+                    dst = self.at(self.panel, b.add(kt, _int(r)), nr, self.lane(_int(0), v))
+                    b.store(row, b.bitcast(dst, self.vec.as_pointer()), align=4)
+        return self.panel
+
+    def row_blocks(self, i0, rows, j0, k0, kc, panel, masks) -> None:
+        """Rows i0 .. i0 + rows, MR at a time, then the rest."""
+        b, mr = self.builder, self.shape.mr
+        full = b.add(i0, b.sub(rows, b.srem(rows, _int(mr))))
+        with cgutils.for_range_slice(b, i0, full, _int(mr), _I64) as (r0, _):
+            self.block(r0, mr, j0, k0, kc, panel, masks)
+        # the rest (fewer than MR) as blocks of MR/2, MR/4, ..., 1 rows: few block
+        # bodies to compile, and none of one row unless the count is odd
+        start = full
+        size = mr // 2
+        while size:
+            take = b.icmp_signed("!=", b.and_(rows, _int(size)), _int(0))
+            with b.if_then(take):
+                self.block(start, size, j0, k0, kc, panel, masks)
+            start = b.select(take, b.add(start, _int(size)), start)
+            size //= 2
+
+    def block(self, i0, rows, j0, k0, kc, panel, masks) -> None:
+        b = self.builder
+        c_ptrs = [[self.at(self.c, b.add(i0, _int(r)), self.ldc, self.lane(j0, v))
+                   for v in range(NV)] for r in range(rows)]
+        first = b.icmp_signed("==", k0, _int(0))
+        for r in range(rows):
+            for v in range(NV):
+                self.start(c_ptrs[r][v], masks[v], first, self.acc[r, v])
+        with cgutils.for_range(b, kc, intp=_I64) as loop:
+            kk = loop.index
+            row = b.gep(panel, [b.mul(kk, _int(self.shape.nr))])
+            bv = [self.load(b.gep(row, [self.lane(_int(0), v)]), masks[v]) for v in range(NV)]
+            for r in range(rows):
+                av = _splat(b, b.load(self.a_elem(b.add(i0, _int(r)), b.add(k0, kk))), self.vec)
+                for v in range(NV):
+                    acc = self.acc[r, v]
+                    b.store(b.call(self._fma, [av, bv[v], b.load(acc)]), acc)
+        for r in range(rows):
+            for v in range(NV):
+                self.store(b.load(self.acc[r, v]), c_ptrs[r][v], masks[v])
+
+    def start(self, ptr, mask, first, acc) -> None:
+        """An accumulator's first value: C's partial sum after the first k block;
+        before it beta * C, or 0 when beta is 0 (C not read)."""
+        b = self.builder
+        zero = ir.Constant(self.vec, None)
+        with b.if_else(b.and_(first, self.beta_zero)) as (fresh, carried):
+            with fresh:
+                b.store(zero, acc)
+            with carried:
+                old = self.load(ptr, mask)
+                b.store(b.select(first, b.fmul(self.beta_vec, old), old), acc)
+
+
+def function(module: ir.Module, a_t: bool, b_t: bool,
+             shape: Shape | None = None) -> ir.Function:
+    """The variant's function in `module` (defined on first use): (a, lda, b, ldb, c,
+    ldc, m, k, n, beta), pointers at each matrix's first element; blocks of `shape`,
+    by default the host's."""
+    shape = shape or host_shape()
+    name = f"sexpgpu_vgemm_{'t' if a_t else 'n'}{'t' if b_t else 'n'}_{shape.lanes}x{shape.mr}"
+    fn = module.globals.get(name)
+    if fn is None:
+        fn = ir.Function(module, SIGNATURE, name)
+        fn.linkage = "internal"
+        _Emit(fn, a_t, b_t, shape).emit()
+    return fn
