@@ -136,11 +136,19 @@ def test_a_run_killed_while_uploading_resumes_from_s3_elsewhere(capsys, s3_env,
     machine), `--resume latest` pulls the complete checkpoints from S3 and ends with
     the parameters of a run never stopped."""
     runs = f"s3://{BUCKET}/killed"
+    # 50 checkpoints kept: the mirror skips the ones pruned before their turn and
+    # uploads the rest in order, so after the first whole one on S3 there are dozens
+    # to go before the last (with the default 3 kept, a run that finished before the
+    # mirror's first upload left three, and all three were up before the kill came:
+    # nothing to resume from but the final step)
+    source = tmp_path / "tiny.sx"
+    source.write_text(SWEEP_TINY.read_text().replace(
+        "(defrun :steps steps", "(defrun :keep-checkpoints 50 :steps steps"))
     # 200 checkpoints: training ends in a few seconds, the mirror uploads behind it,
     # and the kill comes as soon as S3 holds one whole checkpoint (with 40, a slow
     # start of the mirror on a busy machine let the last one be the first whole)
     args = [f"steps={STEPS}", "--checkpoint-every", "5", "--runs", runs]
-    proc = subprocess.Popen([sys.executable, "-m", "sexpgpu", "run", str(SWEEP_TINY), *args],
+    proc = subprocess.Popen([sys.executable, "-m", "sexpgpu", "run", str(source), *args],
                             env={**os.environ, "PYTHONPATH": str(ROOT)},
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 300  # a loaded machine compiles and uploads slowly
@@ -157,12 +165,12 @@ def test_a_run_killed_while_uploading_resumes_from_s3_elsewhere(capsys, s3_env,
     # a checkpoint whose upload was cut before its manifest: on S3, never chosen
     _client().put_object(Bucket=BUCKET, Key=f"killed/{name}/checkpoints/step-999990/"
                          "params.npz", Body=b"torn")
-    code, _, err = sexpgpu(capsys, "run", SWEEP_TINY, *args, "--resume", "latest")
+    code, _, err = sexpgpu(capsys, "run", source, *args, "--resume", "latest")
     assert code == 0, err
     opens = [e for e in _events(_staging("killed") / name) if e["event"] == "open"]
     assert 0 < opens[-1]["resumed_from"] < STEPS  # from a checkpoint S3 had whole
     resumed = load_checkpoint(latest_valid(_staging("killed") / name))
-    code, _, err = sexpgpu(capsys, "run", SWEEP_TINY, *args[:-1], tmp_path / "runs")
+    code, _, err = sexpgpu(capsys, "run", source, *args[:-1], tmp_path / "runs")
     assert code == 0, err
     (whole,) = (tmp_path / "runs").iterdir()
     straight = load_checkpoint(latest_valid(whole))
