@@ -237,36 +237,36 @@ class _Emit:
 
     def block(self, i0, rows, j0, k0, kc, panel, masks) -> None:
         b = self.builder
-        c_ptrs = [[self.at(self.c, b.add(i0, _int(r)), self.ldc, self.lane(j0, v))
-                   for v in range(NV)] for r in range(rows)]
-        first = b.icmp_signed("==", k0, _int(0))
-        for r in range(rows):
-            for v in range(NV):
-                self.start(c_ptrs[r][v], masks[v], first, self.acc[r, v])
+        cells = [(self.acc[r, v], self.at(self.c, b.add(i0, _int(r)), self.ldc,
+                                          self.lane(j0, v)), masks[v])
+                 for r in range(rows) for v in range(NV)]
+        self.start(cells, b.icmp_signed("==", k0, _int(0)))
         with cgutils.for_range(b, kc, intp=_I64) as loop:
             kk = loop.index
-            row = b.gep(panel, [b.mul(kk, _int(self.shape.nr))])
-            bv = [self.load(b.gep(row, [self.lane(_int(0), v)]), masks[v]) for v in range(NV)]
+            # the panel's every lane is written (0 past n): plain vector loads
+            row = b.bitcast(b.gep(panel, [b.mul(kk, _int(self.shape.nr))]),
+                            self.vec.as_pointer())
+            bv = [b.load(b.gep(row, [_int(v)]), align=4) for v in range(NV)]
             for r in range(rows):
                 av = _splat(b, b.load(self.a_elem(b.add(i0, _int(r)), b.add(k0, kk))), self.vec)
                 for v in range(NV):
                     acc = self.acc[r, v]
                     b.store(b.call(self._fma, [av, bv[v], b.load(acc)]), acc)
-        for r in range(rows):
-            for v in range(NV):
-                self.store(b.load(self.acc[r, v]), c_ptrs[r][v], masks[v])
+        for acc, ptr, mask in cells:
+            self.store(b.load(acc), ptr, mask)
 
-    def start(self, ptr, mask, first, acc) -> None:
-        """An accumulator's first value: C's partial sum after the first k block;
+    def start(self, cells, first: ir.Value) -> None:
+        """The accumulators' first values: C's partial sums after the first k panel;
         before it beta * C, or 0 when beta is 0 (C not read)."""
         b = self.builder
-        zero = ir.Constant(self.vec, None)
         with b.if_else(b.and_(first, self.beta_zero)) as (fresh, carried):
             with fresh:
-                b.store(zero, acc)
+                for acc, _, _ in cells:
+                    b.store(ir.Constant(self.vec, None), acc)
             with carried:
-                old = self.load(ptr, mask)
-                b.store(b.select(first, b.fmul(self.beta_vec, old), old), acc)
+                for acc, ptr, mask in cells:
+                    old = self.load(ptr, mask)
+                    b.store(b.select(first, b.fmul(self.beta_vec, old), old), acc)
 
 
 def function(module: ir.Module, a_t: bool, b_t: bool,
