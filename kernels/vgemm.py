@@ -27,7 +27,9 @@ import functools
 from typing import NamedTuple
 
 from llvmlite import binding, ir
+from numba import cfunc, types
 from numba.core import cgutils
+from numba.extending import intrinsic
 
 KC = 256                    # k of a panel (KC x NR f32: 32 KB with 16 lanes, L1-resident)
 MC = 256                    # rows of an A panel (MC x KC f32: 256 KB, L2-resident)
@@ -169,7 +171,9 @@ class _Emit:
         nr = _int(self.shape.nr)
         with cgutils.for_range_slice(b, _int(0), self.m, _int(MC), _I64) as (ic, _):
             rows = self.at_most(b.sub(self.m, ic), MC)
-            with cgutils.for_range_slice(b, _int(0), self.k, _int(KC), _I64) as (k0, _):
+            # one panel at least: with k = 0, C is beta * C (0 when beta is 0)
+            k_panels = b.select(b.icmp_signed(">", self.k, _int(0)), self.k, _int(1))
+            with cgutils.for_range_slice(b, _int(0), k_panels, _int(KC), _I64) as (k0, _):
                 kc = self.at_most(b.sub(self.k, k0), KC)
                 with cgutils.for_range_slice(b, _int(0), self.n, nr, _I64) as (j0, _):
                     # lane l of vector v is column j0 + v * lanes + l: written where < n
@@ -282,3 +286,48 @@ def function(module: ir.Module, a_t: bool, b_t: bool,
         fn.linkage = "internal"
         _Emit(fn, a_t, b_t, shape).emit()
     return fn
+
+
+# -- the four variants as one C-callable, compiled once --------------------------------
+
+SYMBOL = "sexpgpu_sgemm"
+# its LLVM type: the variant (variant()), then function()'s arguments
+SHARED = ir.FunctionType(ir.VoidType(), [_I64, *SIGNATURE.args])
+_P32 = types.CPointer(types.float32)
+
+
+def variant(a_t: bool, b_t: bool) -> int:
+    return 2 * a_t + b_t
+
+
+@intrinsic
+def _variants(typingctx, code, a, lda, b, ldb, c, ldc, m, k, n, beta):  # noqa: ARG001
+    """The host's four functions, the one of variant `code` called."""
+    def codegen(context, builder, sig, args):  # noqa: ARG001
+        switch = builder.switch(args[0], builder.append_basic_block("none"))
+        done = builder.append_basic_block("done")
+        for a_t in (False, True):
+            for b_t in (False, True):
+                block = builder.append_basic_block(f"v{variant(a_t, b_t)}")
+                switch.add_case(variant(a_t, b_t), block)
+                builder.position_at_end(block)
+                builder.call(function(builder.module, a_t, b_t), args[1:])
+                builder.branch(done)
+        builder.position_at_end(switch.default)
+        builder.branch(done)
+        builder.position_at_end(done)
+        return context.get_dummy_value()
+
+    return types.none(code, a, lda, b, ldb, c, ldc, m, k, n, beta), codegen
+
+
+# defined here, in the file that makes its IR: numba's cache checks the defining file's
+# timestamp, so an edit of this module compiles it anew (~1.2 s, once per install)
+@cfunc(types.void(types.intp, _P32, types.intp, _P32, types.intp, _P32, types.intp,
+                  types.intp, types.intp, types.intp, types.float32),
+       cache=True, error_model="numpy")
+def shared(code, a, lda, b, ldb, c, ldc, m, k, n, beta):  # noqa: ANN001, ANN201
+    _variants(code, a, lda, b, ldb, c, ldc, m, k, n, beta)
+
+
+binding.add_symbol(SYMBOL, shared.address)

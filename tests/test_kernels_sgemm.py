@@ -56,6 +56,22 @@ def test_sgemm_is_the_product_for_every_layout(layout: str, shape: vgemm.Shape) 
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
+def test_an_empty_inner_dimension_gives_beta_c(layout: str) -> None:
+    """k = 0 (no kernel passes it, the op's contract has it): C = beta C, all of C
+    written when beta is 0 (a NaN there becomes 0), nothing past it."""
+    call = _call(layout)
+    m, n = 5, 40
+    c = np.full(m * n + 3, np.nan, np.float32)
+    empty = np.zeros(1, np.float32)
+    call(empty, 0, m if layout[0] == "t" else 1, empty, 0, 1 if layout[1] == "t" else n,
+         c, 0, n, m, 0, n, 0.0)
+    assert not c[:m * n].any() and np.isnan(c[m * n:]).all()
+    c[:m * n] = 2.0
+    call(empty, 0, 1, empty, 0, 1, c, 0, n, m, 0, n, 0.5)
+    assert (c[:m * n] == 1.0).all()
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
 def test_chunks_give_the_bits_of_the_whole(layout: str) -> None:
     """Rows or columns computed in separate calls (a kernel's chunks on different
     threads) give the same bits as one call: each element's sum runs over k in one
