@@ -19,7 +19,7 @@ on how a caller cuts the rows or columns into chunks. B is copied a panel at a
 time (KC x 32, 32 KB on the stack) into k-major order first, so the loads of a k
 step are two contiguous vectors and a row stride of B never maps a panel's rows
 onto the same cache sets; a B stored transposed (n x k) is transposed on the way,
-in 16 x 16 tiles in registers."""
+in lanes x lanes tiles in registers (16 x 16 with AVX-512)."""
 
 from __future__ import annotations
 
