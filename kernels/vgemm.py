@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 from typing import NamedTuple
 
+import numba
 from llvmlite import binding, ir
 from numba import cfunc, types
 from numba.core import cgutils
@@ -53,9 +54,17 @@ WIDE, NARROW = Shape(16, 8), Shape(8, 4)
 
 @functools.cache
 def host_shape() -> Shape:
-    """The block for this CPU: 512-bit vectors with AVX-512, else 256-bit ones (more
-    accumulators than registers would spill in the inner loop)."""
-    return WIDE if binding.get_host_cpu_features().get("avx512f") else NARROW
+    """The block for the CPU numba compiles for: 512-bit vectors with AVX-512, else
+    256-bit ones (more accumulators than registers would spill in the inner loop).
+    That CPU is this one unless NUMBA_CPU_NAME / NUMBA_CPU_FEATURES name another (a
+    cache built for other machines): then its features, and the narrow block for a
+    named CPU without them."""
+    features = numba.config.CPU_FEATURES
+    if features is None and numba.config.CPU_NAME is not None:
+        return NARROW
+    if features is None:
+        features = binding.get_host_cpu_features().flatten()
+    return WIDE if "+avx512f" in features.split(",") else NARROW
 
 
 def describe() -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 import pytest
+from llvmlite import binding
 from sexpgpu.kernels import sgemm, vgemm
 
 # every remainder of the row block (8), a masked second vector, k over one panel
@@ -53,6 +54,24 @@ def test_sgemm_is_the_product_for_every_layout(layout: str, shape: vgemm.Shape) 
         # f32 rounding of k products: error of order sqrt(k) ulps of the row's scale
         np.testing.assert_allclose(got[4:].reshape(m, n), A @ B,
                                    rtol=1e-5, atol=2e-6 * k, err_msg=f"{layout} {m, k, n}")
+
+
+@pytest.mark.parametrize(("name", "features", "shape"), [
+    (None, None, None), ("generic", None, vgemm.NARROW),
+    ("znver5", "+avx2,+fma,+avx512f", vgemm.WIDE), (None, "+avx2,+fma,-avx512f", vgemm.NARROW)])
+def test_the_block_follows_the_cpu_numba_compiles_for(name, features, shape,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The host's features, or those of a CPU named for numba (NUMBA_CPU_NAME,
+    NUMBA_CPU_FEATURES): a named CPU without features gets the narrow block."""
+    monkeypatch.setattr(numba.config, "CPU_NAME", name)
+    monkeypatch.setattr(numba.config, "CPU_FEATURES", features)
+    vgemm.host_shape.cache_clear()
+    try:
+        host = "+avx512f" in binding.get_host_cpu_features().flatten().split(",")
+        want = shape or (vgemm.WIDE if host else vgemm.NARROW)
+        assert vgemm.host_shape() == want
+    finally:
+        vgemm.host_shape.cache_clear()
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
