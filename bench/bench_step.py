@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
+import timeit
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -246,7 +247,7 @@ def test_gpt_matmul_limit(benchmark, threads: int, step_results) -> None:
     benchmark.pedantic(torch.mm, args=(a, b), rounds=30, iterations=1, warmup_rounds=3)
     torch_rate = 2 * size ** 3 / benchmark.stats.stats.min / 1e9
     ours()
-    own_rate = 2 * size ** 3 / min(_timed(ours) for _ in range(30)) / 1e9
+    own_rate = 2 * size ** 3 / min(timeit.repeat(ours, number=1, repeat=30)) / 1e9
     rate = max(torch_rate, own_rate)
     flops = gpt_step_flops()
     step_results[("gpt", "limit")] = {"flops": flops, "sgemm_gflops": rate,
@@ -254,9 +255,3 @@ def test_gpt_matmul_limit(benchmark, threads: int, step_results) -> None:
                                       "sexpgpu_mm_gflops": own_rate,
                                       "limit_ms": flops / (rate * 1e9) * 1e3}
     assert flops > 0 and rate > 0
-
-
-def _timed(fn: Callable[[], Any]) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start

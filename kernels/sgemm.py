@@ -16,14 +16,11 @@ variant a kernel, ~0.6 s of the char-GPT's cold start)."""
 
 from __future__ import annotations
 
-from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 from sexpgpu.kernels import vgemm
 
 _F32 = types.float32
-
-
 
 
 def _gemm(a_t: bool, b_t: bool, shape: vgemm.Shape | None = None):  # noqa: ANN202 - an intrinsic
@@ -50,13 +47,7 @@ def _gemm(a_t: bool, b_t: bool, shape: vgemm.Shape | None = None):  # noqa: ANN2
 
             operands = (data(0, a_off), lda_, data(3, b_off), ldb_, data(6, c_off), ldc_,
                         m_, k_, n_, context.cast(builder, args[12], sig.args[12], _F32))
-            if shape is None:
-                fn = builder.module.globals.get(vgemm.SYMBOL) or ir.Function(
-                    builder.module, vgemm.SHARED, vgemm.SYMBOL)
-                builder.call(fn, (ir.Constant(ir.IntType(64), vgemm.variant(a_t, b_t)),
-                                  *operands))
-            else:
-                builder.call(vgemm.function(builder.module, a_t, b_t, shape), operands)
+            vgemm.call(builder, a_t, b_t, operands, shape)
             return context.get_dummy_value()
 
         return types.none(a, a_at, lda, b, b_at, ldb, c, c_at, ldc, m, k, n, beta), codegen

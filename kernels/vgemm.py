@@ -142,7 +142,7 @@ class _Emit:
         self.acc = {(r, v): cgutils.alloca_once(b, vec)
                     for r in range(shape.mr) for v in range(NV)}
         self.panel = cgutils.alloca_once(b, _F32, size=KC * shape.nr)
-        self.lanes = ir.Constant(self.ivec, list(range(lanes)))
+        self.lane_index = ir.Constant(self.ivec, list(range(lanes)))
         self.n_vec = _splat(b, self.n, self.ivec)
         self.beta_vec = _splat(b, self.beta, vec)
         self.beta_zero = b.fcmp_ordered("==", self.beta, ir.Constant(_F32, 0.0))
@@ -178,16 +178,16 @@ class _Emit:
         k in panels of KC, columns in panels of two vectors, then the rows' blocks."""
         b = self.builder
         nr = _int(self.shape.nr)
+        # one k panel at least: with k = 0, C is beta * C (0 when beta is 0)
+        k_panels = b.select(b.icmp_signed(">", self.k, _int(0)), self.k, _int(1))
         with cgutils.for_range_slice(b, _int(0), self.m, _int(MC), _I64) as (ic, _):
             rows = self.at_most(b.sub(self.m, ic), MC)
-            # one panel at least: with k = 0, C is beta * C (0 when beta is 0)
-            k_panels = b.select(b.icmp_signed(">", self.k, _int(0)), self.k, _int(1))
             with cgutils.for_range_slice(b, _int(0), k_panels, _int(KC), _I64) as (k0, _):
                 kc = self.at_most(b.sub(self.k, k0), KC)
                 with cgutils.for_range_slice(b, _int(0), self.n, nr, _I64) as (j0, _):
                     # lane l of vector v is column j0 + v * lanes + l: written where < n
                     masks = [b.icmp_signed("<", b.add(_splat(b, self.lane(j0, v), self.ivec),
-                                                      self.lanes), self.n_vec)
+                                                      self.lane_index), self.n_vec)
                              for v in range(NV)]
                     panel = self.panel_of(j0, k0, kc, masks)
                     self.row_blocks(ic, rows, j0, k0, kc, panel, masks)
@@ -218,7 +218,7 @@ class _Emit:
         with cgutils.for_range_slice(b, _int(0), kc, _int(lanes), _I64) as (kt, _):
             # lanes x lanes tiles: each of `lanes` columns of B^T (rows of B, k along
             # the lanes) loaded as a vector, transposed in registers, stored as rows
-            in_k = b.icmp_signed("<", b.add(_splat(b, kt, self.ivec), self.lanes), kc_vec)
+            in_k = b.icmp_signed("<", b.add(_splat(b, kt, self.ivec), self.lane_index), kc_vec)
             for v in range(NV):
                 tile = []
                 for c in range(lanes):
@@ -307,6 +307,17 @@ _P32 = types.CPointer(types.float32)
 
 def variant(a_t: bool, b_t: bool) -> int:
     return 2 * a_t + b_t
+
+
+def call(builder: ir.IRBuilder, a_t: bool, b_t: bool, operands: tuple,
+         shape: Shape | None = None) -> None:
+    """Emit C = op(A) op(B) + beta C with function()'s `operands`: a call of the shared
+    function (resolved by its symbol), or with `shape` of the body, inlined."""
+    if shape is not None:
+        builder.call(function(builder.module, a_t, b_t, shape), operands)
+        return
+    fn = _declared(builder.module, SYMBOL, SHARED)
+    builder.call(fn, (_int(variant(a_t, b_t)), *operands))
 
 
 @intrinsic

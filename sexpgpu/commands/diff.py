@@ -290,11 +290,11 @@ def render_results(results: dict[str, Any]) -> list[str]:
         mark = "" if a.get("threads") == b.get("threads") else "  (differ)"
         out.append(f"  threads: {threads_text(a.get('threads'))} -> "
                    f"{threads_text(b.get('threads'))}{mark}")
+        both = (a.get("threads"), b.get("threads"))
         for key in ("sgemm", "blas"):
-            if a.get("threads") and b.get("threads") and \
-                    a["threads"].get(key) != b["threads"].get(key):
-                out.append(f"  {key}: {a['threads'].get(key, '(not recorded)')} -> "
-                           f"{b['threads'].get(key, '(not recorded)')}")
+            if all(both) and both[0].get(key) != both[1].get(key):
+                out.append(f"  {key}: {both[0].get(key, '(not recorded)')} -> "
+                           f"{both[1].get(key, '(not recorded)')}")
     for m in results["metrics"]:
         delta = f"  ({'+' if m['delta'] >= 0 else ''}{humanize.number(m['delta'])})" \
             if m["delta"] is not None else ""
