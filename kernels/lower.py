@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from math import prod
 
 from sexpgpu.kernels import views as strided
-from sexpgpu.kernels.source import storage
+from sexpgpu.kernels.source import storage, strides
 from sexpgpu.kernels.views import View
 
 from sexpgpu.ir.graph import Graph, Node, Value, live_nodes
@@ -28,6 +28,9 @@ class Kernel:
     # squares and its sum of deviations): one pass computes them all
     siblings: list[Node] = field(default_factory=list)
     view: View | None = None      # a copy of a strided view (kernels.views), read as one
+    # values of later nodes whose buffers this kernel fills through strided views of
+    # its results (`_Grouper._stores_ahead`): the merged heads of an attention
+    homes: list[Value] = field(default_factory=list)
     closed: bool = False
     index: int = -1               # position in the program
     inputs: list[Value] = field(default_factory=list)   # buffers read (view bases)
@@ -210,6 +213,40 @@ def _is_matrix_transpose(node: Node) -> bool:
 
 # ops whose kernels read a strided view's elements through its strides
 STRIDED_READERS = ("matmul", "attention", "attention_backward")
+# ops whose kernels store their results through strided views (kernels/attention.py)
+STRIDED_WRITERS = ("attention", "attention_backward")
+
+
+def _stays_f32(value: Value) -> bool:
+    return value.dtype == "f32"
+
+
+def _part(concat: Node, operand: Value) -> View:
+    """Where `operand`'s elements lie in the concat's buffer."""
+    out = concat.outputs[0]
+    axis = concat.attrs["axis"] % len(out.shape)
+    start = sum(v.shape[axis] for v in concat.inputs[:concat.inputs.index(operand)])
+    out_strides = strides(out.shape)
+    return View(out, start * out_strides[axis], operand.shape, out_strides)
+
+
+def _inverse(chain: list[Node], view: View) -> View | None:
+    """The view of the chain's first input such that applying the chain's permutes
+    and reshapes to it gives `view` (of the chain's last output); None when no
+    strides describe it."""
+    for step in reversed(chain):
+        shape = step.inputs[0].shape
+        if step.op == "permute":
+            inverse = [0] * len(shape)
+            for axis, p in enumerate(step.attrs["perm"]):
+                inverse[p] = view.strides[axis]
+            view = View(view.root, view.offset, shape, tuple(inverse))
+        else:
+            new = strided.reshaped_strides(view.shape, view.strides, shape)
+            if new is None:
+                return None
+            view = View(view.root, view.offset, shape, new)
+    return view
 
 
 def reads_in_place(op: str, view: View) -> bool:
@@ -263,10 +300,12 @@ class _Grouper:
     value they hold is needed by something that cannot join them; records where
     each value lives in `plan.where`."""
 
-    def __init__(self, plan: KernelPlan, uses: dict[Value, int]) -> None:
+    def __init__(self, plan: KernelPlan, uses: dict[Value, int],
+                 readers: dict[Value, list[Node]]) -> None:
         self.plan = plan
         self.where = plan.where
         self.uses = uses          # how many node inputs and roots read each value
+        self.readers = readers    # the nodes reading each value (roots are not nodes)
         self.open: list[Kernel] = []
         # the last reduction's kernel, left open only for the node right after it
         # (a sibling reduction of the same loop); any other node closes it, so the
@@ -322,6 +361,8 @@ class _Grouper:
         held, self.held = self.held, None
         if held is not None and not self._joins_as_sibling(held, node):
             self.close(held)
+        if all(v in self.where for v in node.outputs):
+            return  # a buffer an earlier kernel fills (_stores_ahead): nothing to run
         if self._undo_transpose(node) or self._add_view(node):
             return
         if not _is_identity(node):  # an identity is its input, wherever that lies
@@ -494,6 +535,68 @@ class _Grouper:
         kernel = self._closed("op", node)
         for v in node.outputs:
             self.where[v] = Computed(kernel)
+        if node.op in STRIDED_WRITERS:
+            self._stores_ahead(node, kernel)
+
+    def _stores_ahead(self, node: Node, kernel: Kernel) -> None:
+        """Store results that later nodes only permute and reshape (an attention's
+        heads merged back, their gradients concatenated into the projection's) straight
+        into the buffer those make, through strided views: no kernel copies them there.
+        Each result becomes a Strided view of that buffer, which `kernel` then fills."""
+        chains = {v: self._view_chain(v) for v in node.outputs}
+        ends = {v: chain[-1].outputs[0] for v, chain in chains.items() if chain}
+        joins = {self._only_reader(end) for end in ends.values()}
+        concat = joins.pop() if len(joins) == 1 else None
+        if concat is not None and concat.op == "concat" and len(ends) == len(concat.inputs) \
+                and set(concat.inputs) == set(ends.values()) and _stays_f32(concat.outputs[0]):
+            # every operand of the concat is one of these results: fill all of it
+            root = concat.outputs[0]
+            views = {v: _inverse(chains[v], _part(concat, end)) for v, end in ends.items()}
+        else:
+            root = None
+            views = {v: _inverse(chains[v], strided.whole(end, end)) for v, end in ends.items()
+                     if not self._reads_as_buffer(v, chains[v])}
+        if any(view is None for view in views.values()):
+            return
+        for v, view in views.items():
+            home = root if root is not None else ends[v]
+            self.where[v] = Strided(view)
+            self.where[home] = Computed(kernel)
+            if home not in kernel.homes:
+                kernel.homes.append(home)
+
+    def _only_reader(self, value: Value) -> Node | None:
+        """The one node reading `value` once, when it is not also a root."""
+        readers = self.readers.get(value, [])
+        return readers[0] if len(readers) == 1 and self.uses.get(value) == 1 else None
+
+    def _view_chain(self, value: Value) -> list[Node]:
+        """The f32 permutes and reshapes that alone read `value` and each other's
+        results, in order; empty when any other reader of `value` cannot read a view of
+        it in place."""
+        chain: list[Node] = []
+        if not _stays_f32(value):
+            return chain
+        readers = self.readers.get(value, [])
+        moves = [n for n in readers if n.op in ("permute", "reshape")]
+        if len(moves) != 1 or self.uses.get(value, 0) != len(readers) \
+                or any(n.op not in STRIDED_READERS for n in readers if n is not moves[0]):
+            return chain
+        step: Node | None = moves[0]
+        while step is not None and step.op in ("permute", "reshape") \
+                and _stays_f32(step.outputs[0]):
+            chain.append(step)
+            step = self._only_reader(step.outputs[0])
+        return chain
+
+    def _reads_as_buffer(self, value: Value, chain: list[Node]) -> bool:
+        """The chain's result is `value`'s buffer read row-major (no copy needed)."""
+        view = strided.whole(value, value)
+        for step in chain:
+            view = strided.apply(view, step)
+            if view is None:
+                return False
+        return view.contiguous()
 
     RULES = {
         "const": _add_const,
@@ -516,7 +619,7 @@ def lower(graph: Graph, outputs: list[str] | None = None) -> KernelPlan:
         for value in node.inputs + node.outputs:
             storage(value)  # E-KERNEL-DTYPE (f16) at the node that made it, in a loop too
     program = KernelPlan(graph, [], wanted)
-    grouper = _Grouper(program, _count_uses(nodes, roots))
+    grouper = _Grouper(program, _count_uses(nodes, roots), _readers(nodes))
     for node in nodes:
         grouper.add(node)
     for value in roots:
@@ -536,6 +639,15 @@ def _count_uses(nodes: list[Node], roots: list[Value]) -> dict[Value, int]:
     return uses
 
 
+def _readers(nodes: list[Node]) -> dict[Value, list[Node]]:
+    """The nodes reading each value, in order (once each)."""
+    readers: dict[Value, list[Node]] = {}
+    for node in nodes:
+        for value in dict.fromkeys(node.inputs):
+            readers.setdefault(value, []).append(node)
+    return readers
+
+
 def _link(program: KernelPlan, roots: list[Value]) -> None:
     """Number the kernels and find what each reads from and stores to buffers. A
     kernel that stores nothing anyone reads is dropped: a view's copy made for a
@@ -549,13 +661,21 @@ def _link(program: KernelPlan, roots: list[Value]) -> None:
         for kernel in program.kernels:
             # a structured op with several results stores them all: its renderer writes
             # each (sort moves values and indices together)
-            kernel.outputs = [v for n in kernel.nodes for v in n.outputs if v in needed_outside
-                              or (kernel.kind == "op" and len(n.outputs) > 1)]
+            kernel.outputs = [v for n in kernel.nodes for v in n.outputs
+                              if (v in needed_outside or (kernel.kind == "op"
+                                                          and len(n.outputs) > 1))
+                              and not _stored_ahead(program, kernel, v)] + kernel.homes
         live = [k for k in program.kernels if k.outputs]
         if len(live) == len(program.kernels):
             break
         program.kernels = live
     _check_order(program)
+
+
+def _stored_ahead(program: KernelPlan, kernel: Kernel, value: Value) -> bool:
+    """`value` is stored through a view of a buffer `kernel` fills (its homes)."""
+    place = program.where.get(value)
+    return isinstance(place, Strided) and place.view.root in kernel.homes
 
 
 def _check_order(program: KernelPlan) -> None:

@@ -106,6 +106,72 @@ def test_fused_kernels_read_the_heads_in_place() -> None:
     assert not any(o in (["permute"], ["reshape"], ["slice"]) for o in ops), ops
 
 
+def _projected_graph(fused: bool, t: int = T) -> Graph:
+    """A model's attention: heads merged back (permute, reshape) into the output
+    projection's matmul; d(qkv) joins the heads' gradients, permuted and merged, in
+    one concat."""
+    g = Graph("projected")
+    qkv, wp = g.input("qkv", (B, t, 3 * H * D)), g.input("wp", (H * D, H * D))
+    h = g.apply("mul", qkv, build.scalar(g, 1.0, "f32"))
+    q, k, v = (_heads(g, h, i, t) for i in range(3))
+    out = (g.apply("attention", q, k, v, causal=True, scale=None)[0] if fused
+           else _unfused(g, q, k, v, True, 1 / np.sqrt(D)))
+    merged = g.apply("reshape", g.apply("permute", out, perm=(0, 2, 1, 3)), shape=(B, t, H * D))
+    y = g.apply("matmul", merged, wp)
+    loss = g.apply("sum", g.apply("mul", y, y), axes=None, keepdims=False)
+    g.output("y", y)
+    g.output("dqkv", grad(g, loss, [qkv])[qkv])
+    return g
+
+
+def _projected_inputs(t: int = T) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(3)
+    return {"qkv": rng.standard_normal((B, t, 3 * H * D)).astype(np.float32),
+            "wp": (rng.standard_normal((H * D, H * D)) / np.sqrt(H * D)).astype(np.float32)}
+
+
+@pytest.mark.parametrize("t", [T, 70])
+def test_fused_kernels_store_merged_heads_where_the_next_op_reads_them(t: int) -> None:
+    """The forward stores its output rows straight into the merged (B, T, H D)
+    buffer the projection reads, the backward its dq, dk, dv rows into the one
+    (B, T, 3 H D) gradient: no kernel permutes, reshapes or concatenates them, and
+    the results equal the unfused form's in float64."""
+    feed = _projected_inputs(t)
+    want = run_reference(_projected_graph(False, t), feed, dtype_override="f64")
+    compiled = kernels.compile(_projected_graph(True, t))
+    ops = [[n.op for n in kernel.nodes] for kernel in compiled.program.kernels]
+    assert not any(o[0] in ("permute", "reshape", "concat") for o in ops), ops
+    homes = {kernel.nodes[0].op: [v.node.op for v in kernel.homes]
+             for kernel in compiled.program.kernels if kernel.homes}
+    assert homes == {"attention": ["reshape"], "attention_backward": ["concat"]}
+    got = compiled.run(feed)
+    for key in ("y", "dqkv"):
+        np.testing.assert_allclose(got[key], want[key], rtol=1e-4, atol=1e-4, err_msg=key)
+
+
+@pytest.mark.parametrize("extra", ["merged", "twice"])
+def test_merged_heads_read_elsewhere_stay_correct(extra: str) -> None:
+    """Merged heads that are also an output (a root): still stored in place, the
+    output is that buffer; an attention output a loop reads too: stored as it is,
+    the merge copied as before."""
+    g = _projected_graph(True)
+    merged = next(n for n in g.nodes if n.op == "reshape" and n.inputs[0].node.op == "permute"
+                  and n.inputs[0].node.inputs[0].node.op == "attention").outputs[0]
+    if extra == "merged":
+        g.output("merged", merged)
+    else:
+        out = merged.node.inputs[0].node.inputs[0]
+        g.output("twice", g.apply("mul", out, build.scalar(g, 2.0, "f32")))
+    feed = _projected_inputs()
+    want = run_reference(g, feed, dtype_override="f64")
+    compiled = kernels.compile(g)
+    forward = next(k for k in compiled.program.kernels if k.nodes[0].op == "attention")
+    assert forward.homes == ([merged] if extra == "merged" else [])
+    got = compiled.run(feed)
+    for key in want:
+        np.testing.assert_allclose(got[key], want[key], rtol=1e-4, atol=1e-4, err_msg=key)
+
+
 def test_bf16_step_runs_the_fused_kernels() -> None:
     """Through the precision pass (bf16 q, k, v, f32 logsumexp), the compiled kernels
     give what the reference interpreter gives on the same lowered graph, and both

@@ -56,6 +56,15 @@ else:
         inputs = {"x0": _f32(r, 2, 3, 4, 5), "x1": _f32(r, 2, 3, 4, 5), "p": _f32(r, 2, 4, 6)}
         _agree(merged_heads_graph(), inputs, exact=("cat", "cat0"))
 
+    def test_attention_stores_merged_heads_in_place() -> None:
+        """The fused attention's forward and backward store through strided views of
+        the merged heads and of the joined gradient (kernels/lower.py _stores_ahead)."""
+        from test_attention import _projected_graph, _projected_inputs
+
+        g = _projected_graph(True, t=6)
+        assert any(k.homes for k in kernels.compile(g, device="cuda").program.kernels)
+        _agree(g, _projected_inputs(t=6))
+
     def test_rows_softmax_layer_norm_cross_entropy() -> None:
         g = Graph("rows")
         x = g.input("x", (5, 40))
