@@ -102,6 +102,38 @@ def test_gelu_is_exact_and_its_tanh_form_close() -> None:
     np.testing.assert_allclose(tanh_gelu, erf_gelu, atol=1e-3)
 
 
+@pytest.mark.parametrize("front_end", [True, False])
+def test_exact_gelu_gradients_match_the_formula(front_end: bool) -> None:
+    """The exact GELU as the front ends build it (x * normal_cdf(x): the backward
+    reads the forward's Phi) and as the primitive (its VJP recomputes Phi), compiled
+    in f32: the gradient equals Phi(x) + x phi(x) in float64 at 0, -0, tiny, large
+    and non-finite x, and the second derivative phi(x) (2 - x^2) too."""
+    from sexpgpu.autodiff.grad import grad
+
+    from sexpgpu import kernels
+    from sexpgpu.ir.call import call
+    from sexpgpu.ir.graph import Graph
+
+    xs = np.array([0.0, -0.0, 1e-30, -1e-30, 1e-3, -0.5, 0.92, -3, 3, -12, -20, 8, 40,
+                   np.inf, -np.inf, np.nan], np.float32)
+    g = Graph("gelu-grad")
+    x = g.input("x", xs.shape)
+    y = call(g, get_op("gelu"), [x], {}) if front_end else g.apply("gelu", x)
+    assert ({n.op for n in g.nodes} == {"mul", "normal_cdf"}) == front_end
+    dx = grad(g, g.apply("sum", y, axes=None, keepdims=False), [x])[x]
+    g.output("y", y)
+    g.output("dx", dx)
+    g.output("ddx", grad(g, g.apply("sum", dx, axes=None, keepdims=False), [x])[x])
+    got = kernels.compile(g).run({"x": xs})
+    x64 = xs.astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        cdf = 0.5 * (1 + np.vectorize(math.erf)(x64 / math.sqrt(2)))
+        pdf = np.exp(-x64 * x64 / 2) / math.sqrt(2 * math.pi)
+        want = {"y": x64 * cdf, "dx": cdf + x64 * pdf, "ddx": pdf * (2 - x64 * x64)}
+    for key, value in want.items():  # NaN where NaN (inf * 0 at the infinities)
+        np.testing.assert_allclose(got[key], value, rtol=2e-6, atol=1e-37, err_msg=key)
+
+
 def test_broadcast_rule_agrees_with_numpy() -> None:
     from sexpgpu.ir.shapes import ShapeRuleError, broadcast
 

@@ -216,6 +216,39 @@ def test_statistics_stay_f32_and_activations_are_stored_bf16() -> None:
     assert kept and all(v.dtype == "bf16" for v in kept)
 
 
+def test_gelu_keeps_its_normal_cdf_f32() -> None:
+    """The front ends' exact GELU, x * normal_cdf(x), in a bf16 step: Phi is kept f32
+    (the op's f32_outputs) and read so by the backward, so the forward's product is
+    rounded once (as the primitive's result is) and the gradient's Phi is exact."""
+    from sexpgpu.autodiff.grad import grad
+
+    from sexpgpu.ir.call import call
+
+    g = Graph("gelu")
+    x, w = g.input("x", (4, 8)), g.input("w", (8, 8))
+    h = g.apply("matmul", x, w)                                  # a bf16 activation
+    y = call(g, get_op("gelu"), [h], {})
+    forward = len(g.nodes)
+    loss = g.apply("sum", g.apply("mul", y, y), axes=None, keepdims=False)
+    g.output("dw", grad(g, loss, [w])[w])
+    low = lower_precision(g, "bf16", forward_end=forward).graph
+    cdf = next(n for n in low.nodes if n.op == "normal_cdf").outputs[0]
+    assert cdf.dtype == "f32"
+    # read by the forward's x * Phi and the backward's g * Phi, both as it is
+    assert [n.op for n in low.nodes if cdf in n.inputs] == ["mul", "mul"]
+    rng = np.random.default_rng(3)
+    feed = {"x": rng.standard_normal((4, 8)).astype(np.float32),
+            "w": rng.standard_normal((8, 8)).astype(np.float32)}
+    primitive = Graph("gelu-primitive")
+    px, pw = primitive.input("x", (4, 8)), primitive.input("w", (8, 8))
+    py = primitive.apply("gelu", primitive.apply("matmul", px, pw))
+    ploss = primitive.apply("sum", primitive.apply("mul", py, py), axes=None, keepdims=False)
+    primitive.output("dw", grad(primitive, ploss, [pw])[pw])
+    plow = lower_precision(primitive, "bf16", forward_end=2).graph
+    got, want = run_reference(low, dict(feed)), run_reference(plow, dict(feed))
+    np.testing.assert_allclose(got["dw"], want["dw"], rtol=4 * ROUNDING, atol=1e-3)
+
+
 def test_island_keeps_its_nodes_f32() -> None:
     """The loss in (with-numerics (:f32) ...): no bf16 value inside the island, and
     its nodes (and their backward) keep the tag `sexpgpu ir` prints."""

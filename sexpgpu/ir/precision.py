@@ -7,7 +7,8 @@ batch, literals, read as they are), `bf16` (an activation, stored as bf16) or `f
 statistic, kept f32):
 
 - an elementwise op computes in f32; its result is `f32` when its operands are
-  statistics (and constants), else `bf16`;
+  statistics (and constants) or the op says so (its extra "f32_outputs": the normal
+  CDF a GELU multiplies by), else `bf16`;
 - a reduction (`sum`, `amax`, `amin`) accumulates in f32 and is `f32`;
 - a matmul rounds its operands to bf16, widens them (exactly) and multiplies in f32 by
   BLAS; its product is `bf16`;
@@ -296,7 +297,8 @@ class _Pass:
             self._move(node, floats, region)
         else:  # elementwise: computed in f32; a statistic's result stays f32
             classes = {self.cls.get(v.id, "f32") for v in floats}
-            statistic = region == "f32" or "f32" in classes and "bf16" not in classes
+            statistic = (region == "f32" or "f32" in classes and "bf16" not in classes
+                         or get_op(op).extra.get("f32_outputs") == (0,))
             inputs = [self._operand(v, node) for v in node.inputs]
             self._emit(node, inputs, "f32" if statistic else "bf16", raw=not statistic)
 

@@ -69,6 +69,39 @@ def _gelu_body(attrs: dict) -> str:
     return f"0.5 * x0 * (1.0 + math.erf(x0 * {SQRT_HALF!r}))"
 
 
+def _normal_cdf(x: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + _special.erf(x * SQRT_HALF))
+
+
+def _normal_pdf(g, x):
+    """phi(x) = e^(-x^2 / 2) / sqrt(2 pi), as IR."""
+    return g.apply("mul", const(g, 1.0 / math.sqrt(2.0 * math.pi), x),
+                   g.apply("exp", g.apply("mul", g.apply("square", x), const(g, -0.5, x))))
+
+
+def _normal_cdf_vjp(g, node, cts):
+    return [g.apply("mul", cts[0], _normal_pdf(g, node.inputs[0]))]
+
+
+# Phi's result is a probability the GELU's backward multiplies by: in a bf16 step it
+# stays f32 like a statistic (ir/precision.py), so x Phi(x) is rounded once, as
+# PyTorch's bf16 GELU is, and the gradient's Phi is exact
+unary(OPS, "normal_cdf", _normal_cdf, f"0.5 * (1.0 + math.erf(x0 * {SQRT_HALF!r}))",
+      _normal_cdf_vjp, extra={"f32_outputs": (0,)},
+      doc="Phi(x) = (1 + erf(x / sqrt 2)) / 2, the standard normal CDF "
+          "(torch.special.ndtr); gradient phi(x) = e^(-x^2/2) / sqrt(2 pi)")
+
+
+def _gelu_build(g, x, approximate: str = "none"):
+    """The front ends' exact GELU is x * Phi(x): Phi is then a forward value the
+    backward reads (g Phi + g x phi(x)) instead of a second erf in the backward's
+    loop, which cost 1.5x the forward's; every derivative order stays exact. The
+    tanh form is the primitive."""
+    if approximate == "none":
+        return g.apply("mul", x, g.apply("normal_cdf", x))
+    return g.apply("gelu", x, approximate=approximate)
+
+
 def _gelu_vjp(g, node, cts):
     if node.attrs.get("approximate", "none") == "tanh":
         return _gelu_tanh_vjp(g, node, cts)
@@ -78,9 +111,7 @@ def _gelu_vjp(g, node, cts):
     cdf = g.apply("mul", const(g, 0.5, x),
                   g.apply("add", const(g, 1.0, x),
                           g.apply("erf", g.apply("mul", x, const(g, SQRT_HALF, x)))))
-    pdf = g.apply("mul", const(g, 1.0 / math.sqrt(2.0 * math.pi), x),
-                  g.apply("exp", g.apply("mul", g.apply("square", x), const(g, -0.5, x))))
-    return [g.apply("mul", cts[0], g.apply("add", cdf, g.apply("mul", x, pdf)))]
+    return [g.apply("mul", cts[0], g.apply("add", cdf, g.apply("mul", x, _normal_pdf(g, x))))]
 
 
 def _gelu_tanh_vjp(g, node, cts):
@@ -100,11 +131,12 @@ def _gelu_tanh_vjp(g, node, cts):
     return [g.apply("mul", cts[0], g.apply("add", left, right))]
 
 
-unary(OPS, "gelu", _gelu, _gelu_body, _gelu_vjp,
+unary(OPS, "gelu", _gelu, _gelu_body, _gelu_vjp, build=_gelu_build,
       args=(Arg("approximate", "choice", "none", choices=("none", "tanh")),),
       cases=({"approximate": "none"}, {"approximate": "tanh"}),
-      doc="x Phi(x), Phi the normal CDF (PyTorch's default); approximate :tanh is "
-          "GPT-2's 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))")
+      doc="x Phi(x), Phi the normal CDF (PyTorch's default; the front ends build it "
+          "as x * normal_cdf(x), whose backward reuses the forward's Phi); approximate "
+          ":tanh is GPT-2's 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))")
 
 
 def _softplus(x: np.ndarray, beta: float = 1.0, threshold: float = 20.0) -> np.ndarray:
