@@ -72,6 +72,16 @@ def _startup_summary(terminalreporter: Any) -> None:
         write(f"{model:<5} {cache:<5} first step {first:>9}   whole command {r['total_s']:.2f} s")
 
 
+def _limit_line(row: str, limit: dict, ours: dict | None) -> str:
+    """The GPT step (row `row`) against the machine's matmul limit measured with it."""
+    times = "".join(f", SexpGPU {ours[s]:.1f} ms {s[:-3]} = {ours[s] / limit['limit_ms']:.2f}x"
+                    for s in ("median_ms", "min_ms") if ours and s in ours)
+    return (f"{row}: {limit['flops'] / 1e9:.3f} GFLOP per step; best sgemm "
+            f"{limit['sgemm_gflops']:.1f} GFLOP/s (torch.mm {limit['torch_mm_gflops']:.1f}, "
+            f"SexpGPU's {limit['sexpgpu_mm_gflops']:.1f}); at that rate "
+            f"{limit['limit_ms']:.1f} ms{times} the machine's matmul limit")
+
+
 def _step_summary(terminalreporter: Any, config: Any) -> None:
     if not STEP_RESULTS:
         return
@@ -87,16 +97,10 @@ def _step_summary(terminalreporter: Any, config: Any) -> None:
             row = [STEP_RESULTS.get((model, b)) for b in BACKENDS]
             write(f"{model:<8}" + "".join(f"{_cell(r, stat):>16}" for r in row)
                   + f"{_ratio(row[2], row[0], stat):>16}{_ratio(row[2], row[1], stat):>18}")
-    limit = STEP_RESULTS.get(("gpt", "limit"))
-    ours = STEP_RESULTS.get(("gpt", "sexpgpu"))
-    if limit:
-        times = "".join(f", SexpGPU {ours[s]:.1f} ms {s[:-3]} = {ours[s] / limit['limit_ms']:.2f}x"
-                        for s in ("median_ms", "min_ms") if ours and s in ours)
-        write(f"gpt: {limit['flops'] / 1e9:.3f} GFLOP per step; best sgemm "
-              f"{limit['sgemm_gflops']:.1f} GFLOP/s (torch.mm {limit['torch_mm_gflops']:.1f}, "
-              f"SexpGPU's {limit['sexpgpu_mm_gflops']:.1f}); at that rate "
-              f"{limit['limit_ms']:.1f} ms"
-              f"{times} the machine's matmul limit")
+    for row in ("gpt", "gpt-interleaved"):
+        limit = STEP_RESULTS.get((row, "limit"))
+        if limit:
+            write(_limit_line(row, limit, STEP_RESULTS.get((row, "sexpgpu"))))
     for (model, backend), result in STEP_RESULTS.items():
         if backend == "limit":
             continue
