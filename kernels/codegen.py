@@ -466,8 +466,9 @@ def _cpu_step(codes: list[KernelCode], params: list[str], copies: list[tuple[str
         # the machine has no core for would hold up all the others at each loop's
         # end), asked once a step: the policy measures only every REFRESH_S anyway
         imports[:0] = ["from sexpgpu.kernels.threads import parallel as kernel_threads",
-                       "from sexpgpu.kernels.parallel import launch"]
-        calls.insert(0, "kernel_threads()")
+                       "from sexpgpu.kernels.parallel import Launches"]
+        imports += ["", "launch = Launches()  # each launch's block packed once, then reused"]
+        calls[:0] = ["kernel_threads()", "launch.start()"]
     lines = imports + ["", "", f"def step({', '.join(params)}):"]
     return lines + _indent(calls or ["pass"], 1), modules, index
 

@@ -178,6 +178,17 @@ def warm(graphs: list[CompiledGraph], on_kernel: Any = None) -> None:
     compile_pool.compile_all(pending, lambda fn, cached: report(fn.py_func.__module__, cached))
 
 
+class _FirstChunks:
+    """The step module's `launch` while its calls are recorded: each chunk function
+    called once with (chunk, block) integers, which its recorder notes."""
+
+    def start(self) -> None:
+        pass
+
+    def __call__(self, fn: Any, chunks: int, *args: Any) -> None:
+        fn(0, 0)
+
+
 def _kernel_calls(compiled: CompiledGraph) -> list[tuple[Any, tuple]]:
     """(dispatcher, argument types) of every kernel call of `compiled`'s step not
     compiled yet, found by running the step with the kernels replaced by recorders
@@ -204,7 +215,7 @@ def _kernel_calls(compiled: CompiledGraph) -> list[tuple[Any, tuple]]:
         for name, fn in originals.items():
             namespace[name] = recorder(fn)
         if launcher is not None:  # a chunk function's arguments: (chunk, its block)
-            namespace["launch"] = lambda fn, chunks, *args: fn(0, 0)
+            namespace["launch"] = _FirstChunks()
         compiled._step(*scratch, *compiled._fixed, *compiled._errs)
     finally:
         namespace.update(originals)

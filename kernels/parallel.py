@@ -8,7 +8,7 @@ integers from `block`, an int64 array (a buffer is its address and length, an
 integer itself). `launch(chunk, chunks, *args)` packs the block and runs every
 chunk through `run`, one parallel loop compiled once per install for all kernels
 (its arguments are three integers), which calls the chunk function through its
-address.
+address. A step module's `launch` (`Launches`) packs each site's block once.
 
 Why not numba's prange in each kernel: a parallel loop compiles its body twice
 (typed again and lowered into a gufunc, then optimised again when linked): the
@@ -22,6 +22,7 @@ size alone, so any thread count gives the same bits.
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numba
@@ -89,8 +90,9 @@ def _address(fn: Any) -> int:
     return found
 
 
-def launch(fn: Any, chunks: int, *args: Any) -> None:
-    """Run chunk function `fn` over `chunks` chunks with its buffers and integers."""
+def pack(args: tuple) -> np.ndarray:
+    """The block of a chunk function's arguments: each buffer's address and length,
+    each integer itself."""
     values: list[int] = []
     for a in args:
         if isinstance(a, np.ndarray):
@@ -99,5 +101,39 @@ def launch(fn: Any, chunks: int, *args: Any) -> None:
             values += (data_address(a), a.size)
         else:
             values.append(a)
-    block = np.array(values, np.int64)
-    run(_address(fn), chunks, block.ctypes.data)  # block lives until run returns
+    return np.array(values, np.int64)
+
+
+def launch(fn: Any, chunks: int, *args: Any) -> None:
+    """Run chunk function `fn` over `chunks` chunks with its buffers and integers."""
+    block = pack(args)
+    run(_address(fn), chunks, data_address(block))  # block lives until run returns
+
+
+class Launches:
+    """A step module's `launch`: its k-th launch in a step reuses the block it packed
+    the step before when its arguments are the same objects (the arena's buffers and
+    the caller's parameters are; a new batch is not), so that a launch costs an
+    identity test instead of packing (3.7 us, 64 times in a char-GPT step). Same
+    objects are the same memory: a numpy array's data never moves, and the block
+    holds the arguments it describes. `start()` begins a step."""
+
+    def __init__(self) -> None:
+        self._sites: list[tuple[tuple, np.ndarray, int]] = []
+        self._next = 0
+
+    def start(self) -> None:
+        self._next = 0
+
+    def __call__(self, fn: Any, chunks: int, *args: Any) -> None:
+        k, sites = self._next, self._sites
+        self._next = k + 1
+        site = sites[k] if k < len(sites) else None
+        if site is None or len(site[0]) != len(args) or not all(map(operator.is_, site[0], args)):
+            block = pack(args)
+            site = (args, block, data_address(block))
+            if k < len(sites):
+                sites[k] = site
+            else:
+                sites.append(site)
+        run(_address(fn), chunks, site[2])  # site holds the block until run returns

@@ -168,3 +168,26 @@ def test_launch_passes_buffers_where_they_lie_and_refuses_strided_ones() -> None
     assert dst.tolist() == [102, 103, 104, 105]
     with pytest.raises(ValueError, match="contiguous"):
         parallel.launch(_offset_copy, 2, np.arange(8, dtype=np.float32)[::2], dst, 0)
+
+
+def test_a_step_modules_launches_pack_each_block_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`Launches` packs a site's block on its first step and reuses it while the site
+    gets the same objects; a new array (a new batch) or another integer at the site
+    is packed again, and every step computes from the arguments it was given."""
+    packed = []
+    pack = parallel.pack
+    monkeypatch.setattr(parallel, "pack", lambda args: packed.append(args) or pack(args))
+    launch = parallel.Launches()
+    src, dst = np.arange(4, dtype=np.float32), np.zeros(4, np.int64)
+
+    def step(source: np.ndarray, k: int) -> list[int]:
+        launch.start()
+        launch(_offset_copy, 4, source, dst, 100)
+        launch(_offset_copy, 4, source, dst, k)  # a second site, another block
+        return dst.tolist()
+
+    assert step(src, 1) == [1, 2, 3, 4] and len(packed) == 2
+    src += 10  # the same array, new contents: read where it lies
+    assert step(src, 1) == [11, 12, 13, 14] and len(packed) == 2
+    assert step(np.arange(4, dtype=np.float32), 1) == [1, 2, 3, 4] and len(packed) == 4
+    assert step(src, 1000) == [1010, 1011, 1012, 1013] and len(packed) == 6
