@@ -361,7 +361,7 @@ class _Grouper:
         held, self.held = self.held, None
         if held is not None and not self._joins_as_sibling(held, node):
             self.close(held)
-        if all(v in self.where for v in node.outputs):
+        if node.outputs and all(v in self.where for v in node.outputs):
             return  # a buffer an earlier kernel fills (_stores_ahead): nothing to run
         if self._undo_transpose(node) or self._add_view(node):
             return
