@@ -14,6 +14,7 @@ from sexpgpu.kernels.views import View
 from sexpgpu.ir.graph import Graph, Node, Value, live_nodes
 from sexpgpu.ir.ops.registry import get_op
 from sexpgpu.ir.shapes import axes as norm_axes
+from sexpgpu.ir.shapes import axis as norm_axis
 
 
 @dataclass(eq=False)
@@ -224,7 +225,7 @@ def _stays_f32(value: Value) -> bool:
 def _part(concat: Node, operand: Value) -> View:
     """Where `operand`'s elements lie in the concat's buffer."""
     out = concat.outputs[0]
-    axis = concat.attrs["axis"] % len(out.shape)
+    axis = norm_axis(concat.attrs.get("axis", 0), len(out.shape))
     start = sum(v.shape[axis] for v in concat.inputs[:concat.inputs.index(operand)])
     out_strides = strides(out.shape)
     return View(out, start * out_strides[axis], operand.shape, out_strides)

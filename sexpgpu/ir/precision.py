@@ -298,7 +298,7 @@ class _Pass:
         else:  # elementwise: computed in f32; a statistic's result stays f32
             classes = {self.cls.get(v.id, "f32") for v in floats}
             statistic = (region == "f32" or "f32" in classes and "bf16" not in classes
-                         or get_op(op).extra.get("f32_outputs") == (0,))
+                         or 0 in get_op(op).extra.get("f32_outputs", ()))
             inputs = [self._operand(v, node) for v in node.inputs]
             self._emit(node, inputs, "f32" if statistic else "bf16", raw=not statistic)
 

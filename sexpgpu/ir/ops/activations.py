@@ -108,9 +108,7 @@ def _gelu_vjp(g, node, cts):
     # gelu = x Phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2; d/dx = Phi(x) + x phi(x),
     # phi(x) = e^(-x^2 / 2) / sqrt(2 pi)
     x = node.inputs[0]
-    cdf = g.apply("mul", const(g, 0.5, x),
-                  g.apply("add", const(g, 1.0, x),
-                          g.apply("erf", g.apply("mul", x, const(g, SQRT_HALF, x)))))
+    cdf = g.apply("normal_cdf", x)
     return [g.apply("mul", cts[0], g.apply("add", cdf, g.apply("mul", x, _normal_pdf(g, x))))]
 
 
