@@ -50,6 +50,10 @@ class CompiledGraph:
         updated = set(program.graph.updates)
         self._inputs = [_Input(v, np.dtype(storage(v)), v in updated)
                         for v in program.graph.inputs]
+        # an updated input's flat view, kept while the caller passes the same array:
+        # the step then gets the same objects each time, so its launches reuse their
+        # packed blocks (kernels.parallel.Launches) instead of packing them again
+        self._flats: list[tuple[np.ndarray, np.ndarray] | None] = [None] * len(self._inputs)
         arena = plan.allocate()
         # each stored value is a view of its bytes in the arena, made once
         self._fixed = [plan.view(arena, v) for v in plan.slot_of]
@@ -74,7 +78,7 @@ class CompiledGraph:
 
     def _prepare(self, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
         arrays = []
-        for spec in self._inputs:
+        for k, spec in enumerate(self._inputs):
             v = spec.value
             x = given(inputs, v)
             if spec.updated:
@@ -84,10 +88,20 @@ class CompiledGraph:
                                 expected=f"a C-contiguous {spec.dtype} array",
                                 actual=f"{type(x).__name__} of {np.asarray(x).dtype}",
                                 fix=f"np.ascontiguousarray(x, dtype=np.{spec.dtype})")
-                arrays.append(x.reshape(-1) if x.ndim else x.reshape(1))
+                arrays.append(self._flat_view(k, x))
             else:
                 arrays.append(_flat(x, v.dtype, spec.dtype))
         return arrays
+
+    def _flat_view(self, k: int, x: np.ndarray) -> np.ndarray:
+        """Updated input k as a flat view of the caller's array (checked by `given`
+        and `_prepare` to have its shape, dtype and layout)."""
+        last = self._flats[k]
+        if last is not None and last[0] is x:
+            return last[1]
+        flat = x.reshape(-1) if x.ndim else x.reshape(1)
+        self._flats[k] = (x, flat)
+        return flat
 
     def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """One step: outputs by name; updated inputs are overwritten in place."""

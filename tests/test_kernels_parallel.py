@@ -191,3 +191,32 @@ def test_a_step_modules_launches_pack_each_block_once(monkeypatch: pytest.Monkey
     assert step(src, 1) == [11, 12, 13, 14] and len(packed) == 2
     assert step(np.arange(4, dtype=np.float32), 1) == [1, 2, 3, 4] and len(packed) == 4
     assert step(src, 1000) == [1010, 1011, 1012, 1013] and len(packed) == 6
+
+
+@pytest.mark.usefixtures("everything_parallel")
+def test_a_compiled_step_packs_its_parameters_launches_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The executor hands the step the same flat view of a parameter while the caller
+    passes the same array, so the launch that reads only the parameter (its update)
+    packs its block on the first step alone; the matmul's, which reads the batch too,
+    is packed again each step. An update in place is seen; a new array is packed."""
+    g = Graph("p")
+    x, w = g.input("x", (64, 32)), g.input("w", (32, 48))
+    g.output("y", g.apply("matmul", x, w))
+    g.update(w, g.apply("mul", w, build.scalar(g, 0.5, "f32")))
+    packed: list[int] = []
+    pack = parallel.pack
+    monkeypatch.setattr(parallel, "pack", lambda args: packed.append(len(args)) or pack(args))
+    compiled = kernels.compile(g)
+    assert compiled.source.count("launch(") == 2
+    rng = np.random.default_rng(0)
+    weight = rng.standard_normal((32, 48), np.float32)
+    expected = weight.copy()
+    for step in range(3):
+        xs = rng.standard_normal((64, 32), np.float32)
+        out = compiled.run({"x": xs, "w": weight})["y"]
+        np.testing.assert_allclose(out, xs @ expected, rtol=1e-5, atol=1e-5)
+        expected *= 0.5
+        assert len(packed) == 2 + step  # the matmul's block again, the update's not
+    compiled.run({"x": xs, "w": weight.copy()})
+    assert len(packed) == 6
