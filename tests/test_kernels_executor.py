@@ -407,6 +407,44 @@ def test_a_concat_of_a_transposed_view_copies_element_by_element() -> None:
     assert sources.count("d_ = ") == 1  # y's rows; x's loop reads by strides
 
 
+@pytest.mark.parametrize(("parts", "axis", "stacked", "dtype"), [
+    (10, 1, True, "f32"), (8, 2, True, "f32"), (9, 0, True, "bf16"), (7, 1, False, "f32")])
+def test_a_concat_of_many_like_inputs_copies_them_in_one_loop(parts: int, axis: int,
+                                                              stacked: bool, dtype: str) -> None:
+    """Many inputs of one shape and dtype (an unrolled RNN's states stacked) are copied
+    by one loop nest over a tuple of their buffers, equal bit for bit to the reference
+    with NaN, infinities and -0 among them; fewer keep a nest each."""
+    g = Graph("stack")
+    xs = [g.input(f"x{k}", (3, 2, 5), dtype) for k in range(parts)]
+    g.output("joined", g.apply("concat", *xs, axis=axis))
+    compiled = kernels.compile(g)
+    r = np.random.default_rng(parts)
+    inputs = {f"x{k}": r.standard_normal((3, 2, 5)).astype(np.float32) for k in range(parts)}
+    inputs["x3"].flat[:4] = [np.nan, np.inf, -np.inf, -0.0]
+    got, want = compiled.run(inputs)["joined"], run_reference(g, inputs)["joined"]
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    source = "".join(compiled.generated.kernel_sources)
+    assert ("for k_ in range(" in source) == stacked
+    assert source.count("d_ = ") == (1 if stacked else parts)
+
+
+def test_a_concat_of_many_inputs_with_a_view_among_them_keeps_a_nest_each() -> None:
+    """An input read where it lies (a permute) is not a buffer like the others: each
+    input keeps its own loop nest, and the result is the reference's."""
+    g = Graph("stack-view")
+    xs = [g.input(f"x{k}", (4, 3, 5)) for k in range(8)]
+    t = g.input("t", (5, 3, 4))
+    g.output("joined", g.apply("concat", *xs, g.apply("permute", t, perm=(2, 1, 0)), axis=2))
+    compiled = kernels.compile(g)
+    assert [k.nodes[0].op for k in compiled.program.kernels] == ["concat"]  # t in place
+    r = np.random.default_rng(9)
+    inputs = {f"x{k}": r.standard_normal((4, 3, 5)).astype(np.float32) for k in range(8)}
+    inputs["t"] = r.standard_normal((5, 3, 4)).astype(np.float32)
+    np.testing.assert_array_equal(compiled.run(inputs)["joined"],
+                                  run_reference(g, inputs)["joined"])
+    assert "for k_ in range(" not in "".join(compiled.generated.kernel_sources)
+
+
 @pytest.mark.parametrize("kind", ["broadcast", "full", "reshaped-full"])
 def test_a_value_loops_inline_is_copied_before_a_later_reader_needs_it(kind: str) -> None:
     """A loop reads a broadcast (or a constant) in place; a matmul placed after
