@@ -199,8 +199,12 @@ def test_gpt_interleaved(benchmark, threads: int, step_results, no_torch_compile
     def rounds() -> None:
         for r in range(INTERLEAVED_ROUNDS):
             for b in backends[r % len(backends):] + backends[:r % len(backends)]:
-                if b in products:
-                    steps[b]()  # timed warm, as test_gpt_matmul_limit's: the best rate
+                # each timed on its second call in a row, as the rows above time
+                # consecutive steps and test_gpt_matmul_limit its products: the first
+                # pays for what the one before left (its operands evicted from cache,
+                # its pool's threads still spinning on the cores), which in a fixed
+                # rotation is always the same backend
+                steps[b]()
                 started = time.perf_counter()
                 steps[b]()
                 times[b].append(time.perf_counter() - started)
