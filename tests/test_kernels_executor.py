@@ -648,6 +648,30 @@ def test_long_single_loops_of_different_sizes_share_one_function() -> None:
         np.testing.assert_allclose(got[name], want[name], rtol=1e-6, atol=1e-7, err_msg=name)
 
 
+def test_nested_loops_differing_only_in_their_batch_share_one_function() -> None:
+    # a step graph and an evaluate graph of another batch: a broadcasting loop nest's
+    # outermost trip count is an argument, its inner ones stay literal (they unroll);
+    # a reduction keeps its counts (LLVM proves its loads and stores apart with them)
+    sources = []
+    for batch in (100, 37):
+        g = Graph(f"batch{batch}")
+        x, b = g.input("x", (batch, 6)), g.input("b", (6,))
+        y = g.apply("tanh", g.apply("add", x, g.apply("broadcast_to", b, shape=(batch, 6))))
+        g.output("y", y)
+        g.output("s", g.apply("sum", x, axes=(0,), keepdims=False))
+        compiled = kernels.compile(g)
+        r = np.random.default_rng(batch)
+        inputs = {"x": r.standard_normal((batch, 6)).astype(np.float32),
+                  "b": r.standard_normal(6).astype(np.float32)}
+        got, want = compiled.run(inputs), run_reference(g, inputs)
+        for name in want:
+            np.testing.assert_allclose(got[name], want[name], rtol=1e-6, atol=1e-6)
+        sources.append(set(compiled.generated.kernel_sources))
+    shared = sources[0] & sources[1]
+    assert len(shared) == 1 and "range(6)" in next(iter(shared))
+    assert all(len(s) == 2 for s in sources)  # the sums differ: their counts stay
+
+
 def test_parametrized_source_keeps_floats_exponents_bounds_and_strides() -> None:
     from sexpgpu.kernels.codegen import _parametrized
 
