@@ -1,6 +1,8 @@
 """Checkpoints: atomic layout, verification, latest-that-verifies, pruning, the command."""
 
 import json
+import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -62,6 +64,23 @@ def test_prune_keeps_the_newest(tmp_path):
     paths = [_write(tmp_path, s) for s in (1, 2, 3, 4)]
     ckpt.prune(tmp_path, 2, protect=paths[-1])
     assert [s for s, _ in ckpt.list_checkpoints(tmp_path)] == [3, 4]
+
+
+def test_prune_takes_a_checkpoint_away_whole_before_deleting_it(tmp_path, monkeypatch):
+    """While a pruned checkpoint's files are deleted, its folder is no longer there
+    (a reader sees all of it or none); a delete cut short leaves a .tmp- folder that
+    the next run clears."""
+    paths = [_write(tmp_path, s) for s in (1, 2, 3)]
+    seen = []
+    monkeypatch.setattr(ckpt.shutil, "rmtree", lambda path, **_: seen.append(
+        (paths[0].exists(), Path(path).name)))
+    ckpt.prune(tmp_path, 2, protect=paths[-1])
+    assert seen == [(False, f".tmp-step-000001-pruned-{os.getpid()}")]
+    assert [s for s, _ in ckpt.list_checkpoints(tmp_path)] == [2, 3]
+    monkeypatch.undo()
+    ckpt.remove_stale_temps(tmp_path)
+    assert sorted(p.name for p in (tmp_path / "checkpoints").iterdir()) == [
+        "step-000002", "step-000003"]
 
 
 def test_restore_arrays_in_place_and_mismatch(tmp_path):

@@ -387,4 +387,18 @@ def prune(run_dir: Path, keep: int, protect: Path) -> None:
         return
     for _, path in list_checkpoints(run_dir)[:-keep]:
         if path != protect:
-            shutil.rmtree(path, ignore_errors=True)
+            _remove(path)
+
+
+def _remove(path: Path) -> None:
+    """Rename a checkpoint out of the way, then delete it: a reader (the S3 mirror
+    uploading it, a resume listing the checkpoints) sees all of it or none, never one
+    half deleted (the mirror once found its folder still there with params.npz gone,
+    took that for an upload failure and stopped mirroring). A kill mid-delete leaves a
+    `.tmp-` folder, which `remove_stale_temps` clears."""
+    doomed = path.parent / f".tmp-{path.name}-pruned-{os.getpid()}"
+    try:
+        os.rename(path, doomed)
+    except OSError:
+        return  # gone already
+    shutil.rmtree(doomed, ignore_errors=True)
