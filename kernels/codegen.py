@@ -337,14 +337,17 @@ def _flat(code: KernelCode) -> bool:
     return code.cpu is None and len(code.outer) == 1 and code.outer[0][1] >= FLAT_SHARED_TRIPS
 
 
-def _batch_loop(code: KernelCode) -> bool:
+def _batch_loop(code: KernelCode, lines: list[str]) -> bool:
     """An elementwise loop nest (no reduction, no CPU override): its outermost trip
     count, most often the batch, can be an argument too, so the same loops of a step
     graph and an evaluate graph of another batch share one function (the GRU example:
     77 kernels to compile, 71), and the step ran as fast. Not a reduction's or an
     override's: LLVM proves a bias gradient's accumulating loads and stores apart
-    from the literal counts (the CNN's ran 5x slower with them as arguments)."""
-    return code.cpu is None and code.reduction is None and len(code.outer) >= 2
+    from the literal counts (the CNN's ran 5x slower with them as arguments). Only
+    when the first of its CPU `lines` is that loop (or a chunk's trip count): with
+    every axis of size 1 tidied away they start with the body, whose integers stay."""
+    return code.cpu is None and code.reduction is None and len(code.outer) >= 2 \
+        and bool(lines) and lines[0].startswith(("for ", "trips_ = "))
 
 
 # the sgemm calls of kernels/sgemm.py a kernel makes (its module imports them)
@@ -454,7 +457,7 @@ def _cpu_step(codes: list[KernelCode], params: list[str], copies: list[tuple[str
         lines, chunks = _chunked(_tidy(_cpu_loops(code, _parallel(code))),
                                  serial=bool(code.index_checks))
         body, ints = _parametrized(_renamed(lines, code), code.sizes_as_args,
-                                   _flat(code) or _batch_loop(code))
+                                   _flat(code) or _batch_loop(code, lines))
         args = _positional(code) + [f"n{i}" for i in range(len(ints))]
         ops = ", ".join(dict.fromkeys(c.split(" at ")[0] for c in code.comment))
         source = _kernel_module(bool(chunks), args, body, ops,
