@@ -60,6 +60,20 @@ def test_rewriting_a_step_replaces_it(tmp_path):
         ckpt.load_checkpoint(tmp_path / "checkpoints" / "step-000005").params["w"], 3.0)
 
 
+def test_a_replaced_step_left_behind_by_a_kill_is_cleared(tmp_path, monkeypatch):
+    """The checkpoint a rewrite of its step swaps out is set aside under a .tmp- name:
+    a kill before it is deleted leaves a folder the next run clears."""
+    _write(tmp_path, 5, value=1.0)
+    monkeypatch.setattr(ckpt.shutil, "rmtree", lambda path, **_: None)  # killed here
+    _write(tmp_path, 5, value=3.0)
+    monkeypatch.undo()
+    root = tmp_path / "checkpoints"
+    assert sorted(p.name for p in root.iterdir()) == [
+        f".tmp-step-000005-old-{os.getpid()}", "step-000005"]
+    ckpt.remove_stale_temps(tmp_path)
+    assert [p.name for p in root.iterdir()] == ["step-000005"]
+
+
 def test_prune_keeps_the_newest(tmp_path):
     paths = [_write(tmp_path, s) for s in (1, 2, 3, 4)]
     ckpt.prune(tmp_path, 2, protect=paths[-1])

@@ -94,7 +94,7 @@ def _rename_into_place(tmp: Path, final: Path) -> None:
         os.rename(tmp, final)
         return
     # a run resumed before this step wrote it once already: swap, putting it back on failure
-    old = final.with_name(f".old-{final.name}-{os.getpid()}")
+    old = _set_aside_name(final, "old")
     os.rename(final, old)
     try:
         os.rename(tmp, final)
@@ -390,13 +390,19 @@ def prune(run_dir: Path, keep: int, protect: Path) -> None:
             _remove(path)
 
 
+def _set_aside_name(path: Path, why: str) -> Path:
+    """Where a checkpoint goes before it is deleted: a `.tmp-` name, which listings
+    skip and `remove_stale_temps` clears when a kill left it behind."""
+    return path.with_name(f".tmp-{path.name}-{why}-{os.getpid()}")
+
+
 def _remove(path: Path) -> None:
     """Rename a checkpoint out of the way, then delete it: a reader (the S3 mirror
     uploading it, a resume listing the checkpoints) sees all of it or none, never one
     half deleted (the mirror once found its folder still there with params.npz gone,
     took that for an upload failure and stopped mirroring). A kill mid-delete leaves a
     `.tmp-` folder, which `remove_stale_temps` clears."""
-    doomed = path.parent / f".tmp-{path.name}-pruned-{os.getpid()}"
+    doomed = _set_aside_name(path, "pruned")
     try:
         os.rename(path, doomed)
     except OSError:
