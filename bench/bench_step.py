@@ -177,11 +177,11 @@ INTERLEAVED_ROUNDS = 40
 
 
 def test_gpt_interleaved(benchmark, threads: int, step_results, no_torch_compile: bool) -> None:
-    """The GPT's steps of every backend taking turns, one step each per round (the
-    order rotating): a slow phase of a shared machine (another tenant on a core for a
-    minute) then slows all of them alike, where the rows above, 30 steps of one
-    backend after 30 of another, can each land in a different phase. The summary
-    prints its medians and ratios as the row `gpt-interleaved`."""
+    """The GPT's steps of every backend taking turns, two steps each per round, the
+    second timed (the order rotating): a slow phase of a shared machine (another
+    tenant on a core for a minute) then slows all of them alike, where the rows
+    above, 30 steps of one backend after 30 of another, can each land in a different
+    phase. The summary prints its medians and ratios as the row `gpt-interleaved`."""
     backends = [b for b in BACKENDS if not (b == "torch-compile" and no_torch_compile)]
     steps = {b: sexpgpu_step("gpt") if b == "sexpgpu" else
              torch_step("gpt", compiled=b == "torch-compile") for b in backends}
