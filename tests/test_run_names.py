@@ -98,9 +98,9 @@ def test_plan_json_has_the_full_selection(tmp_path) -> None:
 
 def test_the_names_docs_run_md_quotes_are_the_real_ones() -> None:
     text = (ROOT / "docs" / "run.md").read_text(encoding="utf-8")
-    for quoted, sets in (("mnist1d-mlp-c1c645ad", {}), ("mnist1d-mlp-steps=300-3d06519b",
+    for quoted, sets in (("mnist1d-mlp-c0a10233", {}), ("mnist1d-mlp-steps=300-9a552af0",
                                                          {"steps": "300"}),
-                         ("mnist1d-mlp-lr=0.03,hidden=64-a014c7d0",
+                         ("mnist1d-mlp-lr=0.03,hidden=64-5fd61850",
                           {"lr": "3e-2", "hidden": "64"})):
         assert f"\n{quoted} " in text
         assert _name(MLP, **sets) == quoted

@@ -28,6 +28,7 @@ from sexpgpu.trace.health import DIAGNOSTIC_BUILTINS, trace_diagnostics
 from sexpgpu.trace.model import ModelBuilder
 from sexpgpu.trace.numerics import NUMERICS_BUILTINS
 from sexpgpu.trace.optimizer import check_lr, ctx_ref, expect_rank
+from sexpgpu.trace.scan import scan
 from sexpgpu.trace.site import site_provider
 from sexpgpu.trace.step import Tracer
 from sexpgpu.trace.tensor import TracedTensor, set_site_provider
@@ -46,6 +47,7 @@ def make_interpreter(stdout: Any = None) -> Interpreter:
         interp.builtin(name)(fn if previous is None else numbers_first(fn, previous, interp))
     interp.builtin("ctx-ref")(ctx_ref)
     interp.builtin("expect-rank")(expect_rank)
+    interp.builtin("scan", interp=True)(scan)
     fallback = interp.generic_op
 
     def generic_op(name: str, args: list, span: Any) -> Any:

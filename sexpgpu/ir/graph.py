@@ -130,24 +130,27 @@ class Graph:
         node.outputs = tuple(Value(t, node, i) for i, t in enumerate(types))
         return node.outputs
 
-    def replay(self, nodes: list[Node], mapping: dict[int, Value]) -> None:
-        """Append a copy of each of `nodes` (in order), reading `mapping[v.id]` for an
-        input `v` it maps (inputs of the same type) and the input itself otherwise;
-        each copy's outputs join the mapping. A copy has its original's attrs, span
-        and types (the same rule on the same types): the nodes tracing the same
-        function on those inputs would have made, numbered in the same order."""
+    def replay(self, nodes: list[Node], given: Iterable[tuple[Value, Value]]) -> dict[int, Value]:
+        """Append a copy of each of `nodes` (in order), reading `new` for an input `old`
+        of each `given` (old, new) pair (of the same type) and the input itself
+        otherwise. A copy has its original's attrs, span and types (the same rule on
+        the same types): the nodes tracing the same function on those inputs would
+        have made, numbered in the same order. Returns the map from the id of each
+        given and copied value to its replacement."""
+        mapping: dict[int, Value] = {}
+        for old, new in given:
+            if new.type != old.type:
+                raise AssertionError(f"internal error: replay on {new.type} for {old.type}")
+            mapping[old.id] = new
+        get, append = mapping.get, self.nodes.append
         for node in nodes:
-            inputs = tuple(mapping.get(v.id, v) for v in node.inputs)
-            for old, new in zip(node.inputs, inputs):
-                if new is not old and new.type != old.type:
-                    raise AssertionError(f"internal error: replay of {node.op} on {new.type}"
-                                         f" for {old.type}")
-            copy = Node(node.op, inputs, dict(node.attrs), (), node.span, node.notes,
-                        node.numerics)
-            copy.outputs = tuple(Value(o.type, copy, o.index) for o in node.outputs)
-            self.nodes.append(copy)
-            for old, new in zip(node.outputs, copy.outputs):
+            copy = Node(node.op, tuple([get(v.id, v) for v in node.inputs]), dict(node.attrs),
+                        (), node.span, node.notes, node.numerics)
+            copy.outputs = outs = tuple([Value(o.type, copy, o.index) for o in node.outputs])
+            append(copy)
+            for old, new in zip(node.outputs, outs):
                 mapping[old.id] = new
+        return mapping
 
     def opdef(self, op: str) -> Any:
         """The registry entry of `op`: for a rule that differentiates nodes it added

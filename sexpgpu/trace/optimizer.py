@@ -398,9 +398,8 @@ def _repeatable(g: Graph, nodes: list[Node]) -> list[Node] | None:
 
 def _replay_update(g: Graph, group: Group, done: _Traced, param: Value, grad: Value) -> None:
     states = _state_inputs(g, group, param)
-    mapping = {done.param.id: param, done.grad.id: grad}
-    mapping.update((old.id, new) for old, new in zip(done.states, states))
-    g.replay(done.nodes, mapping)
+    mapping = g.replay(done.nodes, [(done.param, param), (done.grad, grad),
+                                    *zip(done.states, states)])
     for old, new in ((done.param, param), *zip(done.states, states)):
         value = g.updates[old]
         g.update(new, mapping.get(value.id, value))

@@ -53,6 +53,11 @@ class Trace:
             self._rng = self.graph.input("rng/seed", (), "i64", role="rng")
         return self._rng
 
+    @property
+    def streams(self) -> int:
+        """The dropout streams drawn so far."""
+        return self._streams
+
     def next_stream(self) -> int:
         """Each dropout site draws from its own stream of the counter-based RNG."""
         self._streams += 1
