@@ -86,3 +86,19 @@ def test_the_installed_package_carries_and_finds_its_manual(tmp_path) -> None:
     assert Path(package).is_relative_to(site)
     assert Path(found) == site / "sexpgpu" / "docs"
     assert int(count) > 40 and start.startswith("# Working as an agent")
+
+
+def test_a_checkout_run_as_itself_finds_kernels_and_autodiff() -> None:
+    """`python -m sexpgpu` in the repository after `pip install .` imports this
+    checkout's sexpgpu/, not the installed one: its kernels and autodiff are the
+    folders beside it (sexpgpu.autodiff was missing, E-INTERNAL). The probe drops an
+    editable install's finder, which would find them whatever sexpgpu does."""
+    probe = ("import sys; sys.meta_path[:] = [f for f in sys.meta_path "
+             "if 'editable' not in repr(f).lower()]; "
+             "import sexpgpu.autodiff, sexpgpu.kernels, sexpgpu.autodiff.grad; "
+             "print(sexpgpu.autodiff.__file__); print(sexpgpu.kernels.__file__)")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert [Path(p) for p in out.stdout.split()] == [ROOT / "autodiff" / "__init__.py",
+                                                      ROOT / "kernels" / "__init__.py"]
