@@ -4,9 +4,9 @@ forms the cache does not keep all read the text again; nothing in it is code."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-import orjson
 import pytest
 
 from sexpgpu.lisp import formcache
@@ -83,8 +83,8 @@ def test_the_cache_is_data(cache: Path) -> None:
     text = (ROOT / "sexpgpu" / "stdlib" / "optim.sx").read_text(encoding="utf-8")
     formcache.read_cached(text, "optim.sx")
     (path,) = cache.glob("*.json")
-    data = orjson.loads(path.read_bytes())
-    assert set(data) == {"forms", "spans"}
+    data = json.loads(path.read_bytes())
+    assert set(data) == {"source", "forms", "spans"} and data["source"].endswith(text)
 
 
 def test_an_unwritable_cache_still_reads(tmp_path: Path,
@@ -93,3 +93,15 @@ def test_an_unwritable_cache_still_reads(tmp_path: Path,
     blocker.write_text("")
     monkeypatch.setenv("SEXPGPU_CACHE_DIR", str(blocker))  # a file: no directory under it
     assert prin1_to_string(formcache.read_cached("(+ 1 2)", "lib.sx")[0]) == "(+ 1 2)"
+
+
+def test_a_file_holding_another_source_is_not_used(cache: Path) -> None:
+    """The checksum only names the file: one named for this text but written for
+    another (a collision) is read again from the text, and replaced."""
+    formcache.read_cached("(defun f () 1)", "lib.sx")
+    (written,) = cache.glob("*.json")
+    wanted = formcache._path(formcache._source("(defun f () 2)", "lib.sx"))
+    written.rename(wanted)
+    forms = formcache.read_cached("(defun f () 2)", "lib.sx")
+    assert prin1_to_string(forms[0]) == "(DEFUN F NIL 2)"
+    assert json.loads(wanted.read_bytes())["source"].endswith("(defun f () 2)")

@@ -5,22 +5,26 @@ again: `check` is started for every edit.
 The cache holds data, never code: JSON of symbols, numbers, strings and lists with
 their positions, rebuilt into forms by this module (no pickle, no marshal: a file
 someone else wrote can at worst give wrong forms, which the sandboxed evaluator runs
-within its limits, docs/security.md). The key hashes the source text, its path, the
-package version and the Python version, so an edit or an upgrade reads afresh. Forms
+within its limits, docs/security.md). Its source is the package version, the Python
+version, the path and the text: a file is named by a checksum of it and used only
+when it holds that same source, so an edit or an upgrade reads afresh. Forms
 holding anything else (an uninterned symbol, an array literal, a bignum) are not
 cached. Any failure to read or write the cache falls back to the reader.
+The standard library's json and zlib, not orjson and hashlib: every `check` and
+`eval` reads these files, and those two imports (orjson's uuid, platform, datetime;
+OpenSSL) took ~10 ms of a process that should take a fifth of a second; the checksum
+only names the file, the stored source decides.
 """
 
 from __future__ import annotations
 
-import hashlib
+import json
 import os
 import sys
+import zlib
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
-
-import orjson
 
 from sexpgpu import __version__, env
 from sexpgpu.diagnostics import Span
@@ -29,33 +33,39 @@ from sexpgpu.lisp.types import Char, Cons, FormList, Single, Symbol, intern, key
 
 # tags of the encoded values; a bare int or float is itself
 SYMBOL, KEYWORD, LIST, STRING, CHAR, SINGLE, RATIO = range(7)
-_MAX_INT = 1 << 62  # orjson's integers are 64-bit
+_MAX_INT = 1 << 62  # a bignum is not kept (the reader makes them rarely; keep files small)
 
 
 class _Unencodable(Exception):
     """A form holds a value the cache does not keep."""
 
 
-def _path(text: str, file: str) -> Path:
-    key = hashlib.sha256("\0".join((__version__, sys.version, file, text)).encode())
-    return env.cache_dir() / "forms" / f"{key.hexdigest()[:32]}.json"
+def _source(text: str, file: str) -> str:
+    return "\0".join((__version__, sys.version, file, text))
+
+
+def _path(source: str) -> Path:
+    data = source.encode()
+    name = f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}{len(data):x}"
+    return env.cache_dir() / "forms" / f"{name}.json"
 
 
 def read_cached(text: str, file: str) -> FormList:
     """`read_all(text, file)`, from the cache when it holds this exact text."""
-    path = _path(text, file)
+    source = _source(text, file)
+    path = _path(source)
     try:
-        data = orjson.loads(path.read_bytes())
-        return FormList([_decode(x, file) for x in data["forms"]],
-                        [None if s is None else Span(file, *s) for s in data["spans"]])
-    except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError, IndexError,
-            RecursionError):
+        data = json.loads(path.read_bytes())
+        if data["source"] == source:
+            return FormList([_decode(x, file) for x in data["forms"]],
+                            [None if s is None else Span(file, *s) for s in data["spans"]])
+    except (OSError, KeyError, TypeError, ValueError, IndexError, RecursionError):
         pass  # absent, or not written by this module: read the text
     forms = read_all(text, file)
     try:
-        _write(path, {"forms": [_encode(x) for x in forms],
+        _write(path, {"source": source, "forms": [_encode(x) for x in forms],
                       "spans": [None if s is None else _span(s) for s in forms.spans]})
-    except (_Unencodable, OSError, RecursionError):
+    except (_Unencodable, OSError, RecursionError, ValueError):
         pass
     return forms
 
@@ -64,7 +74,7 @@ def _write(path: Path, data: dict[str, Any]) -> None:
     """Write by rename, so a reader sees a whole file or none."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temp = path.with_suffix(f".{os.getpid()}.tmp")
-    temp.write_bytes(orjson.dumps(data))
+    temp.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
     os.replace(temp, path)
 
 

@@ -1,29 +1,25 @@
-"""Loading the prelude: its read forms are cached in the process, keyed by text and
-version, and on disk as data (lisp/formcache.py: JSON, never a pickle, docs/security.md).
-"""
+"""Loading the prelude: its read forms are cached in the process, keyed by its path
+and text, and on disk as data (lisp/formcache.py: JSON, never a pickle,
+docs/security.md)."""
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
 
-from sexpgpu import __version__
 from sexpgpu.lisp.formcache import read_cached
 
 PRELUDE_PATH = Path(__file__).resolve().parent / "prelude.sx"
-_FORMS: dict[str, list] = {}  # in-process cache: text hash -> forms
+_FORMS: dict[tuple[str, str], list] = {}  # in-process cache: (path, text) -> forms
 
 
 def prelude_forms() -> tuple[list, str, str]:
     """(forms, file, text) of the prelude, read once per process."""
     text = PRELUDE_PATH.read_text(encoding="utf-8")
     file = str(PRELUDE_PATH)
-    digest = hashlib.sha256((__version__ + file + text).encode()).hexdigest()[:16]
-    forms = _FORMS.get(digest)
+    forms = _FORMS.get((file, text))
     if forms is None:
-        forms = read_cached(text, file)
-        _FORMS[digest] = forms
+        forms = _FORMS[file, text] = read_cached(text, file)
     return forms, file, text
 
 

@@ -3,7 +3,6 @@ object verified by size and ETag, upload a file, list a prefix. Every failure is
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,6 +76,8 @@ def failure(url: Url | str, exc: Exception, doing: str) -> SexpError:
 def etag_of(path: Path, part: int = CHUNK) -> str:
     """The ETag S3 gives an object uploaded from `path` by boto3: the MD5 of the file
     in one part, or the MD5 of the parts' MD5s and `-N` when it took N parts."""
+    import hashlib  # OpenSSL: ~4 ms that `check` (which imports this module) never needs
+
     size = path.stat().st_size
     digests = []
     with open(path, "rb") as fh:
