@@ -90,6 +90,16 @@ def test_scan_makes_the_graph_an_unrolled_loop_makes(tmp_path: Path, direction: 
     assert sum(n.op == "tanh" for n in scanned.nodes) == 20
 
 
+def test_every_step_points_at_the_user_lines(tmp_path: Path) -> None:
+    """The steps' slices of xs are at the scan call's line and the copied nodes at
+    the body's, as in the first step (for diagnostics and `sexpgpu ir`)."""
+    step = _compile(tmp_path, _model(f"(scan (lambda (h x)\n {CELL})\n h0 xs)")).graphs.step
+    forward = step.nodes[:_loss_node(step)]
+    line = HEAD.count("\n") + 1
+    assert {(n.span.line, n.span.col) for n in forward if n.op == "slice"} == {(line, 5)}
+    assert {n.span.line for n in forward if n.op == "tanh"} == {line + 1}
+
+
 def _rnn_reference(inputs: dict, order: range) -> np.ndarray:
     """The tanh RNN in float64 numpy: its hidden states (B T H) in time order."""
     xs = inputs["data/x"].astype(np.float64).reshape(4, 20, 2)
