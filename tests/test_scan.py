@@ -237,6 +237,37 @@ def test_an_axis_without_steps_is_e_scan(tmp_path: Path) -> None:
     assert d.code == "E-SCAN" and d.actual == "f32 (4 20 2)"
 
 
+@pytest.mark.parametrize("name", ["'decay", "#'decay"])
+def test_a_function_named_by_a_symbol_is_called(tmp_path: Path, name: str) -> None:
+    """A function designator, as funcall takes: 'decay is the global function."""
+    body = f"(hs (scan {name} h0 xs)))\n  (head (nn:flatten hs)"
+    path = tmp_path / "run.sx"
+    path.write_text("(defun decay (h x) (+ (* 0.5 h) (sum x)))\n" + HEAD + body + TAIL)
+    step = compile_file(str(path)).graphs.step
+    inputs, out = _run(step)
+    xs = inputs["data/x"].astype(np.float64).reshape(4, 20, 2)
+    h, states = np.zeros((4, 3)), []
+    for t in range(20):
+        h = 0.5 * h + xs[:, t].sum()
+        states.append(h)
+    assert float(out["loss"]) == pytest.approx(_loss(inputs, np.stack(states, 1)), rel=1e-5)
+
+
+def _loss(inputs: dict, hs: np.ndarray) -> float:
+    """The model's cross-entropy from its hidden states (B T H), in float64."""
+    w, b = (inputs[f"head/{k}"].astype(np.float64) for k in ("weight", "bias"))
+    logits = hs.reshape(len(hs), -1) @ w.T + b
+    logits -= logits.max(1, keepdims=True)
+    logp = logits - np.log(np.exp(logits).sum(1, keepdims=True))
+    y = inputs["data/y"]
+    return float(-logp[np.arange(len(y)), y].mean())
+
+
+def test_an_unknown_function_name_is_e_undefined_function(tmp_path: Path) -> None:
+    d = _error(tmp_path, "(hs (scan 'no-such-step h0 xs)))\n  (head (nn:flatten hs)")
+    assert d.code == "E-UNDEFINED-FUNCTION"
+
+
 @pytest.mark.parametrize("call, wanted", [
     ("(scan 3 h0 xs)", "a function of (carry x)"),
     ("(scan (lambda (h x) h) h0 5)", "a tensor with a time axis"),

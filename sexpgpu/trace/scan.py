@@ -20,7 +20,7 @@ from typing import Any
 from sexpgpu.diagnostics import Note, define_code, error
 from sexpgpu.ir import build
 from sexpgpu.ir.graph import Graph, Node, Value
-from sexpgpu.lisp.types import MV, NIL, Cons, keyword
+from sexpgpu.lisp.types import MV, NIL, Cons, Symbol, keyword
 from sexpgpu.trace import args as A
 from sexpgpu.trace.builtins import dispatch
 from sexpgpu.trace.tensor import Site, Trace, TracedTensor, current, site
@@ -43,6 +43,8 @@ def scan(interp: Any, fn: Any, init: Carry, xs: Any, *options: Any) -> MV:
     reverse = A.flag(kw.get("reverse", NIL))
     trace = current("scan")
     call = site()  # after fn has run, the site is the last form it evaluated
+    if isinstance(fn, Symbol) and not fn.is_keyword and fn is not NIL:
+        fn = interp.function_of(fn, None, call[0])  # a function designator, as funcall's
     if not A.is_function(fn):
         raise A.fail("scan: the step function is not a function",
                      expected="a function of (carry x)", actual=A.show(fn),
