@@ -7,6 +7,7 @@ numpy or numba. Stages import their heavy dependencies themselves.
 from __future__ import annotations
 
 import os
+import sys
 from importlib import import_module
 from typing import Any
 
@@ -16,10 +17,34 @@ __version__ = "0.1.0"
 # and install inside this package (pyproject.toml's package-dir). A checkout imported
 # as itself, not through an install (`python -m sexpgpu` in the repository after
 # `pip install .`), finds them beside it: else sexpgpu.autodiff was missing there.
+
+
+class _Beside:
+    """A meta-path finder of sexpgpu.kernels and sexpgpu.autodiff in the checkout's
+    top-level folders (after every other finder: an install's own copy wins)."""
+
+    NAMES = ("sexpgpu.kernels", "sexpgpu.autodiff")
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name not in self.NAMES:
+            return None
+        from importlib.machinery import ModuleSpec, SourceFileLoader  # only when used
+
+        folder = os.path.join(self.root, name.rpartition(".")[2])
+        init = os.path.join(folder, "__init__.py")
+        spec = ModuleSpec(name, SourceFileLoader(name, init), origin=init, is_package=True)
+        spec.submodule_search_locations = [folder]
+        spec.has_location = True
+        return spec
+
+
 _HERE = os.path.dirname(os.path.abspath(__file__))
 if not os.path.isdir(os.path.join(_HERE, "autodiff")) and os.path.isfile(
         os.path.join(os.path.dirname(_HERE), "autodiff", "__init__.py")):
-    __path__.append(os.path.dirname(_HERE))
+    sys.meta_path.append(_Beside(os.path.dirname(_HERE)))
 
 
 def __getattr__(name: str) -> Any:

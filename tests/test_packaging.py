@@ -96,9 +96,12 @@ def test_a_checkout_run_as_itself_finds_kernels_and_autodiff() -> None:
     probe = ("import sys; sys.meta_path[:] = [f for f in sys.meta_path "
              "if 'editable' not in repr(f).lower()]; "
              "import sexpgpu.autodiff, sexpgpu.kernels, sexpgpu.autodiff.grad; "
-             "print(sexpgpu.autodiff.__file__); print(sexpgpu.kernels.__file__)")
+             "print(sexpgpu.autodiff.__file__); print(sexpgpu.kernels.__file__); "
+             "print(*sexpgpu.__path__)")
     out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr
+    # and the package's own path is its folder alone: a walk of its modules stays in it
     assert [Path(p) for p in out.stdout.split()] == [ROOT / "autodiff" / "__init__.py",
-                                                      ROOT / "kernels" / "__init__.py"]
+                                                      ROOT / "kernels" / "__init__.py",
+                                                      ROOT / "sexpgpu"]

@@ -10,21 +10,23 @@ version, the path and the text: a file is named by a checksum of it and used onl
 when it holds that same source, so an edit or an upgrade reads afresh. Forms
 holding anything else (an uninterned symbol, an array literal, a bignum) are not
 cached. Any failure to read or write the cache falls back to the reader.
-The standard library's json and zlib, not orjson and hashlib: every `check` and
-`eval` reads these files, and those two imports (orjson's uuid, platform, datetime;
-OpenSSL) took ~10 ms of a process that should take a fifth of a second; the checksum
-only names the file, the stored source decides.
+zlib, not hashlib (OpenSSL, ~4 ms of every `check` and `eval`): the checksum only
+names the file, the stored source decides. orjson, not the standard json: a
+tampered file nested 100,000 deep overflowed the C stack in json's scanner once the
+evaluator had raised Python's recursion limit (a segfault, not a fallback); orjson
+refuses past 1024 levels.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import zlib
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from sexpgpu import __version__, env
 from sexpgpu.diagnostics import Span
@@ -33,7 +35,7 @@ from sexpgpu.lisp.types import Char, Cons, FormList, Single, Symbol, intern, key
 
 # tags of the encoded values; a bare int or float is itself
 SYMBOL, KEYWORD, LIST, STRING, CHAR, SINGLE, RATIO = range(7)
-_MAX_INT = 1 << 62  # a bignum is not kept (the reader makes them rarely; keep files small)
+_MAX_INT = 1 << 62  # orjson's integers are 64-bit
 
 
 class _Unencodable(Exception):
@@ -55,17 +57,18 @@ def read_cached(text: str, file: str) -> FormList:
     source = _source(text, file)
     path = _path(source)
     try:
-        data = json.loads(path.read_bytes())
+        data = orjson.loads(path.read_bytes())
         if data["source"] == source:
             return FormList([_decode(x, file) for x in data["forms"]],
                             [None if s is None else Span(file, *s) for s in data["spans"]])
-    except (OSError, KeyError, TypeError, ValueError, IndexError, RecursionError):
+    except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError, IndexError,
+            RecursionError):
         pass  # absent, or not written by this module: read the text
     forms = read_all(text, file)
     try:
         _write(path, {"source": source, "forms": [_encode(x) for x in forms],
                       "spans": [None if s is None else _span(s) for s in forms.spans]})
-    except (_Unencodable, OSError, RecursionError, ValueError):
+    except (_Unencodable, OSError, RecursionError):
         pass
     return forms
 
@@ -74,7 +77,7 @@ def _write(path: Path, data: dict[str, Any]) -> None:
     """Write by rename, so a reader sees a whole file or none."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temp = path.with_suffix(f".{os.getpid()}.tmp")
-    temp.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
+    temp.write_bytes(orjson.dumps(data))
     os.replace(temp, path)
 
 
