@@ -37,7 +37,9 @@ Carry = Any  # a TracedTensor or a Lisp list of them
 
 
 def scan(interp: Any, fn: Any, init: Carry, xs: Any, *options: Any) -> MV:
-    """The builtin: the stacked first tensors of the carries, and the last carry."""
+    """(scan fn init xs &key (axis 1) reverse): (fn carry x) over the steps of xs;
+    the first tensor of each step's carry stacked along axis in time order, and the
+    last carry as a second value."""
     _, kw = A.split("scan", options, ("axis", "reverse"), max_pos=0)
     axis = A.integer("scan", kw.get("axis", 1), ":axis")
     reverse = A.flag(kw.get("reverse", NIL))
