@@ -102,20 +102,21 @@ def test_require_reads_declared_library_roots(tmp_path, monkeypatch):
     assert out.getvalue() == "42"
 
 
-def test_prelude_cache_is_json_data_and_never_a_pickle(tmp_path, monkeypatch):
-    """The prelude's disk cache (lisp/formcache.py) is one JSON file of data; a pickle
-    put in its place is not loaded (it would run code), the text is read instead."""
-    import json
+def test_prelude_cache_is_data_and_never_a_pickle(tmp_path, monkeypatch):
+    """The prelude's disk cache (lisp/formcache.py) is one text file of tokens; a
+    pickle put in its place is not loaded (it would run code), the text is read
+    instead."""
     import pickle
 
     from sexpgpu.lisp import prelude
+    from sexpgpu.lisp.formcache import HEADER
 
     monkeypatch.setenv("SEXPGPU_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(prelude, "_FORMS", {})
     forms, _, _ = prelude.prelude_forms()
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert forms and [p.parent.name for p in written] == ["forms"]
-    assert set(json.loads(written[0].read_bytes())) == {"source", "forms", "spans"}
+    assert written[0].read_text(encoding="utf-8").startswith(HEADER + "\n")
 
     class Boom:
         def __reduce__(self):
