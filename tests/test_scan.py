@@ -231,6 +231,14 @@ def test_an_init_that_is_not_tensors_is_e_scan(tmp_path: Path) -> None:
     assert d.code == "E-SCAN" and "INIT is not a tensor" in d.message
 
 
+def test_a_circular_init_is_an_error_not_a_hang(tmp_path: Path) -> None:
+    d = _error(tmp_path, """(hs (let ((c (list h0)))
+         (setf (cdr c) c)
+         (scan (lambda (h x) h) c xs))))
+  (head (nn:flatten hs)""")
+    assert d.code == "E-TYPE" and "circular" in d.message
+
+
 def test_an_axis_without_steps_is_e_scan(tmp_path: Path) -> None:
     d = _error(tmp_path, f"""(hs (scan (lambda (h x) {CELL}) h0 xs :axis 3)))
   (head (nn:flatten hs)""")

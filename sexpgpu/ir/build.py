@@ -16,7 +16,7 @@ from sexpgpu.ir.shapes import axis as norm_axis
 from sexpgpu.ir.types import FLOAT_DTYPES, INT_DTYPES
 
 if TYPE_CHECKING:  # annotations only: graph.py imports the op families, whose VJPs use this
-    from sexpgpu.ir.graph import Graph, Value
+    from sexpgpu.ir.graph import Graph, Node, Value
 
 
 def scalar(g: Graph, value: float | int | bool, dtype: str) -> Value:
@@ -36,6 +36,12 @@ def shared(g: Graph) -> tuple[set[int], set[int]]:
     `g` (a copy of the nodes that made them must not make them twice)."""
     return ({v.id for v in g.__dict__.get("_scalars", {}).values()},
             {v.id for v in g.__dict__.get("_transposes", {}).values()})
+
+
+def draws(node: Node) -> bool:
+    """Whether a node draws random numbers (a dropout stream, the step's seed): a
+    copy of it would repeat its draw, where tracing again draws anew."""
+    return "stream" in node.attrs or any(v.role == "rng" for v in node.inputs)
 
 
 def zeros_like(g: Graph, x: Value) -> Value:

@@ -1,6 +1,6 @@
 """Loading the prelude: its read forms are cached in the process, keyed by its path
-and text, and on disk as data (lisp/formcache.py: JSON, never a pickle,
-docs/security.md)."""
+and text, and on disk as data (lisp/formcache.py: a text file of tokens, never a
+pickle, docs/security.md)."""
 
 from __future__ import annotations
 

@@ -390,8 +390,7 @@ def _repeatable(g: Graph, nodes: list[Node]) -> list[Node] | None:
     copy would differ from tracing again: a random draw (each call its own stream),
     a transpose (`build.transpose` keeps one per value and axes)."""
     scalars, transposes = build.shared(g)
-    if any("stream" in n.attrs or n.outputs[0].id in transposes
-           or any(v.role == "rng" for v in n.inputs) for n in nodes):
+    if any(build.draws(n) or n.outputs[0].id in transposes for n in nodes):
         return None
     return [n for n in nodes if n.outputs[0].id not in scalars]
 

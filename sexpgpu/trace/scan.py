@@ -20,7 +20,7 @@ from typing import Any
 from sexpgpu.diagnostics import Note, define_code, error
 from sexpgpu.ir import build
 from sexpgpu.ir.graph import Graph, Node, Value
-from sexpgpu.lisp.types import MV, NIL, Cons, Symbol, keyword
+from sexpgpu.lisp.types import MV, NIL, Symbol, keyword, lisp_list, to_py
 from sexpgpu.trace import args as A
 from sexpgpu.trace.builtins import dispatch
 from sexpgpu.trace.tensor import Site, Trace, TracedTensor, current, site
@@ -62,23 +62,20 @@ def scan(interp: Any, fn: Any, init: Carry, xs: Any, *options: Any) -> MV:
         else:
             carry = recorded.replay(trace.graph, carry, x)
         outs.append(_first(carry))
-    stacked = dispatch("stack", (_lisp_list(outs[::-1] if reverse else outs),
+    stacked = dispatch("stack", (lisp_list(outs[::-1] if reverse else outs),
                                  keyword("AXIS"), axis))
     return MV([stacked, carry])
 
 
 class _Recording:
-    """The nodes of fn's first step that depend on its carry or input, and the
+    """The nodes of a step that depend on its carry or input (`inputs`), and the
     carry they produced: replayed for each later step on that step's values."""
 
-    def __init__(self, nodes: list[Node], carry: Carry, x: TracedTensor, out: Carry):
-        self.nodes = nodes
-        self.inputs = [v.value for v in (*_tensors(carry), x)]
-        self.out = out
+    def __init__(self, nodes: list[Node], inputs: list[Value], out: Carry):
+        self.nodes, self.inputs, self.out = nodes, inputs, out
 
     def replay(self, g: Graph, carry: Carry, x: TracedTensor) -> Carry:
-        now = [v.value for v in (*_tensors(carry), x)]
-        return _mapped(self.out, g.replay(self.nodes, zip(self.inputs, now)))
+        return _mapped(self.out, g.replay(self.nodes, zip(self.inputs, _values(carry, x))))
 
 
 def _traced_step(interp: Any, trace: Trace, fn: Any, carry: Carry, x: TracedTensor,
@@ -97,18 +94,19 @@ def _traced_step(interp: Any, trace: Trace, fn: Any, carry: Carry, x: TracedTens
                     _show_kinds(kinds), _show_kinds(got), _CARRY_FIX, call,
                     Note("the step function returned it here", returned))
     nodes = g.nodes[start:]
-    if _effects(trace) != before or _draws(nodes):
+    if _effects(trace) != before or any(build.draws(n) for n in nodes):
         return out, None
-    inputs = {v.value.id for v in (*_tensors(carry), x)}
-    if len(inputs) < len(kinds) + 1:  # one value twice in the carry (h0 = c0 = zeros):
-        return out, None              # a copy could not tell its uses apart
-    return out, _Recording(_dependent(nodes, carry, x), carry, x, out)
+    inputs = _values(carry, x)
+    # one value twice in the carry (h0 = c0 = zeros): a copy could not tell its uses apart
+    if len({v.id for v in inputs}) < len(inputs):
+        return out, None
+    return out, _Recording(_dependent(nodes, inputs), inputs, out)
 
 
-def _dependent(nodes: list[Node], carry: Carry, x: TracedTensor) -> list[Node]:
-    """The nodes reading (through others) the carry or the step's input: the rest
+def _dependent(nodes: list[Node], inputs: list[Value]) -> list[Node]:
+    """The nodes reading (through others) one of the step's `inputs`: the rest
     compute the same value at every step, and later steps share them."""
-    reached = {v.value.id for v in (*_tensors(carry), x)}
+    reached = {v.id for v in inputs}
     out = []
     for node in nodes:
         for v in node.inputs:
@@ -127,26 +125,12 @@ def _effects(trace: Trace) -> tuple:
             tuple(map(id, g.updates.values())))
 
 
-def _draws(nodes: list[Node]) -> bool:
-    """Whether any node draws random numbers (each call its own draw)."""
-    for node in nodes:
-        if "stream" in node.attrs or any(v.role == "rng" for v in node.inputs):
-            return True
-    return False
-
-
 # -- the carry and the steps -----------------------------------------------------------
 
-def _tensors(carry: Carry) -> list[TracedTensor]:
-    return [carry] if isinstance(carry, TracedTensor) else list(_items(carry))
-
-
-def _items(carry: Any) -> list[Any]:
-    out = []
-    while isinstance(carry, Cons):
-        out.append(carry.car)
-        carry = carry.cdr
-    return out
+def _values(carry: Carry, x: TracedTensor) -> list[Value]:
+    """The IR values a step reads: the carry's tensors, then its input."""
+    tensors = [carry] if isinstance(carry, TracedTensor) else to_py(carry)
+    return [t.value for t in (*tensors, x)]
 
 
 def _carry_types(carry: Any, what: str, call: Site) -> list[tuple]:
@@ -154,7 +138,7 @@ def _carry_types(carry: Any, what: str, call: Site) -> list[tuple]:
     non-empty list of tensors."""
     if isinstance(carry, TracedTensor):
         return [(carry.shape, carry.dtype)]
-    items = _items(carry)
+    items = to_py(carry)
     if not items or not all(isinstance(x, TracedTensor) for x in items):
         raise _fail(f"scan: {what} is not a tensor or a list of tensors",
                     "a tensor, or a list of tensors", A.show(carry), _CARRY_FIX, call)
@@ -169,18 +153,11 @@ def _show_kinds(kinds: list[tuple]) -> str:
 def _mapped(carry: Carry, mapping: dict[int, Value]) -> Carry:
     if isinstance(carry, TracedTensor):
         return TracedTensor(mapping.get(carry.value.id, carry.value))
-    return _lisp_list([_mapped(x, mapping) for x in _items(carry)])
+    return lisp_list([_mapped(x, mapping) for x in to_py(carry)])
 
 
 def _first(carry: Carry) -> TracedTensor:
-    return carry if isinstance(carry, TracedTensor) else _items(carry)[0]
-
-
-def _lisp_list(items: list[Any]) -> Any:
-    out: Any = NIL
-    for x in reversed(items):
-        out = Cons(x, out)
-    return out
+    return carry if isinstance(carry, TracedTensor) else carry.car
 
 
 def _steps(xs: Any, axis: int) -> int:
