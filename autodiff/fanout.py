@@ -34,9 +34,10 @@ def _window_axis(v: Value) -> int | None:
     node = v.node
     if node is None or node.op != "slice_scatter":
         return None
-    narrowed = [ax for ax, (start, stop, step) in enumerate(slice_bounds(v.shape, node.attrs))
+    bounds = slice_bounds(v.shape, node.attrs)
+    narrowed = [ax for ax, (start, stop, step) in enumerate(bounds)
                 if (start, stop, step) != (0, v.shape[ax], 1)]
-    if len(narrowed) != 1 or slice_bounds(v.shape, node.attrs)[narrowed[0]][2] != 1:
+    if len(narrowed) != 1 or bounds[narrowed[0]][2] != 1:
         return None
     return narrowed[0]
 

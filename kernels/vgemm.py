@@ -10,16 +10,17 @@ its accumulators in registers ran 170-240 GFLOP/s on both (docs/kernels.md).
 
 The loop nest: rows in panels of MC (their A panel stays in the L2 cache), k in
 panels of KC, columns in panels of two vectors (16 lanes each with AVX-512, 8 with
-AVX2; lanes past n masked), then the rows in blocks of MR (8; 4 with AVX2; the rest
-in blocks of 4, 2, 1), each block's 2 * MR vector accumulators in registers across
-its k loop. Every element of C is one chain of FMAs over k in order, started from
-beta * C (0 when beta is 0: C is then never read, so a NaN there does not leak) and
-carried through C between k panels, whatever the blocking: its bits do not depend
-on how a caller cuts the rows or columns into chunks. B is copied a panel at a
-time (KC x 32, 32 KB on the stack) into k-major order first, so the loads of a k
-step are two contiguous vectors and a row stride of B never maps a panel's rows
-onto the same cache sets; a B stored transposed (n x k) is transposed on the way,
-in lanes x lanes tiles in registers (16 x 16 with AVX-512)."""
+AVX2; lanes past n masked, in the last panel only), then the rows in blocks of MR
+(8; 6 with AVX2; the rest in blocks of 4, 2, 1), each block's 2 * MR vector
+accumulators in registers across its k loop. Every element of C is one chain of
+FMAs over k in order, started from beta * C (0 when beta is 0: C is then never
+read, so a NaN there does not leak) and carried through C between k panels,
+whatever the blocking: its bits do not depend on how a caller cuts the rows or
+columns into chunks. B is copied a panel at a time (KC x 32, 32 KB on the stack)
+into k-major order first, so the loads of a k step are two contiguous vectors and
+a row stride of B never maps a panel's rows onto the same cache sets; a B stored
+transposed (n x k) is transposed on the way, in lanes x lanes tiles in registers
+(16 x 16 with AVX-512)."""
 
 from __future__ import annotations
 
@@ -39,7 +40,9 @@ NV = 2                      # vectors per row of a block
 
 class Shape(NamedTuple):
     """A block: MR rows of NV vectors of `lanes` f32, its 2 * MR accumulators held in
-    registers (16 of 32 with AVX-512; 8 of 16 with AVX2)."""
+    registers (16 of 32 with AVX-512; 12 of 16 with AVX2, the other 4 for B's two
+    vectors and A's broadcast: a k step's 12 FMAs to its 8 loads, where 4 rows
+    gave 8 to 6 and ran at two thirds of the rate on an AMD Zen 3)."""
 
     lanes: int
     mr: int
@@ -49,7 +52,7 @@ class Shape(NamedTuple):
         return self.lanes * NV
 
 
-WIDE, NARROW = Shape(16, 8), Shape(8, 4)
+WIDE, NARROW = Shape(16, 8), Shape(8, 6)
 
 
 @functools.cache
@@ -149,14 +152,32 @@ class _Emit:
 
     # -- pieces --------------------------------------------------------------------
 
-    def load(self, ptr: ir.Value, mask: ir.Value) -> ir.Value:
+    def load(self, ptr: ir.Value, mask: ir.Value, whole: ir.Value) -> ir.Value:
+        """The lanes of `mask` at ptr (the others 0); a plain load when `whole` (every
+        lane in range). Why both: AVX2's masked moves (vmaskmovps) cost an AMD Zen 3
+        a third of the matmuls' time, and most panels are whole."""
         b = self.builder
-        return b.call(self._load, [b.bitcast(ptr, self.vec.as_pointer()), _ALIGN, mask,
-                                   ir.Constant(self.vec, None)])
+        vptr = b.bitcast(ptr, self.vec.as_pointer())
+        with b.if_else(whole) as (plain, masked):
+            with plain:
+                in_full, from_full = b.load(vptr, align=4), b.block
+            with masked:
+                in_part = b.call(self._load, [vptr, _ALIGN, mask, ir.Constant(self.vec, None)])
+                from_part = b.block
+        value = b.phi(self.vec)
+        value.add_incoming(in_full, from_full)
+        value.add_incoming(in_part, from_part)
+        return value
 
-    def store(self, value: ir.Value, ptr: ir.Value, mask: ir.Value) -> None:
+    def store(self, value: ir.Value, ptr: ir.Value, mask: ir.Value, whole: ir.Value) -> None:
+        """`load`'s store."""
         b = self.builder
-        b.call(self._store, [value, b.bitcast(ptr, self.vec.as_pointer()), _ALIGN, mask])
+        vptr = b.bitcast(ptr, self.vec.as_pointer())
+        with b.if_else(whole) as (plain, masked):
+            with plain:
+                b.store(value, vptr, align=4)
+            with masked:
+                b.call(self._store, [value, vptr, _ALIGN, mask])
 
     def at(self, base: ir.Value, row: ir.Value, ld: ir.Value, col: ir.Value) -> ir.Value:
         b = self.builder
@@ -189,8 +210,9 @@ class _Emit:
                     masks = [b.icmp_signed("<", b.add(_splat(b, self.lane(j0, v), self.ivec),
                                                       self.lane_index), self.n_vec)
                              for v in range(NV)]
-                    panel = self.panel_of(j0, k0, kc, masks)
-                    self.row_blocks(ic, rows, j0, k0, kc, panel, masks)
+                    whole = b.icmp_signed("<=", b.add(j0, nr), self.n)
+                    panel = self.panel_of(j0, k0, kc, masks, whole)
+                    self.row_blocks(ic, rows, j0, k0, kc, panel, masks, whole)
         b.ret_void()
 
     def at_most(self, x: ir.Value, bound: int) -> ir.Value:
@@ -198,7 +220,7 @@ class _Emit:
         return b.select(b.icmp_signed("<", x, _int(bound)), x, _int(bound))
 
     def panel_of(self, j0: ir.Value, k0: ir.Value, kc: ir.Value,
-                 masks: list[ir.Value]) -> ir.Value:
+                 masks: list[ir.Value], whole: ir.Value) -> ir.Value:
         """B's rows k0..k0+kc, columns j0..j0+NR copied into the stack panel, row
         stride NR: contiguous loads for the blocks, none of B's row stride's cache
         set conflicts (a 4 KB stride put a panel's 256 rows in the same L1 sets)."""
@@ -209,7 +231,7 @@ class _Emit:
                 src = self.at(self.b, b.add(k0, row.index), self.ldb, j0)
                 dst = self.at(self.panel, row.index, nr, _int(0))
                 for v in range(NV):
-                    value = self.load(b.gep(src, [self.lane(_int(0), v)]), masks[v])
+                    value = self.load(b.gep(src, [self.lane(_int(0), v)]), masks[v], whole)
                     b.store(value, b.bitcast(b.gep(dst, [self.lane(_int(0), v)]),
                                              self.vec.as_pointer()), align=4)
             return self.panel
@@ -219,41 +241,43 @@ class _Emit:
             # lanes x lanes tiles: each of `lanes` columns of B^T (rows of B, k along
             # the lanes) loaded as a vector, transposed in registers, stored as rows
             in_k = b.icmp_signed("<", b.add(_splat(b, kt, self.ivec), self.lane_index), kc_vec)
+            whole_k = b.and_(whole, b.icmp_signed("<=", b.add(kt, _int(lanes)), kc))
             for v in range(NV):
                 tile = []
                 for c in range(lanes):
                     col = b.add(self.lane(j0, v), _int(c))
                     valid = _splat(b, b.icmp_signed("<", col, self.n), self.mask_t)
                     src = self.at(self.b, col, self.ldb, b.add(k0, kt))
-                    tile.append(self.load(src, b.and_(in_k, valid)))
+                    tile.append(self.load(src, b.and_(in_k, valid), whole_k))
                 for r, row in enumerate(_transposed(b, tile)):
                     dst = self.at(self.panel, b.add(kt, _int(r)), nr, self.lane(_int(0), v))
                     b.store(row, b.bitcast(dst, self.vec.as_pointer()), align=4)
         return self.panel
 
-    def row_blocks(self, i0, rows, j0, k0, kc, panel, masks) -> None:
+    def row_blocks(self, i0, rows, j0, k0, kc, panel, masks, whole) -> None:
         """Rows i0 .. i0 + rows, MR at a time, then the rest."""
         b, mr = self.builder, self.shape.mr
-        full = b.add(i0, b.sub(rows, b.srem(rows, _int(mr))))
+        rest = b.srem(rows, _int(mr))
+        full = b.add(i0, b.sub(rows, rest))
         with cgutils.for_range_slice(b, i0, full, _int(mr), _I64) as (r0, _):
-            self.block(r0, mr, j0, k0, kc, panel, masks)
-        # the rest (fewer than MR) as blocks of MR/2, MR/4, ..., 1 rows: few block
-        # bodies to compile, and none of one row unless the count is odd
+            self.block(r0, mr, j0, k0, kc, panel, masks, whole)
+        # the rest (fewer than MR) as blocks of the powers of 2 its count is made of:
+        # few block bodies to compile, and none of one row unless the count is odd
         start = full
-        size = mr // 2
+        size = 1 << (mr - 1).bit_length() - 1
         while size:
-            take = b.icmp_signed("!=", b.and_(rows, _int(size)), _int(0))
+            take = b.icmp_signed("!=", b.and_(rest, _int(size)), _int(0))
             with b.if_then(take):
-                self.block(start, size, j0, k0, kc, panel, masks)
+                self.block(start, size, j0, k0, kc, panel, masks, whole)
             start = b.select(take, b.add(start, _int(size)), start)
             size //= 2
 
-    def block(self, i0, rows, j0, k0, kc, panel, masks) -> None:
+    def block(self, i0, rows, j0, k0, kc, panel, masks, whole) -> None:
         b = self.builder
         cells = [(self.acc[r, v], self.at(self.c, b.add(i0, _int(r)), self.ldc,
                                           self.lane(j0, v)), masks[v])
                  for r in range(rows) for v in range(NV)]
-        self.start(cells, b.icmp_signed("==", k0, _int(0)))
+        self.start(cells, b.icmp_signed("==", k0, _int(0)), whole)
         with cgutils.for_range(b, kc, intp=_I64) as loop:
             kk = loop.index
             # the panel's every lane is written (0 past n): plain vector loads
@@ -266,9 +290,9 @@ class _Emit:
                     acc = self.acc[r, v]
                     b.store(b.call(self._fma, [av, bv[v], b.load(acc)]), acc)
         for acc, ptr, mask in cells:
-            self.store(b.load(acc), ptr, mask)
+            self.store(b.load(acc), ptr, mask, whole)
 
-    def start(self, cells, first: ir.Value) -> None:
+    def start(self, cells, first: ir.Value, whole: ir.Value) -> None:
         """The accumulators' first values: C's partial sums after the first k panel;
         before it beta * C, or 0 when beta is 0 (C not read)."""
         b = self.builder
@@ -278,7 +302,7 @@ class _Emit:
                     b.store(ir.Constant(self.vec, None), acc)
             with carried:
                 for acc, ptr, mask in cells:
-                    old = self.load(ptr, mask)
+                    old = self.load(ptr, mask, whole)
                     b.store(b.select(first, b.fmul(self.beta_vec, old), old), acc)
 
 

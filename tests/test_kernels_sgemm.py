@@ -14,8 +14,9 @@ import pytest
 from llvmlite import binding
 from sexpgpu.kernels import sgemm, vgemm
 
-# every remainder of the row block (8), a masked second vector, k over one panel
-SIZES = [(1, 1, 1), (2, 3, 2), (5, 7, 3), (12, 64, 65), (64, 32, 64), (33, 300, 17),
+# every remainder of both row blocks (8 and 6), whole and masked column panels, k over
+# one panel and a partial transposed tile of it
+SIZES = [(1, 1, 1), (2, 3, 2), (5, 7, 3), (11, 40, 33), (12, 64, 65), (64, 32, 64), (33, 300, 17),
          (7, 2 * vgemm.KC + 9, 70), (150, 128, 96), (vgemm.MC + 45, 20, 40)]
 LAYOUTS = ["nn", "nt", "tn", "tt"]
 

@@ -171,11 +171,11 @@ def test_diff_shows_runs_that_differ_only_in_threads() -> None:
     assert "  threads: auto (up to 2), BLAS 1, numba 2 -> fixed (1), BLAS 1, numba 2  (differ)" \
         in lines
     wide = {**auto, "sgemm": "sexpgpu vgemm 8x32 blocks of AVX-512 f32 vectors"}
-    narrow = {**auto, "sgemm": "sexpgpu vgemm 4x16 blocks of AVX2 f32 vectors"}
+    narrow = {**auto, "sgemm": "sexpgpu vgemm 6x16 blocks of AVX2 f32 vectors"}
     lines = diff.render_results(diff.compare_results({**side, "threads": wide},
                                                      {**side, "threads": narrow}))
     assert "  sgemm: sexpgpu vgemm 8x32 blocks of AVX-512 f32 vectors -> " \
-        "sexpgpu vgemm 4x16 blocks of AVX2 f32 vectors" in lines
+        "sexpgpu vgemm 6x16 blocks of AVX2 f32 vectors" in lines
     lines = diff.render_results(diff.compare_results({**side, "threads": auto},
                                                      {**side, "threads": wide}))
     assert "  sgemm: (not recorded) -> sexpgpu vgemm 8x32 blocks of AVX-512 f32 vectors" in lines
