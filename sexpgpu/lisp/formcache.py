@@ -143,7 +143,6 @@ def _encode(x: Any, out: list[str]) -> None:
         raise _Unencodable(t.__name__)
 
 
-
 def _decode(lines: list[str], file: str) -> FormList:
     """The forms of the token lines after the header and the source: each value
     joins the innermost open list (a stack of them), or is a top-level form."""
