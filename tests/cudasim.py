@@ -10,9 +10,8 @@ import sys
 import time
 from pathlib import Path
 
-import orjson
-
 from sexpgpu.runtime.checkpoint import list_checkpoints
+from sexpgpu.runtime.events import read_events
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -57,8 +56,7 @@ def run_file(file: Path, runs: Path, device: str, cache: str, *extra: str) -> Pa
 
 def events(run_dir: Path, kind: str | None = None) -> list[dict]:
     """The run's events, those of `kind` only when given."""
-    lines = (run_dir / "events.jsonl").read_bytes().splitlines()
-    return [e for e in map(orjson.loads, lines) if kind is None or e["event"] == kind]
+    return [e for e in read_events(run_dir / "events.jsonl") if kind is None or e["event"] == kind]
 
 
 def wait_for_checkpoints(runs: Path, proc: subprocess.Popen, count: int,

@@ -21,6 +21,7 @@ from cmd_helpers import sexpgpu
 
 from sexpgpu.parallel.collective import Single, buckets
 from sexpgpu.runtime.checkpoint import list_checkpoints, load_checkpoint
+from sexpgpu.runtime.events import read_events
 from sexpgpu.runtime.schema import errors, load_schema
 
 MLP = Path(__file__).parent / "parallel" / "mlp.sx"
@@ -57,7 +58,8 @@ def _only_run(runs: Path) -> Path:
 
 
 def _events(run_dir: Path) -> list[dict]:
-    return [orjson.loads(line) for line in (run_dir / "events.jsonl").read_bytes().splitlines()]
+    """The complete lines of a log the run may still be writing."""
+    return read_events(run_dir / "events.jsonl")
 
 
 def _losses(run_dir: Path) -> dict[int, float]:

@@ -19,6 +19,7 @@ import pytest
 
 from sexpgpu.api import load_program
 from sexpgpu.runtime.checkpoint import list_checkpoints, load_checkpoint
+from sexpgpu.runtime.events import read_events
 
 TINY = Path(__file__).parent / "e2e" / "tiny.sx"
 # long enough that a signal sent at step 250 always lands mid-run, not after the end
@@ -42,7 +43,8 @@ def _run(args: list[str], cache: str, **kw) -> subprocess.CompletedProcess:
 
 
 def _events(run_dir: Path) -> list[dict]:
-    return [orjson.loads(line) for line in (run_dir / "events.jsonl").read_bytes().splitlines()]
+    """The complete lines of a log the run may still be writing."""
+    return read_events(run_dir / "events.jsonl")
 
 
 def _steps(run_dir: Path) -> dict[int, float]:

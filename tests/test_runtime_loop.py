@@ -168,6 +168,16 @@ def test_torn_last_event_line_is_cut_on_reopen(tmp_path):
     assert [e["event"] for e in read_events(path)] == ["warn", "annotation"]
 
 
+def test_a_line_still_being_written_is_not_read(tmp_path):
+    """A reader of a live run's log sees only whole lines: the writer's last line may
+    end, mid-write, where it happens to parse, or where it does not."""
+    path = tmp_path / "events.jsonl"
+    whole = b'{"event":"step","step":1,"loss":2.0}\n'
+    for tail in (b'{"event":"step","step":2,"lo', b'{"event":"step","step":2}'):
+        path.write_bytes(whole + tail)
+        assert read_events(path) == [{"event": "step", "step": 1, "loss": 2.0}]
+
+
 def test_resuming_a_finished_run_reports_it_again(tmp_path):
     _, first, _ = _train(tmp_path, steps=20)
     code, again, _ = _train(tmp_path, steps=20, resume="latest")

@@ -84,14 +84,16 @@ class EventLog:
 
 
 def read_events(path: Path) -> list[dict[str, Any]]:
-    """Every complete event in a log, in order (a torn last line is ignored)."""
+    """Every complete event in a log, in order. A last line without its newline is
+    being written by a live run (or was torn by a kill) and is left out."""
+    data = Path(path).read_bytes()
     out = []
-    for line in Path(path).read_bytes().split(b"\n"):
+    for line in data[:data.rfind(b"\n") + 1].split(b"\n"):
         if line.strip():
             try:
                 out.append(orjson.loads(line))
             except orjson.JSONDecodeError:
-                continue  # only a torn last line can fail; see _cut_torn_tail
+                continue  # a line torn by a full disk before the log was reopened
     return out
 
 
