@@ -3,8 +3,6 @@ scalar loss and append each node's VJP (from its registry entry) as more IR."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from sexpgpu.autodiff.fanout import sum_parts
 
 from sexpgpu.diagnostics import define_code, error
@@ -13,6 +11,7 @@ from sexpgpu.ir.graph import Graph, Node, Value
 from sexpgpu.ir.ops.registry import get_op
 from sexpgpu.ir.shapes import fmt
 from sexpgpu.ir.types import FLOAT_DTYPES
+from sexpgpu.record import factory, record
 
 E_GRAD_RULE = define_code(
     "E-GRAD-RULE", "differentiation rule not implemented",
@@ -94,7 +93,7 @@ def _vjp(g: Graph, node: Node, out_cts: list[Value | None]) -> list[Value | None
         return opdef.vjp(g, node, out_cts)
 
 
-@dataclass
+@record
 class Backward:
     """What a backward pass built and found.
 
@@ -106,8 +105,8 @@ class Backward:
     gradient, in graph order (for explaining `unreached`)."""
 
     grads: dict[Value, Value]
-    unreached: list[Value] = field(default_factory=list)
-    cuts: list[Node] = field(default_factory=list)
+    unreached: list[Value] = factory(list)
+    cuts: list[Node] = factory(list)
 
 
 def grad(graph: Graph, loss: Value, wrt: list[Value]) -> dict[Value, Value]:

@@ -3,11 +3,11 @@ RunPlan and the TrainingProgram the training loop drives (benchmarks and tools u
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from sexpgpu.contract.compile import compile_file
 from sexpgpu.contract.plan import run_plan
+from sexpgpu.record import replace
 from sexpgpu.runtime.programs import make_program
 from sexpgpu.selection import Selection
 

@@ -8,14 +8,15 @@ through macro expansions and library calls. Codes are declared once with
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
+
+from sexpgpu.record import factory, record
 
 # --------------------------------------------------------------------------
 # Spans
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Span:
     """A position in a source file: 1-based line and column, and a width."""
 
@@ -35,7 +36,7 @@ class Span:
 # The code registry
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class CodeInfo:
     code: str
     title: str
@@ -66,7 +67,7 @@ E_INTERNAL = define_code(
 # Diagnostics
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Note:
     message: str
     span: Span | None = None
@@ -75,7 +76,7 @@ class Note:
         return {"message": self.message, "span": self.span.to_json() if self.span else None}
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Diagnostic:
     code: str
     message: str
@@ -83,7 +84,7 @@ class Diagnostic:
     expected: str | None = None
     actual: str | None = None
     fix: str | None = None
-    notes: list[Note] = field(default_factory=list)
+    notes: list[Note] = factory(list)
 
     @property
     def severity(self) -> str:

@@ -5,11 +5,11 @@ before the file is evaluated."""
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
 from typing import Any
 
 from sexpgpu.devices import check_device
 from sexpgpu.diagnostics import Span, define_code, error
+from sexpgpu.record import factory, record
 from sexpgpu.suggest import did_you_mean
 
 E_KNOB_UNKNOWN = define_code(
@@ -47,7 +47,7 @@ E_SWEEP = define_code(
 # Declarations (collected from the file's header before evaluation)
 
 
-@dataclass
+@record
 class KnobDecl:
     name: str
     default: Any                      # a Python value: int, float, str, Keyword, bool
@@ -61,22 +61,22 @@ class KnobDecl:
         return value_kind(self.default)
 
 
-@dataclass
+@record
 class VariantDecl:
     name: str
     values: dict[str, Any]
     span: Span | None = None
-    value_spans: dict[str, Span] = field(default_factory=dict)
+    value_spans: dict[str, Span] = factory(dict)
 
 
-@dataclass
+@record
 class SweepDecl:
     name: str
     axes: dict[str, list[Any]]
     zip: bool = False
     variant: str | None = None
     span: Span | None = None
-    value_spans: dict[str, Span] = field(default_factory=dict)
+    value_spans: dict[str, Span] = factory(dict)
 
     def points(self) -> list[dict[str, Any]]:
         names = list(self.axes)
@@ -128,18 +128,18 @@ def show(value: Any) -> str:
 # The selection
 
 
-@dataclass
+@record
 class Selection:
     """What the command line asked for; strings until checked against the declarations."""
 
-    sets: dict[str, str] = field(default_factory=dict)
+    sets: dict[str, str] = factory(dict)
     variant: str | None = None
     sweep: str | None = None
     point: int | None = None
     # run settings the command line overrides (`--device cuda` -> {"device": "cuda"});
     # they win over defrun's and stay out of to_json: the resolved RunSpec carries them,
     # and the one that changes results (`--precision`) reaches the plan hash through it
-    run: dict[str, str] = field(default_factory=dict)
+    run: dict[str, str] = factory(dict)
 
     @classmethod
     def from_args(cls, sets: list[str] | None = None, variant: str | None = None,
@@ -233,11 +233,11 @@ def check_value(knob: KnobDecl, value: Any, span: Span | None) -> Any:
     return value
 
 
-@dataclass
+@record
 class Declarations:
-    knobs: dict[str, KnobDecl] = field(default_factory=dict)
-    variants: dict[str, VariantDecl] = field(default_factory=dict)
-    sweeps: dict[str, SweepDecl] = field(default_factory=dict)
+    knobs: dict[str, KnobDecl] = factory(dict)
+    variants: dict[str, VariantDecl] = factory(dict)
+    sweeps: dict[str, SweepDecl] = factory(dict)
 
 
 def _unknown_knob(name: str, decls: Declarations, span: Span | None) -> Exception:

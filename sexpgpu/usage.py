@@ -8,12 +8,12 @@ Hydra-style `KEY=VALUE` arguments after the file are read as `--set KEY=VALUE`.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from docopt import DocoptExit, docopt
 
 from sexpgpu.diagnostics import Note, SexpError, define_code, error
+from sexpgpu.record import record
 from sexpgpu.suggest import edit_distance, nearest
 
 E_USAGE = define_code(
@@ -33,7 +33,7 @@ class UsageError(SexpError):
     """A command line that does not fit its verb: exit 2, never 1."""
 
 
-@dataclass
+@record
 class OptionSpec:
     names: tuple[str, ...]      # ("-e",) or ("--runs",) or ("-h", "--help")
     takes_value: bool

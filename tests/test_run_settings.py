@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ from cmd_helpers import ROOT, sexpgpu
 from sexpgpu.contract.compile import compile_file
 from sexpgpu.contract.plan import run_plan
 from sexpgpu.diagnostics import SexpError
+from sexpgpu.record import field_names
 from sexpgpu.runtime.spec import RunSpec
 from sexpgpu.selection import Selection
 
@@ -61,8 +61,8 @@ def test_the_command_line_wins_over_defrun(tmp_path: Path) -> None:
 def test_defrun_defaults_are_runspecs(tmp_path: Path) -> None:
     spec = _run_spec(_with_defrun(tmp_path, "(defrun :steps 5)"))
     defaults = RunSpec(steps=5, train_loader=spec.train_loader)
-    assert [getattr(spec, f.name) for f in fields(RunSpec)] == \
-        [getattr(defaults, f.name) for f in fields(RunSpec)]
+    assert [getattr(spec, f) for f in field_names(RunSpec)] == \
+        [getattr(defaults, f) for f in field_names(RunSpec)]
 
 
 @pytest.mark.parametrize("flag", ["--log-every", "--checkpoint-every"])

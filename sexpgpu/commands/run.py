@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from sexpgpu.kernels import workers
 from sexpgpu.parallel import ranks
 from sexpgpu.parallel.collective import Collective, RankEnded, Single
 from sexpgpu.parallel.launch import launch
+from sexpgpu.record import replace
 from sexpgpu.runtime.health import cadence
 from sexpgpu.runtime.loop import run_training
 from sexpgpu.runtime.progress import Progress

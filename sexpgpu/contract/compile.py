@@ -5,7 +5,6 @@ training and evaluate graphs. `check`, `explain`, `ir` and `run` all start here.
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from sexpgpu.data.spec import LoaderSpec
 from sexpgpu.diagnostics import Diagnostic, Span, error
 from sexpgpu.lisp.interp import Interpreter
 from sexpgpu.lisp.types import intern
+from sexpgpu.record import replace
 from sexpgpu.selection import Binder, Selection
 from sexpgpu.suggest import did_you_mean
 from sexpgpu.trace.builtins import BUILTINS, generic, numbers_first

@@ -5,20 +5,19 @@ and the runtime all compile from."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-
 from sexpgpu.contract.experiment import Experiment
 from sexpgpu.diagnostics import Diagnostic
 from sexpgpu.ir.bounds import IndexBound
 from sexpgpu.ir.graph import Graph
 from sexpgpu.ir.precision import lower_precision
+from sexpgpu.record import factory, record, replace
 from sexpgpu.selection import Selection
 from sexpgpu.trace.health import DiagGraph
 from sexpgpu.trace.model import ParamSpec
 from sexpgpu.trace.step import Sections, StepGraphs
 
 
-@dataclass
+@record
 class LoweredGraphs:
     """The graphs of one precision (the traced ones where the pass changed nothing)."""
 
@@ -26,37 +25,37 @@ class LoweredGraphs:
     step: Graph | None = None
     accumulate: Graph | None = None
     apply: Graph | None = None
-    sections: dict[str, Sections] = field(default_factory=dict)
-    evaluates: dict[str, Graph] = field(default_factory=dict)
-    unused_evaluates: dict[str, Graph] = field(default_factory=dict)
+    sections: dict[str, Sections] = factory(dict)
+    evaluates: dict[str, Graph] = factory(dict)
+    unused_evaluates: dict[str, Graph] = factory(dict)
     diagnostics: Graph | None = None
 
     def step_graphs(self) -> list[Graph]:
         return [x for x in (self.step, self.accumulate, self.apply) if x is not None]
 
 
-@dataclass
+@record
 class CompiledExperiment:
     """Everything the compiler learned: the Experiment, parameters and graphs."""
 
     experiment: Experiment
     selection: Selection
-    params: list[ParamSpec] = field(default_factory=list)
-    aliases: dict[str, str] = field(default_factory=dict)
+    params: list[ParamSpec] = factory(list)
+    aliases: dict[str, str] = factory(dict)
     graphs: StepGraphs | None = None
-    evaluates: dict[str, Graph] = field(default_factory=dict)         # defeval name -> graph
-    unused_evaluates: dict[str, Graph] = field(default_factory=dict)  # checked, never run
+    evaluates: dict[str, Graph] = factory(dict)         # defeval name -> graph
+    unused_evaluates: dict[str, Graph] = factory(dict)  # checked, never run
     predict: Graph | None = None  # defpredict: the forward alone
-    sources: dict[str, str] = field(default_factory=dict)
-    fields: dict[str, dict[str, tuple[tuple[int, ...], str]]] = field(default_factory=dict)
+    sources: dict[str, str] = factory(dict)
+    fields: dict[str, dict[str, tuple[tuple[int, ...], str]]] = factory(dict)
     diagnostics: DiagGraph | None = None  # when `--diag` selected any
-    warnings: list[Diagnostic] = field(default_factory=list)  # W- codes: reported, not fatal
+    warnings: list[Diagnostic] = factory(list)  # W- codes: reported, not fatal
     # loader -> batch field -> the values the model can index with it (see contract.indices)
-    bounds: dict[str, dict[str, IndexBound]] = field(default_factory=dict)
+    bounds: dict[str, dict[str, IndexBound]] = factory(dict)
     # procs > 1: the step traced as procs x microbatches accumulations and one apply,
     # which the processes share (runtime/parallel.py); the plan shows `graphs`
     parallel: StepGraphs | None = None
-    _lowered: dict[str, LoweredGraphs] = field(default_factory=dict, repr=False)
+    _lowered: dict[str, LoweredGraphs] = factory(dict)
 
     def data_parallel(self) -> CompiledExperiment:
         """This experiment with the data-parallel step in place of the plan's."""

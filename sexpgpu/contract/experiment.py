@@ -3,34 +3,34 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from sexpgpu.data.spec import LoaderSpec
 from sexpgpu.diagnostics import Span
+from sexpgpu.record import factory, record
 from sexpgpu.runtime.spec import EvalSpec, RunSpec, TargetSpec
 from sexpgpu.selection import Declarations
 from sexpgpu.trace.optimizer import OptimizerSetup
 
 
-@dataclass
+@record
 class Experiment:
     file: str
     decls: Declarations
-    knobs: dict[str, Any] = field(default_factory=dict)
-    loaders: list[LoaderSpec] = field(default_factory=list)
-    models: dict[str, Any] = field(default_factory=dict)      # name -> constructor
+    knobs: dict[str, Any] = factory(dict)
+    loaders: list[LoaderSpec] = factory(list)
+    models: dict[str, Any] = factory(dict)      # name -> constructor
     top_model: str = ""
     objective: Any = None
-    evaluates: dict[str, Any] = field(default_factory=dict)   # name -> Lisp function
+    evaluates: dict[str, Any] = factory(dict)   # name -> Lisp function
     predict: Any = None  # defpredict: the forward alone (sample, predict, load_run)
     optimizer: OptimizerSetup | None = None
-    evals: list[EvalSpec] = field(default_factory=list)
-    eval_functions: dict[str, str] = field(default_factory=dict)  # eval -> defevaluate name
-    targets: list[TargetSpec] = field(default_factory=list)
-    target_sources: dict[str, dict[str, Any]] = field(default_factory=dict)
+    evals: list[EvalSpec] = factory(list)
+    eval_functions: dict[str, str] = factory(dict)  # eval -> defevaluate name
+    targets: list[TargetSpec] = factory(list)
+    target_sources: dict[str, dict[str, Any]] = factory(dict)
     run: RunSpec | None = None
-    spans: dict[tuple[str, str], Span] = field(default_factory=dict)
+    spans: dict[tuple[str, str], Span] = factory(dict)
 
     def loader(self, name: str) -> LoaderSpec | None:
         for spec in self.loaders:

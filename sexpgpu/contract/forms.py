@@ -4,7 +4,6 @@ collected so the selection can be bound before anything is evaluated."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,7 @@ from sexpgpu.diagnostics import Span, define_code, error
 from sexpgpu.lisp.printer import prin1_to_string
 from sexpgpu.lisp.reader import read_all
 from sexpgpu.lisp.types import Cons, Symbol, to_py
+from sexpgpu.record import factory, record
 from sexpgpu.selection import Declarations, KnobDecl, SweepDecl, VariantDecl
 
 E_FILE = define_code(
@@ -58,14 +58,14 @@ NAMED = ("defknob", "defvariant", "defsweep", "defloader", "defmodel", "defeval"
          "deftarget")
 
 
-@dataclass
+@record
 class FileShape:
     """What the prepass learned: declarations, spans of contract forms, model names."""
 
-    decls: Declarations = field(default_factory=Declarations)
-    spans: dict[tuple[str, str], Span] = field(default_factory=dict)
-    models: list[str] = field(default_factory=list)
-    first: dict[str, Span] = field(default_factory=dict)
+    decls: Declarations = factory(Declarations)
+    spans: dict[tuple[str, str], Span] = factory(dict)
+    models: list[str] = factory(list)
+    first: dict[str, Span] = factory(dict)
 
 
 def head_of(form: Any) -> str | None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from dataclasses import asdict
 from math import prod
 from typing import Any
 
@@ -19,6 +18,7 @@ from sexpgpu.contract.values import knob_json, to_python
 from sexpgpu.ir.graph import Graph, Node, Value, live_nodes
 from sexpgpu.ir.precision import PRECISIONS
 from sexpgpu.lisp.types import Symbol
+from sexpgpu.record import asdict
 from sexpgpu.runtime.spec import RESULT_FREE, RunPlan
 from sexpgpu.trace.args import is_number
 from sexpgpu.trace.optimizer import is_schedule, schedule_values

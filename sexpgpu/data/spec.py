@@ -1,14 +1,16 @@
-"""What a `defloader` declares, as plain dataclasses: the contract writes them, the
-loader reads them, and the RunPlan carries them to the runtime. SOURCE_OPTIONS is
-each built-in source's options, the one table `check` validates a `:source` against."""
+"""What a `defloader` declares, as plain records (sexpgpu/record.py): the contract
+writes them, the loader reads them, and the RunPlan carries them to the runtime.
+SOURCE_OPTIONS is each built-in source's options, the one table `check` validates a
+`:source` against."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
+from sexpgpu.record import factory, record
 
-@dataclass
+
+@record
 class StageSpec:
     """A curriculum stage: from step `start` on, the loader reads this instead.
 
@@ -18,11 +20,11 @@ class StageSpec:
     start: int
     name: str = ""
     source: str | None = None
-    options: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, Any] = factory(dict)
     batch: int | None = None
 
 
-@dataclass
+@record
 class LoaderSpec:
     """`(defloader NAME :source S :batch N :order O ...)`.
 
@@ -36,14 +38,14 @@ class LoaderSpec:
 
     name: str
     source: str
-    options: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, Any] = factory(dict)
     batch: int = 1
     order: str = "sequential"
-    fields: dict[str, str] = field(default_factory=dict)
-    stages: list[StageSpec] = field(default_factory=list)
+    fields: dict[str, str] = factory(dict)
+    stages: list[StageSpec] = factory(list)
 
 
-@dataclass
+@record
 class FieldBound:
     """A batch field's values must lie in low..high-1: the model uses it as `use` (a class
     of a one-hot over n, a row of an embedding table), built at `where` (file:line). The
@@ -53,7 +55,7 @@ class FieldBound:
     high: int
     use: str
     where: str = ""
-@dataclass(frozen=True)
+@record(frozen=True)
 class Option:
     """One source option: what kind of value it takes (see `option_problem`)."""
 

@@ -7,12 +7,11 @@ and a constant shift (`(- y 1)`), so the data can be checked where it enters."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from sexpgpu.diagnostics import Note, Span
 from sexpgpu.ir.graph import Graph, Node, Value
 from sexpgpu.ir.shapes import fmt
 from sexpgpu.ir.types import INT_DTYPES
+from sexpgpu.record import record
 
 # ops whose output holds (some of) its first input's values, unchanged
 KEEP_VALUES = frozenset({"reshape", "permute", "broadcast_to", "slice", "stop_gradient",
@@ -21,7 +20,7 @@ KEEP_VALUES = frozenset({"reshape", "permute", "broadcast_to", "slice", "stop_gr
 LAYOUT = KEEP_VALUES | {"cast"}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class IndexBound:
     """Values of input `name` must lie in low..high-1 because of `use`, built at `span`."""
 

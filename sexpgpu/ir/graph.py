@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 from sexpgpu.diagnostics import Note, Span, error
@@ -14,6 +13,7 @@ from sexpgpu.ir.ops.registry import get_op
 from sexpgpu.ir.printer import format_graph
 from sexpgpu.ir.shapes import ShapeRuleError
 from sexpgpu.ir.types import TensorType
+from sexpgpu.record import factory, record
 
 _ids = itertools.count()
 
@@ -61,7 +61,7 @@ class OfValue:
         return self.value.dtype
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Node:
     op: str
     inputs: tuple[Value, ...]
@@ -72,7 +72,7 @@ class Node:
     # the precision the user asked for at this node (`with-numerics`: "f32" or "bf16"),
     # None outside any region; the precision pass (ir/precision.py) reads it
     numerics: str | None = None
-    id: int = field(default_factory=_ids.__next__)
+    id: int = factory(_ids.__next__)
 
 
 class Graph:

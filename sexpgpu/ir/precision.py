@@ -24,13 +24,12 @@ bf16 until then; lowering fuses them into the loops around them (docs/numerics.m
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from sexpgpu.diagnostics import Span, define_code, error
 from sexpgpu.ir import build
 from sexpgpu.ir.graph import Graph, Node, Value, live_nodes
 from sexpgpu.ir.ops.registry import get_op
 from sexpgpu.lazynumpy import np
+from sexpgpu.record import record
 from sexpgpu.suggest import did_you_mean
 
 E_PRECISION = define_code(
@@ -69,7 +68,7 @@ def check_precision(name: object, where: str, span: Span | None = None,
                 fix=did_you_mean(f":{text}", [f":{p}" for p in PRECISIONS]))
 
 
-@dataclass
+@record
 class Lowered:
     """A graph after the pass and where its sections start in its node list."""
 

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from math import prod
+
+from sexpgpu.record import record
 
 DTYPES = ("f32", "bf16", "f16", "i32", "i64", "bool")
 FLOAT_DTYPES = frozenset({"f32", "bf16", "f16"})
 INT_DTYPES = frozenset({"i32", "i64"})
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class TensorType:
     shape: tuple[int, ...]
     dtype: str

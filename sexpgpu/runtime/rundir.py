@@ -12,7 +12,6 @@ import fcntl
 import hashlib
 import os
 import re
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ import orjson
 
 from sexpgpu.atomic import dumps, read_json, write_bytes_atomic, write_json_atomic
 from sexpgpu.diagnostics import SexpError, define_code, error
+from sexpgpu.record import asdict
 from sexpgpu.runtime.checkpoint import E_CHECKPOINT
 from sexpgpu.runtime.spec import RESULT_FREE, RunPlan
 

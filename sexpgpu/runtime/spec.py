@@ -1,4 +1,5 @@
-"""Run settings as plain dataclasses: what the compiler hands the runtime (a RunPlan).
+"""Run settings as plain records (sexpgpu/record.py): what the compiler hands the
+runtime (a RunPlan).
 
 Everything here is data; nothing computes. `to_json` gives the form stored in
 `plan.json` and checkpoints, so a plan can be compared with the one a checkpoint
@@ -7,13 +8,13 @@ was written under.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from sexpgpu.data.spec import FieldBound, LoaderSpec
+from sexpgpu.record import asdict, factory, record
 
 
-@dataclass
+@record
 class EvalSpec:
     """`(defeval NAME :loader L :every N :batches B)`; batches None = one full pass."""
 
@@ -23,7 +24,7 @@ class EvalSpec:
     batches: int | None = None
 
 
-@dataclass
+@record
 class TargetSpec:
     """`(deftarget METRIC :>= VALUE :note ...)`; metric is `eval/metric` or a step metric."""
 
@@ -33,7 +34,7 @@ class TargetSpec:
     note: str = ""
 
 
-@dataclass
+@record
 class RunSpec:
     """`(defrun ...)`. checkpoint_every, keep_checkpoints, log_every, device and diag_every
     do not change results."""
@@ -60,7 +61,7 @@ RESULT_FREE = ("checkpoint_every", "keep_checkpoints", "log_every", "device", "d
                "procs")
 
 
-@dataclass
+@record
 class RunPlan:
     """The compiler's description of one run (the TrainingProgram is handed over beside it).
 
@@ -81,16 +82,16 @@ class RunPlan:
     evals: list[EvalSpec]
     targets: list[TargetSpec]
     run: RunSpec
-    plan_json: dict[str, Any] = field(default_factory=dict)
+    plan_json: dict[str, Any] = factory(dict)
     plan_hash: str = ""
     # the plan hash without the precision: a checkpoint holds f32 masters and f32
     # optimizer state whatever the precision, so a run of the same plan in another
     # precision may continue it (`--resume PATH --precision f32`)
     masters_hash: str = ""
     # loader -> batch field -> the values the model indexes with it (class ids, token ids)
-    bounds: dict[str, dict[str, FieldBound]] = field(default_factory=dict)
+    bounds: dict[str, dict[str, FieldBound]] = factory(dict)
     # each knob's default as the file declares it: a run's name shows the knobs that differ
-    defaults: dict[str, Any] = field(default_factory=dict)
+    defaults: dict[str, Any] = factory(dict)
 
     def loader(self, name: str) -> LoaderSpec:
         for spec in self.loaders:

@@ -4,11 +4,11 @@ object verified by size and ETag, upload a file, list a prefix. Every failure is
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from sexpgpu.diagnostics import SexpError, define_code, error
+from sexpgpu.record import record
 
 E_S3 = define_code(
     "E-S3", "cannot use the S3 location",
@@ -22,7 +22,7 @@ E_S3 = define_code(
 CHUNK = 8 * 1024 * 1024  # boto3's default multipart part size: its ETags use it
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Url:
     bucket: str
     key: str

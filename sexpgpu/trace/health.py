@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any
 
@@ -15,6 +14,7 @@ from sexpgpu.ir import build
 from sexpgpu.ir.graph import Graph, Value
 from sexpgpu.ir.types import FLOAT_DTYPES
 from sexpgpu.lisp.types import MV, NIL, Symbol
+from sexpgpu.record import factory, record
 from sexpgpu.suggest import did_you_mean, nearest
 from sexpgpu.trace import args as A
 from sexpgpu.trace.builtins import registrar
@@ -47,12 +47,12 @@ builtin = registrar(DIAGNOSTIC_BUILTINS)
 # -- recording while the diagnostics graph is traced ----------------------------
 
 
-@dataclass
+@record
 class _Series:
     """One diagnostic name: a partial value per time its site ran, combined at the end."""
 
     reduce: str
-    parts: list[Value] = field(default_factory=list)
+    parts: list[Value] = factory(list)
     span: Span | None = None
 
 
@@ -227,7 +227,7 @@ class _Forward:
 # -- the diagnostics graph -----------------------------------------------------------
 
 
-@dataclass
+@record
 class DiagGraph:
     """What `--diag` selected: `graph` (None when nothing matched) outputs exactly `names`
     and updates nothing; `available` is every name the run file offers."""
@@ -235,7 +235,7 @@ class DiagGraph:
     graph: Graph | None
     names: list[str]
     available: list[str]
-    warnings: list[Diagnostic] = field(default_factory=list)
+    warnings: list[Diagnostic] = factory(list)
 
 
 def _norm(g: Graph, v: Value) -> Value:

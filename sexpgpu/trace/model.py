@@ -5,13 +5,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from math import prod, sqrt
 from typing import Any
 
 from sexpgpu.diagnostics import Span, define_code, error
 from sexpgpu.ir.graph import Value
 from sexpgpu.lisp.types import NIL, Cons, Symbol, keyword, to_py
+from sexpgpu.record import factory, record
 from sexpgpu.suggest import did_you_mean
 from sexpgpu.trace import args as A
 from sexpgpu.trace.tensor import TracedTensor, current, site
@@ -35,27 +35,27 @@ INIT_KINDS = ("zeros", "ones", "constant", "normal", "uniform", "xavier-uniform"
               "xavier-normal", "kaiming-uniform", "kaiming-normal")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class InitSpec:
     """How the runtime fills a parameter: `dist` is zeros, ones, constant, normal or
     uniform with `params` (value / mean, std / low, high); `kind` is what the user wrote."""
 
     kind: str
     dist: str
-    params: dict[str, float] = field(default_factory=dict)
+    params: dict[str, float] = factory(dict)
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "dist": self.dist, **self.params}
 
 
-@dataclass
+@record
 class ParamSpec:
     path: str
     shape: tuple[int, ...]
     dtype: str
     init: InitSpec
     span: Span | None = None
-    tied: list[str] = field(default_factory=list)   # alias paths sharing this parameter
+    tied: list[str] = factory(list)   # alias paths sharing this parameter
 
     @property
     def count(self) -> int:
@@ -93,7 +93,7 @@ class Scope:
         return "/".join(self.parts() + [name])
 
 
-@dataclass
+@record
 class _Pending:
     scope: Scope
     name: str

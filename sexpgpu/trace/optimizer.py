@@ -5,7 +5,6 @@ each group traced per parameter into the step graph."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from sexpgpu.diagnostics import Span, define_code, error
@@ -13,6 +12,7 @@ from sexpgpu.ir import build, scalars
 from sexpgpu.ir.graph import Graph, Node, Value, live_nodes
 from sexpgpu.ir.reference import run_reference
 from sexpgpu.lisp.types import NIL, Foreign, Symbol, T, to_py
+from sexpgpu.record import factory, record
 from sexpgpu.suggest import did_you_mean
 from sexpgpu.trace import args as A
 from sexpgpu.trace.model import ParamSpec
@@ -53,7 +53,7 @@ STEP_FIELDS = ("ctx/step", "ctx/microstep")
 LR_SAMPLES = 33  # steps at which a schedule is computed: evenly spaced, ends included
 
 
-@dataclass
+@record
 class OptimizerDef:
     """What `(optim:adamw :lr ...)` returns: hyperparameters, state slots, update rule."""
 
@@ -61,7 +61,7 @@ class OptimizerDef:
     hypers: dict[str, Any]                        # in lambda-list order; Lisp values
     states: list[tuple[str, dict[str, Any]]]      # (name, options)
     update: Any                                   # Lisp closure (p g ctx *states *hypers)
-    kinds: dict[str, str] = field(default_factory=dict)  # hyper -> "number" | "flag"
+    kinds: dict[str, str] = factory(dict)  # hyper -> "number" | "flag"
 
     def with_overrides(self, overrides: dict[str, Any], span: Span | None) -> OptimizerDef:
         for key in overrides:
@@ -85,13 +85,13 @@ class OptimizerValue(Foreign):
         return f"#<optimizer {self.spec.name}>"
 
 
-@dataclass
+@record
 class Group:
     select: str | None
     facts: dict[str, Any]
     optimizer: OptimizerDef
     span: Span | None = None
-    params: list[str] = field(default_factory=list)
+    params: list[str] = factory(list)
 
     def matches(self, spec: ParamSpec) -> bool:
         if self.select is not None and not glob_match(self.select, spec.path):
@@ -109,7 +109,7 @@ class Group:
         return " ".join(parts) or "(all other parameters)"
 
 
-@dataclass
+@record
 class OptimizerSetup:
     """The run file's `(optimizer ...)`: a default optimizer, groups, clipping."""
 
@@ -352,7 +352,7 @@ def clip_grads(g: Graph, grads: list[Value], clip: float | None) -> tuple[list[V
     return [g.apply("mul", grad, coef) for grad in grads], norm
 
 
-@dataclass
+@record
 class _Traced:
     """One parameter's traced update, which another of the same type repeats."""
 

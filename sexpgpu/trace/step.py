@@ -4,7 +4,6 @@ evaluate graph per defeval. Inputs carry roles: param, state, data, ctx, rng."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from sexpgpu.autodiff.grad import Backward, backward
@@ -12,6 +11,7 @@ from sexpgpu.diagnostics import Diagnostic, Note, SexpError, Span, define_code, 
 from sexpgpu.ir import build
 from sexpgpu.ir.graph import Graph, Value
 from sexpgpu.lisp.types import keyword
+from sexpgpu.record import factory, record
 from sexpgpu.trace.args import E_ARG, show
 from sexpgpu.trace.model import ModelBuilder
 from sexpgpu.trace.optimizer import (
@@ -59,7 +59,7 @@ W_PARAM_NO_GRADIENT = define_code(
 Fields = dict[str, tuple[tuple[int, ...], str]]
 
 
-@dataclass
+@record
 class Sections:
     """Where forward ends and backward ends in a step graph's node list (for `ir`)."""
 
@@ -67,14 +67,14 @@ class Sections:
     backward: int = 0
 
 
-@dataclass
+@record
 class StepGraphs:
     step: Graph | None = None            # microbatches == 1
     accumulate: Graph | None = None      # microbatches > 1
     apply: Graph | None = None
-    sections: dict[str, Sections] = field(default_factory=dict)
-    groups: list[Group] = field(default_factory=list)
-    learning_rates: list[tuple[Group, Any]] = field(default_factory=list)  # resolved :lr
+    sections: dict[str, Sections] = factory(dict)
+    groups: list[Group] = factory(list)
+    learning_rates: list[tuple[Group, Any]] = factory(list)  # resolved :lr
 
 
 class Tracer:

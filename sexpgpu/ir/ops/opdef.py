@@ -10,12 +10,12 @@ from them. A composition (`kind="composite"`) has no kernel and no VJP of its ow
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sexpgpu.diagnostics import error
 from sexpgpu.ir.shapes import ShapeRuleError
 from sexpgpu.ir.types import TensorType
+from sexpgpu.record import factory, record
 
 if TYPE_CHECKING:  # annotations only: graph.py imports the ops at run time
     from sexpgpu.ir.graph import Graph, Node, Value
@@ -77,7 +77,7 @@ ARG_KINDS = {
 }
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Arg:
     """A non-tensor argument as the front ends take it: `(op x :lisp-key v)` in Lisp,
     `x.method(py_key=v)` in Python. For a primitive it is the attr `name`; for a
@@ -105,7 +105,7 @@ class Arg:
         return self.default is REQUIRED
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Input:
     """A tensor input as the front ends take it (parsed from "name:role?")."""
 
@@ -127,7 +127,7 @@ class Input:
 _CHECKED: dict[tuple[Any, ...], tuple[TensorType, ...]] = {}
 
 
-@dataclass
+@record
 class OpDef:
     name: str
     infer: InferFn | None
@@ -141,7 +141,7 @@ class OpDef:
     # samples(rng) -> list of (input arrays, attrs): the cases the generated
     # forward (kernels vs reference) and VJP (finite differences) tests run
     samples: Callable[[Any], list[tuple[list[Any], dict[str, Any]]]] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = factory(dict)
     # -- the front ends: Lisp builtins, Tensor methods and docs are generated from these
     inputs: tuple[str, ...] = ("x",)        # tensor inputs, "name" or "name:role?"
     args: tuple[Arg, ...] = ()              # the non-tensor arguments, in order
