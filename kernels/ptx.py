@@ -120,24 +120,33 @@ def report(generated, targets=TARGETS, ptxas: str | None = None, jobs: int = 1) 
     """For each launch of a CUDA step: its name, family, launch configuration and,
     per target, ptxas's figures (a kernel shared by several launches is built once;
     `jobs` processes build them)."""
+    return reports([generated], targets, ptxas, jobs)[0]
+
+
+def reports(steps: list, targets=TARGETS, ptxas: str | None = None,
+            jobs: int = 1) -> list[list[dict]]:
+    """`report` of each of several CUDA steps, their kernels built together: one pool
+    of `jobs` processes over all of them (the op samples' steps have a kernel or two
+    each, too few to share out one step at a time)."""
     ptxas = ptxas or find_ptxas()
     if ptxas is None:
         raise FileNotFoundError("ptxas (the CUDA toolkit's PTX assembler) is not on PATH, "
                                 "under $CUDA_HOME/bin or /usr/local/cuda*/bin")
-    by_module = {module_name(mod.source): mod for mod in generated.modules}
+    by_module = {module_name(mod.source): mod for step in steps for mod in step.modules}
     tasks = [(name, cc) for name in by_module for cc in targets]
     built = dict(zip(tasks, build_all([(by_module[name].source, by_module[name].argtypes, cc)
                                        for name, cc in tasks], ptxas, jobs)))
-    rows = []
-    for launch in generated.launches:
-        row = {"name": launch.name, "family": launch.family, "grid": list(launch.grid),
-               "block": list(launch.block), "shared_bytes": launch.shared_bytes}
-        if launch.module in by_module:
-            row["module"] = launch.module
-            for cc in targets:
-                row[f"sm_{cc[0]}{cc[1]}"] = asdict(built[launch.module, cc])
-        rows.append(row)
-    return rows
+    return [[_row(launch, built, targets) for launch in step.launches] for step in steps]
+
+
+def _row(launch, built: dict, targets) -> dict:
+    row = {"name": launch.name, "family": launch.family, "grid": list(launch.grid),
+           "block": list(launch.block), "shared_bytes": launch.shared_bytes}
+    if (launch.module, targets[0]) in built:
+        row["module"] = launch.module
+        for cc in targets:
+            row[f"sm_{cc[0]}{cc[1]}"] = asdict(built[launch.module, cc])
+    return row
 
 
 def build_all(tasks: list[tuple[str, list[str], tuple[int, int]]], ptxas: str,
