@@ -5,10 +5,13 @@ a resume looking for checkpoints) sees the old file or the new one, never a torn
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
 import orjson
+
+from sexpgpu.record import FIELDS, asdict
 
 
 def fsync_dir(path: Path) -> None:
@@ -57,9 +60,23 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
     fsync_dir(path.parent)
 
 
+def _encodable(obj: Any) -> Any:
+    """What orjson does not encode itself: a record (sexpgpu/record.py), as its fields
+    (orjson knows dataclasses, which records replaced on the check path)."""
+    if hasattr(obj.__class__, FIELDS):
+        return asdict(obj)
+    raise TypeError(f"Type is not JSON serializable: {obj.__class__.__name__}")
+
+
 def dumps(obj: Any) -> bytes:
-    """The one JSON encoding: orjson, numpy scalars and arrays allowed."""
-    return orjson.dumps(obj, option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS)
+    """The one JSON encoding: orjson, numpy scalars and arrays and records allowed."""
+    return orjson.dumps(obj, default=_encodable,
+                        option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS)
+
+
+def print_json(payload: Any) -> None:
+    """A command's `--json` answer: one line on stdout."""
+    sys.stdout.write(dumps(payload).decode() + "\n")
 
 
 def write_json_atomic(path: Path, obj: Any) -> None:

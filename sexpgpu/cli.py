@@ -82,10 +82,11 @@ def print_diagnostics(
 ) -> None:
     """Diagnostics go to stderr as text, or to stdout as JSON with --json."""
     if as_json:
-        import orjson  # only for --json: kept off the import path of every command
+        # only for --json: orjson kept off the import path of every command
+        from sexpgpu.atomic import print_json
 
         payload = {"ok": False, "diagnostics": [d.to_json() for d in diags]}
-        sys.stdout.write(orjson.dumps(payload).decode() + "\n")
+        print_json(payload)
     else:
         sys.stderr.write(render_all(diags, sources) + "\n")
 

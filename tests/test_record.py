@@ -9,8 +9,10 @@ import sys
 from pathlib import Path
 from typing import ClassVar
 
+import orjson
 import pytest
 
+from sexpgpu.atomic import dumps
 from sexpgpu.record import asdict, factory, field_names, record, replace
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -86,6 +88,15 @@ def test_replace_asdict_and_pickle():
                            "tags": {"k": ({"x": 3, "y": 0},)}}
     for value in (bag, Point(4, 5)):
         assert pickle.loads(pickle.dumps(value)) == value
+
+
+def test_records_encode_as_json_as_dataclasses_did():
+    """orjson encodes dataclasses itself; the one JSON encoding (files and every
+    command's --json) encodes records as their fields, and still refuses the rest."""
+    assert orjson.loads(dumps({"bag": Bag("a", [Point(1, 2)])})) == \
+        {"bag": {"name": "a", "items": [{"x": 1, "y": 2}], "tags": {}}}
+    with pytest.raises(TypeError):
+        dumps({"no": object()})
 
 
 def test_a_default_before_a_required_field_is_refused():

@@ -20,6 +20,7 @@ from typing import Any
 import orjson
 
 from sexpgpu import __version__, usage
+from sexpgpu.atomic import print_json
 from sexpgpu.contract.compile import compile_file
 from sexpgpu.contract.fields import resolve_path
 from sexpgpu.contract.plan import run_plan
@@ -114,7 +115,7 @@ def _to_s3(args: dict[str, Any]) -> int:
 def _report(args: dict[str, Any], manifest: dict, line: str) -> int:
     """The manifest as JSON with --json, else one line for a person."""
     if args["--json"]:
-        sys.stdout.write(orjson.dumps(manifest).decode() + "\n")
+        print_json(manifest)
     else:
         sys.stderr.write(line + "\n")
     return 0

@@ -40,12 +40,13 @@ def main(argv: list[str]) -> int:
         graphs[g.name] = len(g.nodes)
     total = sum(p.count for p in compiled.params)
     if args["--json"]:
-        import orjson  # only for --json: kept off check's import path
+        # only for --json: orjson kept off check's import path
+        from sexpgpu.atomic import print_json
 
         payload = {"ok": True, "file": args["FILE"], "parameters": total, "graphs": graphs,
                    "knobs": {k: knob_json(v) for k, v in compiled.experiment.knobs.items()},
                    "warnings": [w.to_json() for w in compiled.warnings]}
-        sys.stdout.write(orjson.dumps(payload).decode() + "\n")
+        print_json(payload)
     else:
         if compiled.warnings:  # reported; the check still passes
             sys.stderr.write(render_all(compiled.warnings) + "\n")

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from sexpgpu import humanize, usage
+from sexpgpu.atomic import print_json
 from sexpgpu.runtime import checkpoint as ckpt
 
 HELP = """\
@@ -92,7 +90,7 @@ def main(argv: list[str]) -> int:
         result = show(ckpt.pick(run_dir, args["CHECKPOINT"]))
         printer = _print_show
     if args["--json"]:
-        sys.stdout.write(orjson.dumps(result).decode() + "\n")
+        print_json(result)
     else:
         printer(result)
     return 0

@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 
 from sexpgpu import humanize, usage
-from sexpgpu.atomic import read_json
+from sexpgpu.atomic import print_json, read_json
 from sexpgpu.commands.explain import hyper_text
 from sexpgpu.commands.syntax import parse
 from sexpgpu.contract.compile import compile_file
@@ -334,7 +334,7 @@ def main(argv: list[str]) -> int:
     args = usage.parse(HELP, "diff", argv)
     result = compare(load(args["A"]), load(args["B"]))
     if args["--json"]:
-        sys.stdout.write(orjson.dumps(result).decode() + "\n")
+        print_json(result)
     else:
         sys.stdout.write(render(result))
     return 0

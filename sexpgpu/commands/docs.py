@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import sys
 
-import orjson
-
 from sexpgpu import manual, usage
+from sexpgpu.atomic import print_json
 
 HELP = """\
 Read the manual that ships with this install: list its pages, print one as markdown,
@@ -39,7 +38,7 @@ def main(argv: list[str]) -> int:
         text = manual.read(args["PAGE"])
         if args["--json"]:
             payload = {"ok": True, "page": args["PAGE"].removesuffix(".md"), "markdown": text}
-            sys.stdout.write(orjson.dumps(payload).decode() + "\n")
+            print_json(payload)
         else:
             sys.stdout.write(text)
         return 0
@@ -47,7 +46,7 @@ def main(argv: list[str]) -> int:
     if args["--json"]:
         payload = {"ok": True, "dir": str(manual.docs_dir()),
                    "pages": [vars(p) for p in listed]}
-        sys.stdout.write(orjson.dumps(payload).decode() + "\n")
+        print_json(payload)
         return 0
     width = max(len(p.name) for p in listed)
     section = None

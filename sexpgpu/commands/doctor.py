@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy
-import orjson
 
 from sexpgpu import env, usage
+from sexpgpu.atomic import print_json
 from sexpgpu.contract.compile import compile_file, evaluate_file
 from sexpgpu.contract.fields import resolve_path
 from sexpgpu.contract.plan import plan_json
@@ -280,7 +280,7 @@ def main(argv: list[str]) -> int:
     ok = not any(c.status == "fail" for c in checks)
     if args["--json"]:
         payload = {"ok": ok, "file": args["FILE"], "checks": [asdict(c) for c in checks]}
-        sys.stdout.write(orjson.dumps(payload).decode() + "\n")
+        print_json(payload)
     else:
         width = max(len(c.name) for c in checks)
         for c in checks:

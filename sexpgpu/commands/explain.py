@@ -5,9 +5,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-import orjson
-
 from sexpgpu import humanize, usage
+from sexpgpu.atomic import print_json
 from sexpgpu.contract.compile import compile_file
 from sexpgpu.contract.plan import plan_json
 from sexpgpu.selection import from_docopt
@@ -138,7 +137,7 @@ def main(argv: list[str]) -> int:
 
         plan = {**plan, "device_memory": device_need(compiled)}
     if args["--json"]:
-        sys.stdout.write(orjson.dumps(plan).decode() + "\n")
+        print_json(plan)
     else:
         sys.stdout.write(render(plan))
     return 0

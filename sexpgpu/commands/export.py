@@ -5,9 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import orjson
-
 from sexpgpu import humanize, usage
+from sexpgpu.atomic import print_json
 from sexpgpu.inference.export import check_format, export_run
 from sexpgpu.inference.load import load_run
 
@@ -44,7 +43,7 @@ def main(argv: list[str]) -> int:
         payload = {"out": args["--out"], "format": args["--format"],
                    "tensors": len(run.params), "bytes": size,
                    "checkpoint": str(run.checkpoint)}
-        sys.stdout.write(orjson.dumps(payload).decode() + "\n")
+        print_json(payload)
     else:
         sys.stderr.write(f"wrote {args['--out']}: {len(run.params)} tensors, "
                          f"{humanize.number(size / 1e6)} MB from {run.run_dir.name} at "

@@ -8,9 +8,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-import orjson
-
 from sexpgpu import usage
+from sexpgpu.atomic import print_json
 from sexpgpu.commands.syntax import SyntaxNode, parse
 from sexpgpu.contract.forms import read_forms
 from sexpgpu.diagnostics import SexpError, Span, define_code, error
@@ -169,7 +168,7 @@ def main(argv: list[str]) -> int:
         changed = formatted != text
         if args["--json"] and not (args["--check"] and changed):
             payload = {"ok": True, "file": path, "changed": changed, "formatted": formatted}
-            sys.stdout.write(orjson.dumps(payload).decode() + "\n")
+            print_json(payload)
         if args["--check"]:
             if changed:
                 line = first_difference(text, formatted)

@@ -5,9 +5,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-import orjson
-
 from sexpgpu import usage
+from sexpgpu.atomic import print_json
 from sexpgpu.contract.compile import compile_file
 from sexpgpu.ir.graph import Graph
 from sexpgpu.ir.printer import format_node_line
@@ -129,7 +128,7 @@ def main(argv: list[str]) -> int:
         device = args["--device"] or (run.device if run is not None else "cpu")
         reports = {g.name: launch_report(g, device) for g in lowered.step_graphs()}
         if args["--json"]:
-            sys.stdout.write(orjson.dumps(reports).decode() + "\n")
+            print_json(reports)
         else:
             lines = [line for name, rep in reports.items() for line in _launch_lines(name, rep)]
             sys.stdout.write("\n".join(lines) + "\n")
@@ -142,7 +141,7 @@ def main(argv: list[str]) -> int:
         payload = {g.name: {"sections": {name: [format_node_line(n).strip() for n in nodes]
                                          for name, nodes in sections(g, bounds.get(g.name))},
                             "kernels": report.get(g.name, [])} for g in graphs}
-        sys.stdout.write(orjson.dumps(payload).decode() + "\n")
+        print_json(payload)
         return 0
     out: list[str] = [f";; precision {lowered.precision}"]
     for g in graphs:

@@ -7,9 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from sexpgpu import usage
+from sexpgpu.atomic import print_json
 from sexpgpu.commands.syntax import SyntaxNode, parse
 from sexpgpu.contract.compile import evaluate_file
 from sexpgpu.contract.forms import read_forms
@@ -96,7 +95,7 @@ def main(argv: list[str]) -> int:
                          f"{target} is in another directory than {source}\n")
     if args["--json"]:
         payload = {"ok": True, "from": source, "to": target, "set": written}
-        sys.stdout.write(orjson.dumps(payload).decode() + "\n")
+        print_json(payload)
     else:
         shown = " ".join(f"{k}={v}" for k, v in written.items()) or "(no knobs changed)"
         sys.stderr.write(f"wrote {target}: {shown}\n")

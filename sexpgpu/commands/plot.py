@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import sys
 
-import orjson
-
 from sexpgpu import usage
+from sexpgpu.atomic import print_json
 from sexpgpu.plot import draw, read_run, series_names
 
 HELP = """\
@@ -44,7 +43,7 @@ def main(argv: list[str]) -> int:
         runs = [read_run(d) for d in args["RUN"]]
         names = series_names(runs)
         if args["--json"]:
-            sys.stdout.write(orjson.dumps({"ok": True, "series": names}).decode() + "\n")
+            print_json({"ok": True, "series": names})
         else:
             sys.stdout.write("".join(f"{n}\n" for n in names))
         return 0
@@ -54,7 +53,7 @@ def main(argv: list[str]) -> int:
     drawn = draw(args["RUN"], args["--out"], metrics=args["--metric"] or None,
                  against=args["--against"], smooth=int(smooth or 0), title=args["--title"])
     if args["--json"]:
-        sys.stdout.write(orjson.dumps({"ok": True, **drawn}).decode() + "\n")
+        print_json({"ok": True, **drawn})
     else:
         panels = ", ".join(drawn["panels"])
         against = f" against {drawn['against']}" if drawn["against"] else ""

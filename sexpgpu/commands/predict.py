@@ -7,10 +7,9 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import orjson
 
 from sexpgpu import usage
-from sexpgpu.atomic import write_bytes_atomic
+from sexpgpu.atomic import print_json, write_bytes_atomic
 from sexpgpu.inference.load import load_run
 from sexpgpu.inference.predict import predict_file
 
@@ -59,7 +58,7 @@ def main(argv: list[str]) -> int:
     if args["--json"]:
         payload = {"argmax": best.tolist(), "shape": list(out.shape),
                    "outputs": None if args["--out"] else out.tolist()}
-        sys.stdout.write(orjson.dumps(payload).decode() + "\n")
+        print_json(payload)
     elif not args["--out"]:
         for row, (k, value) in enumerate(zip(best, flat.max(axis=1))):
             sys.stdout.write(f"{row}\t{int(k)}\t{float(value):.6g}\n")

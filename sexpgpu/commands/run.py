@@ -8,9 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from sexpgpu import env, humanize, usage
+from sexpgpu.atomic import print_json
 from sexpgpu.contract.compile import compile_file
 from sexpgpu.contract.plan import run_plan
 from sexpgpu.devices import require_usable
@@ -132,7 +131,7 @@ def _run(args: dict, stop: StopRequests, world: Collective) -> int:
     code, summary = run_training(plan, program, runs, resume=args["--resume"],
                                  stop=stop, progress=progress, world=world)
     if args["--json"]:
-        sys.stdout.write(orjson.dumps(summary).decode() + "\n")
+        print_json(summary)
     else:
         sys.stderr.write(describe(summary) + "\n")
     return code

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import sys
 
-import orjson
-
 from sexpgpu import usage
+from sexpgpu.atomic import print_json
 from sexpgpu.inference.load import load_run
 from sexpgpu.inference.sample import Vocabulary, generate, vocabulary
 
@@ -68,7 +67,7 @@ def main(argv: list[str]) -> int:
         payload = {"run": str(run.run_dir), "checkpoint": str(run.checkpoint),
                    "prompt": shown, "text": text, "ids": ids, "seed": seed,
                    "temperature": temperature, "top_k": top_k}
-        sys.stdout.write(orjson.dumps(payload).decode() + "\n")
+        print_json(payload)
     else:
         sys.stdout.write((args["--prompt"] or "") + text + "\n")
     return 0

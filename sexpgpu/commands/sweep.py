@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 
 from sexpgpu import usage
+from sexpgpu.atomic import print_json
 from sexpgpu.commands import run
 from sexpgpu.contract.forms import check_shape, read_forms
 from sexpgpu.diagnostics import SexpError, define_code, error, render_all
@@ -135,7 +136,7 @@ def main(argv: list[str]) -> int:
     report = {"ok": worst == 0, "file": path, "sweep": name, "points": results,
               "planned": len(points)}
     if args["--json"]:
-        sys.stdout.write(orjson.dumps(report).decode() + "\n")
+        print_json(report)
     else:
         sys.stdout.write(table(results))
     return worst

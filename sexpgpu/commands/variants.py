@@ -6,9 +6,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-import orjson
-
 from sexpgpu import usage
+from sexpgpu.atomic import print_json
 from sexpgpu.contract.compile import evaluate_file
 from sexpgpu.selection import Declarations, show, value_kind
 
@@ -50,7 +49,7 @@ def main(argv: list[str]) -> int:
     exp, _, _, _ = evaluate_file(args["FILE"])
     data = describe(exp.decls)
     if args["--json"]:
-        sys.stdout.write(orjson.dumps(data).decode() + "\n")
+        print_json(data)
         return 0
     out = ["knobs"]
     for k in data["knobs"]:

@@ -9,9 +9,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from sexpgpu import usage
+from sexpgpu.atomic import print_json
 from sexpgpu.contract.compile import PACKAGE, compile_file
 from sexpgpu.diagnostics import E_INTERNAL, Diagnostic, Note, SexpError, Span, render_all
 from sexpgpu.selection import Selection, from_docopt
@@ -94,7 +93,7 @@ def line(result: dict[str, Any]) -> str:
 def report(result: dict[str, Any], as_json: bool) -> None:
     error = result.pop("error", None)
     if as_json:
-        sys.stdout.write(orjson.dumps(result).decode() + "\n")
+        print_json(result)
     else:
         sys.stdout.write(line(result) + "\n")
         if error is not None:
