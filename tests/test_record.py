@@ -1,11 +1,9 @@
-"""sexpgpu/record.py: the value classes of the check path, and that `check` no longer
-imports `dataclasses` (nor `inspect`, `ast`, `dis` through it)."""
+"""sexpgpu/record.py: the value classes of the check path (tests/test_check_cold.py
+holds `check` to importing neither `dataclasses` nor `inspect`)."""
 
 from __future__ import annotations
 
 import pickle
-import subprocess
-import sys
 from pathlib import Path
 from typing import ClassVar
 
@@ -105,20 +103,3 @@ def test_a_default_before_a_required_field_is_refused():
         class Bad:
             a: int = 0
             b: int
-
-
-def test_check_imports_no_dataclasses():
-    """`dataclasses` cost a check ~35 ms (42 classes and inspect/ast/dis); none of
-    the modules a check imports may bring it back."""
-    script = ("import sys, contextlib, io\n"
-              "from sexpgpu.cli import main\n"
-              "sys.argv = ['sexpgpu', 'check', sys.argv[1]]\n"
-              "with contextlib.redirect_stdout(io.StringIO()):\n"
-              "    try:\n        main()\n    except SystemExit as exc:\n"
-              "        assert not exc.code, exc.code\n"
-              "print(sorted(m for m in ('dataclasses', 'inspect', 'ast', 'dis')"
-              " if m in sys.modules))\n")
-    done = subprocess.run([sys.executable, "-c", script, str(ROOT / "examples/mnist1d-gru.sx")],
-                          capture_output=True, text=True, timeout=120, cwd=ROOT)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
