@@ -60,7 +60,8 @@ def _make(cls: type, frozen: bool, slots: bool, eq: bool) -> type:
                 delattr(cls, name)
     setattr(cls, FIELDS, tuple(names))
     cls.__init__ = _init(cls, names, defaults)
-    cls._key = attrgetter(*names) if names else (lambda _: ())
+    # the field values, as one tuple (an attrgetter, not a function: never bound)
+    cls._key = attrgetter(*names) if names else staticmethod(lambda _: ())
     cls.__repr__ = _repr
     if eq:
         cls.__eq__ = _eq

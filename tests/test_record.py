@@ -68,6 +68,15 @@ def test_equality_hash_and_repr():
     assert Point(1) != (1, 0) and Point(1).__eq__((1, 0)) is NotImplemented
 
 
+def test_a_record_without_fields():
+    @record(frozen=True)
+    class Empty:
+        pass
+
+    assert Empty() == Empty() and hash(Empty()) == hash(Empty()) and repr(Empty()) == \
+        "test_a_record_without_fields.<locals>.Empty()"
+
+
 def test_slots_and_post_init():
     with pytest.raises(AttributeError):
         Point(1).z = 2  # __slots__: no attribute outside the fields
