@@ -42,10 +42,11 @@ def __getattr__(name: str) -> Any:
     if home is not None:
         module = import_module(home)
         value = module if home.endswith(f".{name}") else getattr(module, name)
-    elif name in _functions():
-        value = _functions()[name]
     else:
-        raise AttributeError(f"module 'sexpgpu.autodiff' has no attribute {name!r}")
+        functions = _functions()
+        if name not in functions:
+            raise AttributeError(f"module 'sexpgpu.autodiff' has no attribute {name!r}")
+        value = functions[name]
     globals()[name] = value  # found once
     return value
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from sexpgpu.record import FIELDS, asdict
+from sexpgpu.record import asdict, is_record
 
 
 def fsync_dir(path: Path) -> None:
@@ -63,7 +63,7 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
 def _encodable(obj: Any) -> Any:
     """What orjson does not encode itself: a record (sexpgpu/record.py), as its fields
     (orjson knows dataclasses, which records replaced on the check path)."""
-    if hasattr(obj.__class__, FIELDS):
+    if is_record(obj):
         return asdict(obj)
     raise TypeError(f"Type is not JSON serializable: {obj.__class__.__name__}")
 

@@ -74,22 +74,25 @@ def _init(cls: type, names: list[str], defaults: dict[str, Any]) -> Callable[...
     would make a Node cost twice as much)."""
     params, lines = [], []
     scope: dict[str, Any] = {"_MISSING": _MISSING}
+    defaulted = False  # whether an earlier field has a default
     for name in names:
         default = defaults.get(name, _MISSING)
         if default is _MISSING:
-            if any("=" in p for p in params):
+            if defaulted:
                 raise TypeError(f"{cls.__name__}: field {name!r} without a default follows "
                                 "one with a default")
             params.append(name)
-        elif isinstance(default, _Factory):
+            lines.append(f"self.{name} = {name}")
+            continue
+        defaulted = True
+        if isinstance(default, _Factory):
             scope[f"_new_{name}"] = default.make
             params.append(f"{name}=_MISSING")
             lines.append(f"self.{name} = _new_{name}() if {name} is _MISSING else {name}")
-            continue
         else:
             scope[f"_default_{name}"] = default
             params.append(f"{name}=_default_{name}")
-        lines.append(f"self.{name} = {name}")
+            lines.append(f"self.{name} = {name}")
     if hasattr(cls, "__post_init__"):
         lines.append("self.__post_init__()")
     exec(f"def __init__(self, {', '.join(params)}):\n    "  # noqa: S102 - our own text
@@ -115,6 +118,11 @@ def _repr(self: Any) -> str:
     return f"{self.__class__.__qualname__}({shown})"
 
 
+def is_record(obj: Any) -> bool:
+    """Whether `obj` is a record (an instance of a `@record` class)."""
+    return hasattr(obj.__class__, FIELDS)
+
+
 def field_names(cls_or_record: Any) -> tuple[str, ...]:
     """The fields of a record class (or of a record), in order."""
     return getattr(cls_or_record, FIELDS)
@@ -130,7 +138,7 @@ def replace(obj: T, **changes: Any) -> T:
 def asdict(obj: Any) -> Any:
     """A record as a dict of its fields, recursively through records, lists, tuples and
     dicts (as `dataclasses.asdict`: the form plan.json stores)."""
-    if hasattr(obj.__class__, FIELDS):
+    if is_record(obj):
         return {name: asdict(getattr(obj, name)) for name in field_names(obj)}
     if isinstance(obj, tuple) and hasattr(obj, "_fields"):  # a namedtuple
         return obj.__class__(*[asdict(v) for v in obj])
