@@ -101,6 +101,11 @@ def torch_step(model: str, compiled: bool) -> Step:
 
 def sexpgpu_step(model: str) -> Step:
     """`program.train_step([batch], ctx)` of the compiled example (sexpgpu.api.load_program)."""
+    return sexpgpu_program(model)[1]
+
+
+def sexpgpu_program(model: str) -> tuple[Any, Step]:
+    """The compiled example's training program and `sexpgpu_step`'s closure over it."""
     from sexpgpu.api import load_program
 
     _, program = load_program(str(ROOT / EXAMPLES[model]),
@@ -115,7 +120,7 @@ def sexpgpu_step(model: str) -> Step:
         ctx = {"step": i, "microstep": i, "microbatches": 1, "epoch": 0, "samples": i * rows,
                "tokens": i * tokens, "stage": 0, "seed": 0}
         return float(program.train_step([batch], ctx)["loss"])
-    return step
+    return program, step
 
 
 def _unavailable(exc: BaseException) -> str:
