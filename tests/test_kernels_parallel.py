@@ -152,10 +152,8 @@ def test_a_gpt_block_gives_the_same_bits_with_any_thread_count(
 
 @numba.njit
 def _offset_copy(c, block):  # a chunk function: element c of an f32 buffer, plus k, as int64
-    words = numba.carray(parallel.address(block), (5,), np.int64)
-    src = numba.carray(parallel.address(words[0]), (words[1],), np.float32)
-    dst = numba.carray(parallel.address(words[2]), (words[3],), np.int64)
-    dst[c] = np.int64(src[c]) + words[4]
+    src, dst, k = parallel.unpack(block, "float32,int64", 1)
+    dst[c] = np.int64(src[c]) + k
 
 
 def test_launch_passes_buffers_where_they_lie_and_refuses_strided_ones() -> None:
