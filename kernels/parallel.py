@@ -36,10 +36,8 @@ from numba.np.arrayobj import populate_array
 # the signature of every chunk function: (chunk, address of its block)
 CHUNK_ARGS = (types.int64, types.int64)
 RUN_ARGS = (types.int64, types.int64, types.int64)  # `run`'s: one compile for all kernels
-_CHUNK_FN = ir.FunctionType(ir.VoidType(), [ir.IntType(64), ir.IntType(64)])
-
-
 _I64 = ir.IntType(64)
+_CHUNK_FN = ir.FunctionType(ir.VoidType(), [_I64, _I64])
 
 
 @intrinsic
@@ -82,7 +80,7 @@ def _data(typingctx, a):  # noqa: ARG001 - a numba intrinsic
     """The address of array `a`'s first element, as an integer."""
     def codegen(context, builder, sig, args):
         array = context.make_array(sig.args[0])(context, builder, args[0])
-        return builder.ptrtoint(array.data, ir.IntType(64))
+        return builder.ptrtoint(array.data, _I64)
     return types.int64(a), codegen
 
 
