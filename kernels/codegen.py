@@ -21,8 +21,10 @@ from sexpgpu.kernels.source import ERR, KernelCode, storage
 from sexpgpu.ir import rng
 
 # a single loop this long takes its trip count as an argument (see `_flat`); short
-# ones keep it literal, for LLVM to unroll (the GRU's loops of 6 ran 2x slower)
-FLAT_SHARED_TRIPS = 1024
+# ones keep it literal, for LLVM to unroll (the GRU's loops of 6 ran 2x slower).
+# From 64 trips a loop's vector body runs at least once either way: the train
+# step's loss over a batch of 100 and the evaluation's over 1000 share a function
+FLAT_SHARED_TRIPS = 64
 
 
 @dataclass
@@ -309,12 +311,13 @@ _MAX_PARAM_INT = 1 << 62
 def _parametrized(lines: list[str], sizes: bool = False,
                   flat: bool = False) -> tuple[list[str], list[str]]:
     """The lines with their integer offsets (and, with `sizes`, their trip counts
-    and strides too; with `flat`, the trip count of the first line's loop)
-    replaced by arguments n0, n1, ... and those literals' values: loops that
-    differ only there (an unrolled RNN's time steps, a transformer's layers, the
-    optimizer's update of each parameter) then have the same text and share one
-    function."""
+    and strides too; with `flat`, the trip count of the first loop, after a
+    reduction's accumulators are set) replaced by arguments n0, n1, ... and those
+    literals' values: loops that differ only there (an unrolled RNN's time steps, a
+    transformer's layers, the optimizer's update of each parameter) then have the
+    same text and share one function."""
     values: list[str] = []
+    first = next((k for k, line in enumerate(lines) if line.startswith(_LOOP_HEADS)), None)
 
     def parametrize(line: str, sized: bool) -> str:
         def sub(m: re.Match) -> str:
@@ -326,15 +329,23 @@ def _parametrized(lines: list[str], sizes: bool = False,
             return f"n{len(values) - 1}"
         return _INT.sub(sub, line)
 
-    return [parametrize(line, sizes or (flat and k == 0)) for k, line in enumerate(lines)], values
+    return [parametrize(line, sizes or (flat and k == first)) for k, line in enumerate(lines)], \
+        values
+
+
+# how the loop a flat kernel's trip count belongs to starts (a chunk's count is `trips_`)
+_LOOP_HEADS = ("for ", "trips_ = ")
 
 
 def _flat(code: KernelCode) -> bool:
     """A single loop over a long row-major range (an elementwise op on whole
-    tensors, the optimizer's update): its trip count can be an argument at no
-    cost (LLVM vectorises a runtime count with a remainder loop), so such loops
-    on tensors of different sizes share one compiled function."""
-    return code.cpu is None and len(code.outer) == 1 and code.outer[0][1] >= FLAT_SHARED_TRIPS
+    tensors, the optimizer's update, a whole tensor's sum): its trip count can be
+    an argument at no cost (LLVM vectorises a runtime count with a remainder
+    loop), so such loops on tensors of different sizes share one compiled function."""
+    if code.cpu is not None:
+        return False
+    loops = code.outer if code.reduction is None or code.outer else code.reduction.reduced
+    return len(loops) == 1 and loops[0][1] >= FLAT_SHARED_TRIPS
 
 
 def _batch_loop(code: KernelCode, lines: list[str]) -> bool:
@@ -347,7 +358,7 @@ def _batch_loop(code: KernelCode, lines: list[str]) -> bool:
     when the first of its CPU `lines` is that loop (or a chunk's trip count): with
     every axis of size 1 tidied away they start with the body, whose integers stay."""
     return code.cpu is None and code.reduction is None and len(code.outer) >= 2 \
-        and bool(lines) and lines[0].startswith(("for ", "trips_ = "))
+        and bool(lines) and lines[0].startswith(_LOOP_HEADS)
 
 
 # the sgemm calls of kernels/sgemm.py a kernel makes (its module imports them)

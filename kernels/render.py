@@ -30,6 +30,7 @@ from sexpgpu.ir.ops.registry import get_op
 from sexpgpu.ir.shapes import axes as norm_axes
 
 _OPERAND = re.compile(r"\bx(\d+)\b")
+_INDEX_VAR = re.compile(r"\bi\d+\b")  # a loop variable of the domain
 # the accumulator update of each reduction combine
 _COMBINE = {"add": "{acc} + {x}", "mul": "{acc} * {x}", "max": "max({acc}, {x})",
             "min": "min({acc}, {x})"}
@@ -226,7 +227,7 @@ def render_loop(kernel: Kernel, program: KernelPlan, names: Names, name: str,
     body = _statements(kernel, program, names, index, members)
     if kernel.reduce is None:
         text = "\n".join(body)
-        if not re.search(r"\bi\d+\b", text) or len(domain) <= 1:
+        if not _INDEX_VAR.search(text) or len(domain) <= 1:
             # every operand is read at the loop's own position: one flat loop
             return KernelCode(name, params, [("lin", prod(domain))], body,
                               work=_work(domain, len(members), body))
@@ -275,16 +276,20 @@ def _render_reduce(kernel: Kernel, program: KernelPlan, names: Names, name: str,
             acc=f"{o}[{out_at}]", x=value)
         cpu_start.append(f"    {o}[o] = {literal(init, out.dtype)}")
         cpu_updates.append(f"{o}[{out_at}] = {convert(out.dtype, update)}")
+    reduced = [(index[a], domain[a]) for a in axes]
+    if not kept and not _INDEX_VAR.search("\n".join(inner[1:])):
+        # a whole tensor summed where it lies (a gradient's squared norm, a loss's
+        # mean): one loop over its elements, in the same order, so that the same
+        # sum over tensors of other shapes can share one function (kernels.codegen)
+        reduced, inner = [("lin", prod(domain))], inner[1:]
     lines = list(start)
-    depth = 0
-    for a in axes:
-        lines.append("    " * depth + f"for {index[a]} in range({domain[a]}):")
-        depth += 1
-    lines += ["    " * depth + line for line in inner] + finish
+    for depth, (var, size) in enumerate(reduced):
+        lines.append("    " * depth + f"for {var} in range({size}):")
+    lines += ["    " * len(reduced) + line for line in inner] + finish
     code = KernelCode(name, params, [(i, domain[d]) for d, i in enumerate(index)
                                      if d not in axes],
                       lines, work=_work(domain, len(kernel.nodes), inner))
-    code.reduction = Reduction([(index[a], domain[a]) for a in axes], start, inner, finish, accs)
+    code.reduction = Reduction(reduced, start, inner, finish, accs)
     if kept and max(axes) < min(d for d in range(len(domain)) if d not in axes) \
             and all(n.outputs[0].dtype != "bf16" for n in kernel.reductions):
         # reducing leading axes (a bias gradient): on the CPU walk the input

@@ -648,6 +648,31 @@ def test_long_single_loops_of_different_sizes_share_one_function() -> None:
         np.testing.assert_allclose(got[name], want[name], rtol=1e-6, atol=1e-7, err_msg=name)
 
 
+def test_whole_tensor_sums_of_different_shapes_share_one_function() -> None:
+    # a grad norm: each parameter's sum of squares, whatever its shape, is one loop
+    # over its elements with the count as an argument; a max keeps numpy's NaN
+    from sexpgpu.kernels.codegen import FLAT_SHARED_TRIPS
+
+    g = Graph("norms")
+    shapes = [(FLAT_SHARED_TRIPS,), (16, 9), (3, 5, 7), (2, 3)]
+    for k, shape in enumerate(shapes):
+        x = g.input(f"x{k}", shape)
+        g.output(f"s{k}", g.apply("sum", g.apply("mul", x, x), axes=None, keepdims=False))
+        g.output(f"m{k}", g.apply("amax", x, axes=None, keepdims=False))
+    compiled = kernels.compile(g)
+    texts = "".join(compiled.generated.kernel_sources)
+    assert texts.count("for lin in range(n0):") == 2   # the long sums and maxes
+    assert "range(6)" in texts and "for i0 in" not in texts
+    r = np.random.default_rng(7)
+    inputs = {f"x{k}": r.standard_normal(s).astype(np.float32) for k, s in enumerate(shapes)}
+    inputs["x1"][4, 2] = np.nan
+    inputs["x2"][0, 0, 1] = np.inf
+    got, want = compiled.run(inputs), run_reference(g, inputs)
+    for name in want:
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-5, err_msg=name)
+    assert np.isnan(got["m1"]) and np.isnan(got["s1"]) and got["s2"] == np.inf
+
+
 def test_nested_loops_differing_only_in_their_batch_share_one_function() -> None:
     # a step graph and an evaluate graph of another batch: a broadcasting loop nest's
     # outermost trip count is an argument, its inner ones stay literal (they unroll);
