@@ -14,16 +14,17 @@ from sexpgpu.contract.compile import compile_file
 from sexpgpu.diagnostics import SexpError
 
 BROKEN = sorted((Path(__file__).parent / "broken").glob("*.sx"))
-HEADER = re.compile(r";; expect: (?P<code>[EW]-[A-Z0-9-]+) (?P<line>\d+):(?P<col>\d+) -- ")
+HEADER = re.compile(r";; expect: (?P<code>[EW]-[A-Z0-9-]+) (?P<line>\d+):(?P<col>\d+) -- "
+                    r"(?P<why>.*)")
 # raised by the Lisp evaluator, whose diagnostics carry a fix ("did you mean") but no
 # expected/actual pair
 FIX_ONLY = {"E-UNBOUND", "E-UNDEFINED-FUNCTION"}
 
 
-def _expectation(path: Path) -> tuple[str, int, int]:
+def _expectation(path: Path) -> tuple[str, int, int, str]:
     match = HEADER.match(path.read_text(encoding="utf-8").splitlines()[0])
     assert match, f"{path.name}: first line must be ';; expect: CODE LINE:COL -- why'"
-    return match["code"], int(match["line"]), int(match["col"])
+    return match["code"], int(match["line"]), int(match["col"]), match["why"]
 
 
 def test_there_are_at_least_forty() -> None:
@@ -32,7 +33,7 @@ def test_there_are_at_least_forty() -> None:
 
 @pytest.mark.parametrize("path", BROKEN, ids=[p.stem for p in BROKEN])
 def test_broken_file(path: Path) -> None:
-    code, line, col = _expectation(path)
+    code, line, col, why = _expectation(path)
     if code.startswith("W-"):
         warnings = compile_file(str(path)).warnings
         found = [w for w in warnings if w.code == code]
@@ -50,6 +51,9 @@ def test_broken_file(path: Path) -> None:
         assert "did you mean" in diag.fix
     else:
         assert diag.expected and diag.actual, diag.message
+    hint = re.search(r"did you mean ([\w:-]+)", why)
+    if hint:   # the hint the header names, and no other
+        assert re.search(rf"did you mean `?{re.escape(hint[1])}\b(?!-)", diag.fix), diag.fix
 
 
 @pytest.mark.parametrize("name", ["shape-linear-input", "shape-layer-norm",

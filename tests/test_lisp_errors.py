@@ -40,6 +40,9 @@ def diagnose(text: str, file: str = "user.sx"):
         ("(assert (= 1 2))", "E-ASSERT", 1, 1),
         ("(let (1) 2)", "E-SYNTAX", 1, 1),
         ("(if)", "E-SYNTAX", 1, 1),
+        # a local function named after a special operator could never be called
+        ("(print 1)\n(flet ((block (x) x)) (block 1))", "E-SYNTAX", 2, 1),
+        ("(labels ((if (x) x)) (if 1))", "E-SYNTAX", 1, 1),
         ('(require "./does-not-exist.sx")', "E-REQUIRE", 1, 1),
     ],
 )

@@ -98,9 +98,9 @@ def test_plan_json_has_the_full_selection(tmp_path) -> None:
 
 def test_the_names_docs_run_md_quotes_are_the_real_ones() -> None:
     text = (ROOT / "docs" / "run.md").read_text(encoding="utf-8")
-    for quoted, sets in (("mnist1d-mlp-c0a10233", {}), ("mnist1d-mlp-steps=300-9a552af0",
+    for quoted, sets in (("mnist1d-mlp-91c5bad9", {}), ("mnist1d-mlp-steps=300-3416abcf",
                                                          {"steps": "300"}),
-                         ("mnist1d-mlp-lr=0.03,hidden=64-5fd61850",
+                         ("mnist1d-mlp-lr=0.03,hidden=64-81a0df68",
                           {"lr": "3e-2", "hidden": "64"})):
         assert f"\n{quoted} " in text
         assert _name(MLP, **sets) == quoted

@@ -69,7 +69,7 @@ class Collector:
             "%leave-model": self.models.leave_model, "%defparam": self.defparam,
             "%defchild-begin": self.defchild_begin, "%defchild-end": self.defchild_end,
             "child-param": self.child_param, "%defobjective": self.defobjective,
-            "%model-form-error": model_form_error,
+            "%model-form-error": model_form_error, "%child-name-error": child_name_error,
             "%defevaluate": self.defevaluate, "%metric": self.metric,
             "%defpredict": self.defpredict,
             "%optimizer": self.optimizer, "%make-optimizer": make_optimizer,
@@ -522,6 +522,17 @@ def _option(value: Any) -> Any:
     if items and len(items) % 2 == 0 and all(A.is_keyword(k) for k in items[::2]):
         return {A.kw_name(k): to_python(v) for k, v in zip(items[::2], items[1::2])}
     return to_python(value)
+
+
+def child_name_error(name: Symbol) -> Any:
+    """A defchild named after a special operator (`block`, `function`): a call of it
+    would be that special form, so the child could never be called."""
+    shown = name.name.lower()
+    raise error(E_MODEL, f"a child cannot be named `{shown}`",
+                expected="a name that is not a Common Lisp special operator",
+                actual=f"`{shown}`, a special operator: ({shown} x) is that special form, "
+                       "never a call of the child",
+                fix=f"rename it, e.g. (defchild {shown}-1 ...)")
 
 
 def model_form_error(head: str, syntax: str) -> Any:

@@ -502,7 +502,9 @@ class Interpreter(Reporting):
                         form.span if form else None)
         if head.interned and head.name in REASONS:
             raise unsupported(head.name.lower(), REASONS[head.name], form.span if form else None)
-        hint = nearest(head.name, [s.name for s in list(self.functions) + list(self.macros)])
+        defined = list(self.functions) + list(self.macros)
+        hint = self.modules.nearest_definition(head, defined) \
+            or nearest(head.name, [s.name for s in defined])
         exc = error(E_UNDEFINED_FUNCTION, f"undefined function {head.name.lower()}",
                     form.span if form is not None else None,
                     fix=f"did you mean {hint.lower()}?" if hint else

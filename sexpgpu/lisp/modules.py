@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from sexpgpu.lisp.forms import args_of, syntax_error
 from sexpgpu.lisp.reader import read_all
 from sexpgpu.lisp.registry import special
 from sexpgpu.lisp.types import Cons, Symbol, T, intern
+from sexpgpu.suggest import nearest
 
 STDLIB = Path(__file__).resolve().parent.parent / "stdlib"
 
@@ -103,6 +105,21 @@ class ModuleTable:
         if canonical is None:
             return None
         return intern(f"{canonical}:{rest}")
+
+    def nearest_definition(self, sym: Symbol, defined: Iterable[Symbol]) -> str | None:
+        """For `alias:name` naming nothing: the module's definition it most likely
+        means, as the user writes it. A name the module defines with a suffix comes
+        first (`nn:conv1d` -> `nn:conv1d-layer`: the builtin `conv1d` is the function,
+        the module's the layer), then the nearest in spelling."""
+        prefix, _, rest = sym.name.partition(":")
+        canonical = self.aliases.get(prefix)
+        if canonical is None or not rest:
+            return None
+        own = [s.name[len(canonical) + 1:] for s in defined
+               if s.name.startswith(canonical + ":")]
+        longer = sorted(n for n in own if n.startswith(rest + "-"))
+        hint = longer[0] if longer else nearest(rest, own)
+        return f"{prefix}:{hint}".lower() if hint else None
 
     def require(self, name: str, alias: str | None, span: Span | None) -> None:
         from_file = span.file if span else None

@@ -255,6 +255,10 @@ def _function_bindings(interp, form, env, recursive: bool, macro: bool):
             raise syntax_error(form, f"malformed definition {prin1_to_string(item)}",
                                "write (name (args...) body...)")
         name = item.car
+        if name in interp.special_forms:   # its calls would be the special form
+            raise syntax_error(form, f"{form.car.name.lower()} cannot bind "
+                               f"{name.name.lower()}: it is a special operator",
+                               "give the local function another name")
         if macro:
             ll = lambdalist.parse(item.cdr.car, form.span, destructuring=True)
             body, _ = split_body(item.cdr.cdr, True)
