@@ -61,25 +61,30 @@ def plan_memory(program: KernelPlan) -> MemoryPlan:
             end = _FOREVER if v in kept else max(kernel.index, last_read.get(v, kernel.index))
             values.append((-(-size // _ALIGN) * _ALIGN, kernel.index, end, v))
     order = sorted(range(len(values)), key=lambda i: (-values[i][0], values[i][1], i))
-    placed: list[tuple[int, int, int, int]] = []  # (offset, bytes, first, last)
+    # the values placed so far, in placing order: offset, end, first and last kernel
+    placed = np.zeros((4, len(values)), np.int64)
     slot_of: dict[Value, int] = {}
-    top = 0
-    for i in order:
+    for count, i in enumerate(order):
         size, first, last, v = values[i]
-        offset = _lowest_gap(size, sorted((o, n) for o, n, a, b in placed
-                                          if a <= last and first <= b))
-        placed.append((offset, size, first, last))
+        offset, end, a, b = placed[:, :count]
+        live = (a <= last) & (first <= b)
+        by_start = np.argsort(offset[live], kind="stable")
+        offset = _lowest_gap(size, offset[live][by_start], end[live][by_start])
+        placed[:, count] = (offset, offset + size, first, last)
         slot_of[v] = offset
-        top = max(top, offset + size)
+    top = int(placed[1].max(initial=0))
     # in the order kernels store them: codegen numbers the buffers by this order
     return MemoryPlan({v: slot_of[v] for _, _, _, v in values}, top, naive)
 
 
-def _lowest_gap(size: int, busy: list[tuple[int, int]]) -> int:
-    """The lowest offset where `size` bytes fit between the (offset, bytes) ranges."""
-    offset = 0
-    for start, n in busy:
-        if start >= offset + size:
-            break
-        offset = max(offset, start + n)
-    return offset
+def _lowest_gap(size: int, starts: np.ndarray, ends: np.ndarray) -> int:
+    """The lowest offset where `size` bytes fit between the ranges [starts, ends),
+    sorted by start: before the first range that begins `size` or more bytes past
+    the end of all before it, else past them all. (Vectorised: a GRU's thousand
+    values made a Python loop over every placed one the most of its run's plan.)"""
+    reach = np.maximum.accumulate(ends) if len(ends) else ends
+    before = np.concatenate(([0], reach[:-1])).clip(min=0) if len(ends) else reach
+    fits = np.flatnonzero(starts >= before + size)
+    if len(fits):
+        return int(before[fits[0]])
+    return int(max(reach[-1], 0)) if len(ends) else 0

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from sexpgpu.kernels.lower import lower
-from sexpgpu.kernels.memplan import plan_memory
+from sexpgpu.kernels.memplan import _lowest_gap, plan_memory
 
 from sexpgpu import kernels
 from sexpgpu.diagnostics import SexpError, Span
@@ -75,6 +75,20 @@ def test_memory_plan_reuses_buffers() -> None:
     plan = plan_memory(lower(g))
     assert plan.naive_bytes == 6 * 64 * 64 * 4
     assert plan.peak_bytes == 2 * 64 * 64 * 4  # two slots, alternating (the last is the output)
+
+
+def test_the_lowest_gap_is_the_lowest_offset_that_overlaps_nothing() -> None:
+    """Against every candidate tried in turn: 0 and each range's end, the lowest whose
+    [offset, offset + size) meets no range."""
+    rng = np.random.default_rng(0)
+    for _ in range(500):
+        count = int(rng.integers(0, 8))
+        starts = np.sort(rng.integers(0, 100, count)).astype(np.int64)
+        ends = starts + rng.integers(1, 40, count)
+        size = int(rng.integers(1, 50))
+        free = [c for c in sorted({0, *ends.tolist()})
+                if not any(s < c + size and c < e for s, e in zip(starts, ends))]
+        assert _lowest_gap(size, starts, ends) == free[0]
 
 
 def test_memory_plan_shares_bytes_between_dtypes() -> None:
