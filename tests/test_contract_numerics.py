@@ -109,6 +109,40 @@ def test_adamw_matches_its_definition_over_three_steps(tmp_path: Path) -> None:
             np.testing.assert_allclose(inputs[k], p[k], rtol=1e-3, atol=1e-5)
 
 
+@pytest.mark.parametrize("nesterov", [False, True])
+def test_sgd_with_momentum_matches_pytorchs_rule_over_three_steps(tmp_path: Path,
+                                                                  nesterov: bool) -> None:
+    """torch.optim.SGD: buf = momentum buf + g (g itself at the first step, which
+    zeros give), then p -= lr (g + momentum buf) with nesterov, else lr buf."""
+    lr, mu, wd = 0.1, 0.9, 0.01
+    flag = "t" if nesterov else "nil"
+    compiled = compile_text(tmp_path, optimizer=f"(optim:sgd :lr {lr} :momentum {mu} "
+                                                f":weight-decay {wd} :nesterov {flag})")
+    g = compiled.graphs.step
+    assert sorted(v.name for v in g.inputs if v.role == "state") == [
+        "opt/l/bias/buf", "opt/l/weight/buf"]
+    inputs = inputs_for(g, np.random.default_rng(4))
+    p = {k: inputs[k].astype(np.float64) for k in ("l/weight", "l/bias")}
+    buf = {k: np.zeros_like(v) for k, v in p.items()}
+    for _ in range(3):
+        grads = grads_of(g, inputs)
+        run_reference(g, inputs)
+        for k in p:
+            d = grads[k] + wd * p[k]
+            buf[k] = mu * buf[k] + d
+            p[k] = p[k] - lr * (d + mu * buf[k] if nesterov else buf[k])
+            np.testing.assert_allclose(inputs[k], p[k], rtol=1e-4, atol=1e-5)
+
+
+def test_plain_sgd_keeps_no_state_and_a_group_may_take_momentum(tmp_path: Path) -> None:
+    compiled = compile_text(tmp_path, optimizer="""(optim:sgd :lr 0.1)
+  :groups ((:ndim 1 :momentum 0.5))""")
+    states = [v.name for v in compiled.graphs.step.inputs if v.role == "state"]
+    assert states == ["opt/l/bias/buf"]
+    groups = plan_json(compiled)["optimizer"]["groups"]
+    assert sorted(grp["state"] for grp in groups) == [[], ["buf"]]
+
+
 @pytest.mark.parametrize("optimizer", [
     "(optim:sgd-momentum :lr 0.1 :momentum 0.9 :nesterov t)", "(optim:adam :lr 0.01)",
     "(optim:lion :lr 0.001 :weight-decay 0.1)", "(optim:sgd :lr 0.1 :weight-decay 0.01)",

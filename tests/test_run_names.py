@@ -98,9 +98,9 @@ def test_plan_json_has_the_full_selection(tmp_path) -> None:
 
 def test_the_names_docs_run_md_quotes_are_the_real_ones() -> None:
     text = (ROOT / "docs" / "run.md").read_text(encoding="utf-8")
-    for quoted, sets in (("mnist1d-mlp-91c5bad9", {}), ("mnist1d-mlp-steps=300-3416abcf",
+    for quoted, sets in (("mnist1d-mlp-3893eb6d", {}), ("mnist1d-mlp-steps=300-c08be641",
                                                          {"steps": "300"}),
-                         ("mnist1d-mlp-lr=0.03,hidden=64-81a0df68",
+                         ("mnist1d-mlp-lr=0.03,hidden=64-4111b4ca",
                           {"lr": "3e-2", "hidden": "64"})):
         assert f"\n{quoted} " in text
         assert _name(MLP, **sets) == quoted

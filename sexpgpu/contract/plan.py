@@ -207,14 +207,14 @@ def plan_json(c: CompiledExperiment) -> dict[str, Any]:
     lr_values = _schedule_values(c)
     for group in (c.graphs.groups if c.graphs else []):
         count = sum(by_path[path].count for path in group.params)
-        state_bytes += count * 4 * len(group.optimizer.states)
+        state_bytes += count * 4 * len(group.optimizer.live_states())
         hypers = {k: _hyper(v) for k, v in group.optimizer.hypers.items()}
         if id(group) in lr_values:  # the value at a few steps: what the schedule does
             hypers["lr"]["at"] = {str(k): v for k, v in lr_values[id(group)].items()}
         groups.append({
             "select": group.label(), "optimizer": group.optimizer.name,
             "hyperparameters": hypers,
-            "state": [name for name, _ in group.optimizer.states],
+            "state": group.optimizer.live_states(),
             "params": list(group.params), "count": count,
         })
     steps = {}

@@ -63,6 +63,12 @@ class OptimizerDef:
     update: Any                                   # Lisp closure (p g ctx *states *hypers)
     kinds: dict[str, str] = factory(dict)  # hyper -> "number" | "flag"
 
+    def live_states(self) -> list[str]:
+        """The state slots a parameter has: each, but one `:unless-zero H` while the
+        hyperparameter H is the number 0 (plain SGD keeps no momentum buffer)."""
+        return [name for name, opts in self.states
+                if not _is_zero(self.hypers.get(opts.get("unless-zero")))]
+
     def with_overrides(self, overrides: dict[str, Any], span: Span | None) -> OptimizerDef:
         for key in overrides:
             if key not in self.hypers:
@@ -227,13 +233,34 @@ def make_optimizer(name: Any, hypers: Any, states: Any, update: Any,
             kinds[key] = "flag"
     if "lr" in hyper:
         kinds["lr"] = "number"
-    slots = []
-    for entry in to_py(states):
-        items = to_py(entry)
-        opts = {A.kw_name(k): v for k, v in zip(items[1::2], items[2::2])}
-        slots.append((A.local_name(items[0]), opts))
     label = A.local_name(name) if isinstance(name, Symbol) else str(name)
+    slots = [_state_slot(label, entry, hyper) for entry in to_py(states)]
     return OptimizerValue(OptimizerDef(label, hyper, slots, update, kinds))
+
+
+def _state_slot(optimizer: str, entry: Any, hypers: dict[str, Any]) -> tuple[str, dict]:
+    """(name, options) of `(defstate NAME [:unless-zero HYPER])`: with :unless-zero
+    the slot exists only while that hyperparameter is not the number 0 (SGD's
+    momentum buffer). A mistake is reported at the defstate where the reader saw it."""
+    items, span = to_py(entry)[1:], getattr(entry, "span", None)
+    name = A.local_name(items[0])
+    opts = {A.kw_name(k): v for k, v in zip(items[1::2], items[2::2])}
+    unknown = sorted(set(opts) - {"unless-zero"})
+    if unknown or len(items) % 2 == 0:
+        raise error(E_OPTIMIZER, f"{optimizer}: defstate {name} has an unknown option", span,
+                    expected="(defstate NAME) or (defstate NAME :unless-zero HYPER)",
+                    actual=" ".join(A.show(x).lower() for x in items),
+                    fix=f"(defstate {name})")
+    hyper = opts.get("unless-zero")
+    if hyper is not None:
+        hyper = A.local_name(hyper) if isinstance(hyper, Symbol) else None
+        if hyper not in hypers:
+            raise error(E_OPTIMIZER, f"{optimizer}: defstate {name} :unless-zero names "
+                        "no hyperparameter", span, expected=" ".join(hypers),
+                        actual=A.show(opts["unless-zero"]).lower(),
+                        fix=did_you_mean(str(hyper), list(hypers)))
+        opts["unless-zero"] = hyper
+    return name, opts
 
 
 # -- tracing the update ---------------------------------------------------------
@@ -406,7 +433,11 @@ def _replay_update(g: Graph, group: Group, done: _Traced, param: Value, grad: Va
 
 def _state_inputs(g: Graph, group: Group, param: Value) -> list[Value]:
     return [g.input(f"opt/{param.name}/{name}", param.shape, "f32", role="state")
-            for name, _opts in group.optimizer.states]
+            for name in group.optimizer.live_states()]
+
+
+def _is_zero(value: Any) -> bool:
+    return A.is_number(value) and value == 0
 
 
 def trace_update(interp: Any, g: Graph, group: Group, param: Value, grad: Value,
@@ -415,13 +446,17 @@ def trace_update(interp: Any, g: Graph, group: Group, param: Value, grad: Value,
     state. Returns the state inputs."""
     opt = group.optimizer
     states = _state_inputs(g, group, param)
+    live = dict(zip(opt.live_states(), states))
+    # a slot that does not exist is nil in the rule, and what it sets it to is dropped
+    slots = [live.get(name) for name, _opts in opt.states]
     result = interp.call(opt.update, TracedTensor(param), TracedTensor(grad), ctx,
-                         *[TracedTensor(s) for s in states], *hypers)
+                         *[NIL if s is None else TracedTensor(s) for s in slots], *hypers)
     items = to_py(result)
     new_param = _as_value(g, items[0], param, f"{opt.name}'s update of {param.name}")
     g.update(param, new_param)
-    for state, new in zip(states, items[1:]):
-        g.update(state, _as_value(g, new, state, f"{opt.name}'s state {state.name}"))
+    for state, new in zip(slots, items[1:]):
+        if state is not None:
+            g.update(state, _as_value(g, new, state, f"{opt.name}'s state {state.name}"))
     return states
 
 
