@@ -12,7 +12,7 @@ import numba
 import numpy as np
 from numba.core.dispatcher import Dispatcher
 from numba.core.errors import NumbaPerformanceWarning
-from sexpgpu.kernels import compile_pool, threads
+from sexpgpu.kernels import compile_pool, fpmode, threads
 from sexpgpu.kernels.bf16 import from_bf16
 from sexpgpu.kernels.cache import load_module, module_path
 from sexpgpu.kernels.cache import record as record_index
@@ -38,7 +38,11 @@ class CompiledGraph:
     The caller owns every input array: updates are written into the caller's
     arrays (so params and optimizer state live in the training loop's dicts);
     buffers for intermediates belong to the CompiledGraph and are reused between
-    calls; outputs are returned as fresh arrays."""
+    calls; outputs are returned as fresh arrays. With `flush_denormals` set (a run
+    sets it), its kernels compute with subnormals flushed to zero (kernels/fpmode.py).
+    """
+
+    flush_denormals = False
 
     def __init__(self, program: KernelPlan, plan: MemoryPlan, generated: Generated, module: Any,
                  device: str):
@@ -106,7 +110,12 @@ class CompiledGraph:
     def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """One step: outputs by name; updated inputs are overwritten in place."""
         arrays = self._prepare(inputs)
-        self._step(*arrays, *self._fixed, *self._errs)
+        before = fpmode.flush() if self.flush_denormals else None
+        try:
+            self._step(*arrays, *self._fixed, *self._errs)
+        finally:
+            if before is not None:
+                fpmode.restore(before)
         self._raise_bad_index()
         return {name: self._read(v, arrays, s, i) for name, v, s, i in self._outputs}
 

@@ -32,6 +32,7 @@ from numba import prange, types
 from numba.experimental.function_type import _get_wrapper_address
 from numba.extending import intrinsic
 from numba.np.arrayobj import populate_array
+from sexpgpu.kernels import fpmode
 
 # the signature of every chunk function: (chunk, address of its block)
 CHUNK_ARGS = (types.int64, types.int64)
@@ -102,8 +103,12 @@ def _call_chunk(typingctx, fn, c, block):  # noqa: ARG001 - a numba intrinsic
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, parallel=True)
 def run(fn: int, chunks: int, block: int) -> None:
-    """Chunks 0 .. chunks-1 of the chunk function at address `fn`, on numba's threads."""
+    """Chunks 0 .. chunks-1 of the chunk function at address `fn`, on numba's threads,
+    each in the floating-point mode of the thread that called run (kernels/fpmode.py:
+    subnormals flushed in a run, kept elsewhere)."""
+    caller = fpmode.mode()
     for c in prange(chunks):
+        fpmode.set_mode(caller)
         _call_chunk(fn, np.int64(c), block)
 
 

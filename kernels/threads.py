@@ -123,7 +123,8 @@ class Policy:
                 "policy": "fixed" if self.fixed is not None else "auto",
                 "threads": self.fixed if self.fixed is not None else self.cap,
                 "blas_threads": 1, "numba_threads": numba_threads(),
-                "min_flops_per_thread": MIN_FLOPS_PER_THREAD, "parallel_work": PARALLEL_WORK}
+                "min_flops_per_thread": MIN_FLOPS_PER_THREAD, "parallel_work": PARALLEL_WORK,
+                "denormals": "flushed" if env.flush_denormals() else "kept"}
 
 
 def parallel_worth(work: int) -> bool:

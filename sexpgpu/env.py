@@ -110,6 +110,12 @@ def slurm_step_tasks() -> int | None:
     return int(value) if value and value.isdigit() else None
 
 
+def flush_denormals() -> bool:
+    """SEXPGPU_DENORMALS: `flush` (the default: a run's CPU kernels flush subnormal
+    floats to zero, kernels/fpmode.py) or `keep` (IEEE subnormals, at their cost)."""
+    return os.environ.get("SEXPGPU_DENORMALS", "flush").strip().lower() != "keep"
+
+
 def collective() -> str:
     """SEXPGPU_COLLECTIVE: how a CUDA run of several processes sums its gradients:
     `auto` (NCCL where every rank can, else host-staged MPI), `nccl` or `mpi-host`."""

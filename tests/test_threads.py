@@ -182,6 +182,11 @@ def test_diff_shows_runs_that_differ_only_in_threads() -> None:
     before = {"blas": "OpenBLAS 0.3.30", "policy": "auto", "blas_threads": 2,
               "numba_threads": 2}  # recorded before the one pool
     assert diff.threads_text(before) == "auto (up to 2), BLAS shared, numba 2"
+    flushed, kept = {**auto, "denormals": "flushed"}, {**auto, "denormals": "kept"}
+    lines = diff.render_results(diff.compare_results({**side, "threads": flushed},
+                                                     {**side, "threads": kept}))
+    assert "  threads: auto (up to 2), BLAS 1, numba 2, denormals flushed -> " \
+        "auto (up to 2), BLAS 1, numba 2, denormals kept  (differ)" in lines
 
 
 def test_big_matmuls_are_chunked_and_the_step_asks_for_threads_once(

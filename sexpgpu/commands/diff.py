@@ -273,7 +273,9 @@ def threads_text(threads: dict[str, Any] | None) -> str:
     count = threads.get("threads", threads["blas_threads"])
     policy = f"up to {count}" if threads["policy"] == "auto" else f"{count}"
     blas = threads["blas_threads"] if "threads" in threads else "shared"
-    return f"{threads['policy']} ({policy}), BLAS {blas}, numba {threads['numba_threads']}"
+    text = f"{threads['policy']} ({policy}), BLAS {blas}, numba {threads['numba_threads']}"
+    # recorded since kernels/fpmode.py (runs before it kept subnormals)
+    return text + (f", denormals {threads['denormals']}" if "denormals" in threads else "")
 
 
 def render_results(results: dict[str, Any]) -> list[str]:

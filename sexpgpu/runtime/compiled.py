@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from sexpgpu import kernels
+from sexpgpu import env, kernels
 from sexpgpu.ir import rng
 from sexpgpu.ir.graph import Graph
 from sexpgpu.runtime.health import DiagSampler
@@ -110,7 +110,9 @@ class KernelProgram(GraphProgram):
     def _compile(self, graph: Graph, device: str) -> Any:
         if self._progress is not None:
             self._progress.lowering(graph.name)
-        return kernels.compile(graph, device=device)
+        compiled = kernels.compile(graph, device=device)
+        compiled.flush_denormals = env.flush_denormals()  # a CPU graph's kernels obey it
+        return compiled
 
     def _warm(self) -> None:
         """Every kernel of every graph compiled now, counted, rather than inside the
