@@ -19,6 +19,7 @@ Modules, in pipeline order:
     mathfn      vectorisable `exp`, `tanh` and `erf`, copied into kernel modules
     bf16        bf16 stored as uint16: scalar conversions for kernels, numpy ones
     rng         the counter-based RNG: the same bits from numpy, njit and CUDA
+    fpmode      subnormals flushed to zero while a run's kernels execute (MXCSR)
     demo        an MLP training step and its numpy baseline, for tests and benches
 """
 
