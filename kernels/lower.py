@@ -80,8 +80,9 @@ class Alias:
 
 @dataclass(frozen=True)
 class Const:
-    """A `full` constant, written as a literal into the loops that read it; other
-    readers read `copy`, a fill kernel made for the first one."""
+    """A scalar `full` constant, written as a literal into the loops that read it;
+    other readers read `copy`, a fill kernel made for the first one. (A constant
+    tensor is filled and Computed: `_add_const`.)"""
 
     node: Node
     copy: Kernel | None = None
@@ -417,7 +418,14 @@ class _Grouper:
     # -- the rules, one per _rule() ------------------------------------------------
 
     def _add_const(self, node: Node) -> None:
-        self.where[node.outputs[0]] = Const(node)
+        value = node.outputs[0]
+        if prod(value.shape) > 1:
+            # a constant tensor (an RNN's zero first state): filled once and read like
+            # any value, so the loops reading it have the text of those reading the
+            # values that take its place at later steps (one kernel to compile, not two)
+            self.where[value] = Computed(self._closed("loop", node))
+            return
+        self.where[value] = Const(node)
 
     def _add_alias(self, node: Node) -> None:
         """A reshape reads its input's buffer row-major: no kernel at all."""
