@@ -150,8 +150,7 @@ def matmul_chunks(flops: int, dim: int) -> tuple[int, int]:
 def numba_threads() -> int:
     """The threads numba's parallel kernels may use (its own setting, read without
     starting its thread pool)."""
-    value = os.environ.get("NUMBA_NUM_THREADS")
-    return int(value) if value else env.num_threads() or env.usable_cores()
+    return env.count("NUMBA_NUM_THREADS") or env.num_threads() or env.usable_cores()
 
 
 _POLICY: list[Policy] = []

@@ -5,6 +5,54 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from sexpgpu.diagnostics import define_code, error
+
+E_ENV = define_code(
+    "E-ENV", "an environment variable has a value SexpGPU cannot use",
+    "A SEXPGPU_ variable (docs/environment.md) is set to a value outside its kind: a "
+    "count that is not a positive integer, a number of seconds that is not a positive "
+    "number, or a word that is not one of its choices. It is read when the run needs "
+    "it, and refused rather than guessed at.",
+)
+
+
+def count(name: str) -> int | None:
+    """A positive integer variable; None when unset or empty."""
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return None
+    if not value.isdigit() or int(value) < 1:
+        raise _refused(name, value, "a positive integer", "2")
+    return int(value)
+
+
+def seconds(name: str, default: float) -> float:
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return default
+    try:
+        parsed = float(value)
+    except ValueError:
+        parsed = -1.0
+    if not parsed > 0 or parsed == float("inf"):
+        raise _refused(name, value, "a positive number of seconds", f"{default:g}")
+    return parsed
+
+
+def choice(name: str, choices: tuple[str, ...]) -> str:
+    """One of `choices` (the first when unset), in any case."""
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return choices[0]
+    if value.lower() not in choices:
+        raise _refused(name, value, " or ".join(choices), choices[0])
+    return value.lower()
+
+
+def _refused(name: str, value: str, expected: str, example: str) -> Exception:
+    return error(E_ENV, f"{name}={value} is not {expected}", expected=expected,
+                 actual=value, fix=f"{name}={example}, or unset it")
+
 
 def cache_dir() -> Path:
     """Where generated kernel modules and prepared data are cached."""
@@ -52,8 +100,9 @@ def threads_fixed() -> int | None:
     (kernels/threads.py): a parallel loop waits for all its threads, so on a box busy
     with other work a second thread that is not scheduled made a 100x256x256 matmul
     13 times slower."""
-    value = os.environ.get("SEXPGPU_THREADS") or os.environ.get("SEXPGPU_BLAS_THREADS")
-    return max(1, int(value)) if value else None
+    if os.environ.get("SEXPGPU_THREADS", "").strip():
+        return count("SEXPGPU_THREADS")
+    return count("SEXPGPU_BLAS_THREADS")
 
 
 def usable_cores() -> int:
@@ -71,15 +120,13 @@ def thread_cap() -> int:
 
 def num_threads() -> int | None:
     """SEXPGPU_NUM_THREADS caps the CPU threads of parallel kernels."""
-    value = os.environ.get("SEXPGPU_NUM_THREADS")
-    return int(value) if value else None
+    return count("SEXPGPU_NUM_THREADS")
 
 
 def compile_jobs() -> int | None:
     """SEXPGPU_COMPILE_JOBS: processes that compile a run's kernels when they are not
     in the cache (kernels/compile_pool.py); 1 compiles them all in this process."""
-    value = os.environ.get("SEXPGPU_COMPILE_JOBS")
-    return max(1, int(value)) if value else None
+    return count("SEXPGPU_COMPILE_JOBS")
 
 
 def mpi_world_size() -> int | None:
@@ -97,7 +144,7 @@ def mpi_world_size() -> int | None:
 def collective_timeout_s() -> float:
     """SEXPGPU_COLLECTIVE_TIMEOUT: seconds a process of a data-parallel run waits for
     the others at a collective before it ends the job with E-RANK-LOST (default 20)."""
-    return float(os.environ.get("SEXPGPU_COLLECTIVE_TIMEOUT", "20"))
+    return seconds("SEXPGPU_COLLECTIVE_TIMEOUT", 20.0)
 
 
 def slurm_step_tasks() -> int | None:
@@ -113,7 +160,7 @@ def slurm_step_tasks() -> int | None:
 def flush_denormals() -> bool:
     """SEXPGPU_DENORMALS: `flush` (the default: a run's CPU kernels flush subnormal
     floats to zero, kernels/fpmode.py) or `keep` (IEEE subnormals, at their cost)."""
-    return os.environ.get("SEXPGPU_DENORMALS", "flush").strip().lower() != "keep"
+    return choice("SEXPGPU_DENORMALS", ("flush", "keep")) == "flush"
 
 
 def collective() -> str:

@@ -1,0 +1,72 @@
+"""Environment variables (sexpgpu/env.py): a value outside its kind is E-ENV, named
+with what it expects, never an internal error; unset or empty is the default."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sexpgpu.kernels import threads
+
+from sexpgpu import env
+from sexpgpu.api import load_program
+from sexpgpu.diagnostics import SexpError
+
+
+@pytest.mark.parametrize(("name", "read", "value"), [
+    ("SEXPGPU_THREADS", env.threads_fixed, "two"),
+    ("SEXPGPU_BLAS_THREADS", env.threads_fixed, "0"),
+    ("SEXPGPU_NUM_THREADS", env.num_threads, "-1"),
+    ("SEXPGPU_COMPILE_JOBS", env.compile_jobs, "1.5"),
+    ("SEXPGPU_COLLECTIVE_TIMEOUT", env.collective_timeout_s, "soon"),
+    ("SEXPGPU_COLLECTIVE_TIMEOUT", env.collective_timeout_s, "-3"),
+    ("SEXPGPU_DENORMALS", env.flush_denormals, "ieee"),
+])
+def test_a_value_outside_its_kind_is_refused(monkeypatch, name, read, value) -> None:
+    monkeypatch.delenv("SEXPGPU_THREADS", raising=False)
+    monkeypatch.setenv(name, value)
+    with pytest.raises(SexpError) as caught:
+        read()
+    diag = caught.value.diagnostic
+    assert diag.code == "E-ENV" and name in diag.message and diag.actual == value
+    assert diag.expected and diag.fix.startswith(f"{name}=")
+
+
+@pytest.mark.parametrize(("name", "read", "value", "want"), [
+    ("SEXPGPU_THREADS", env.threads_fixed, " 3 ", 3),
+    ("SEXPGPU_NUM_THREADS", env.num_threads, "", None),
+    ("SEXPGPU_COLLECTIVE_TIMEOUT", env.collective_timeout_s, "2.5", 2.5),
+    ("SEXPGPU_COLLECTIVE_TIMEOUT", env.collective_timeout_s, "", 20.0),
+    ("SEXPGPU_DENORMALS", env.flush_denormals, "KEEP", False),
+    ("SEXPGPU_DENORMALS", env.flush_denormals, "", True),
+])
+def test_values_of_the_kind_and_defaults(monkeypatch, name, read, value, want) -> None:
+    monkeypatch.setenv(name, value)
+    assert read() == want
+
+
+RUN = """
+(require "sexpgpu/nn" :as nn)
+(require "sexpgpu/optim" :as optim)
+(defloader train :source (mnist1d :split :train) :batch 8)
+(defmodel net ()
+  (defchild l (nn:linear 40 10))
+  (lambda (x) (l x)))
+(defobjective (model &key x y)
+  (nn:cross-entropy (model x) y))
+(optimizer (optim:sgd :lr 0.1))
+(defrun :steps 1)
+"""
+
+
+def test_a_run_with_a_bad_thread_count_says_so(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("SEXPGPU_THREADS", "two")
+    threads.reset()
+    path = tmp_path / "run.sx"
+    path.write_text(RUN)
+    try:
+        with pytest.raises(SexpError) as caught:
+            load_program(str(path))
+    finally:
+        threads.reset()
+    assert caught.value.diagnostic.code == "E-ENV"
