@@ -45,28 +45,15 @@ def test_values_of_the_kind_and_defaults(monkeypatch, name, read, value, want) -
     assert read() == want
 
 
-RUN = """
-(require "sexpgpu/nn" :as nn)
-(require "sexpgpu/optim" :as optim)
-(defloader train :source (mnist1d :split :train) :batch 8)
-(defmodel net ()
-  (defchild l (nn:linear 40 10))
-  (lambda (x) (l x)))
-(defobjective (model &key x y)
-  (nn:cross-entropy (model x) y))
-(optimizer (optim:sgd :lr 0.1))
-(defrun :steps 1)
-"""
+TINY_RUN = Path(__file__).parent / "e2e" / "tiny.sx"  # a small run with an eval
 
 
-def test_a_run_with_a_bad_thread_count_says_so(tmp_path: Path, monkeypatch) -> None:
+def test_a_run_with_a_bad_thread_count_says_so(monkeypatch) -> None:
     monkeypatch.setenv("SEXPGPU_THREADS", "two")
     threads.reset()
-    path = tmp_path / "run.sx"
-    path.write_text(RUN)
     try:
         with pytest.raises(SexpError) as caught:
-            load_program(str(path))
+            load_program(str(TINY_RUN))
     finally:
         threads.reset()
     assert caught.value.diagnostic.code == "E-ENV"

@@ -61,31 +61,18 @@ def test_a_parallel_kernel_computes_in_the_mode_of_its_caller(two_threads) -> No
     assert (np.array([TINY]) * np.float32(1.0))[0] == TINY
 
 
-RUN = """
-(require "sexpgpu/nn" :as nn)
-(require "sexpgpu/optim" :as optim)
-(defloader train :source (mnist1d :split :train) :batch 8)
-(defmodel net ()
-  (defchild l (nn:linear 40 10))
-  (lambda (x) (l x)))
-(defobjective (model &key x y)
-  (nn:cross-entropy (model x) y))
-(optimizer (optim:sgd :lr 0.1))
-(defrun :steps 1)
-"""
+TINY_RUN = Path(__file__).parent / "e2e" / "tiny.sx"  # a small run with an eval
 
 
 @pytest.mark.parametrize(("setting", "flushed"), [(None, True), ("keep", False),
                                                   ("flush", True)])
-def test_a_runs_graphs_flush_unless_told_to_keep(tmp_path: Path, monkeypatch,
+def test_a_runs_graphs_flush_unless_told_to_keep(monkeypatch,
                                                  setting: str | None, flushed: bool) -> None:
     if setting is None:
         monkeypatch.delenv("SEXPGPU_DENORMALS", raising=False)
     else:
         monkeypatch.setenv("SEXPGPU_DENORMALS", setting)
-    path = tmp_path / "run.sx"
-    path.write_text(RUN)
-    _, program = load_program(str(path))
+    _, program = load_program(str(TINY_RUN))
     graphs = [program._step, *(c for c, _ in program._evals.values())]
     assert all(g.flush_denormals is flushed for g in graphs)
     assert threads.policy().describe()["denormals"] == ("flushed" if flushed else "kept")
