@@ -148,7 +148,12 @@ def _concat(node, names, name, params):
         cpu += _copy_nest(loops, (names.buf(out), out.dtype, to), (src, x.dtype, at))
         start += x.shape[ax]
     code = _elementwise(node, name, params, lines)
-    code.cpu = _stacked(node, names, ax) or cpu
+    stacked = _stacked(node, names, ax)
+    code.cpu = stacked or cpu
+    # a stack's sizes as arguments: an RNN's stacks of gates, of states and of the
+    # eval batch's states then share one function (three of 0.25 s each to compile
+    # for the GRU example); a copy gains little from literal counts
+    code.sizes_as_args = stacked is not None
     return code
 
 
