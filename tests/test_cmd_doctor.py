@@ -38,6 +38,18 @@ def test_doctor_with_a_file_checks_compile_data_and_memory(capsys) -> None:
     assert code == 0 and out.endswith("a run can start here\n")
 
 
+def test_a_bad_environment_variable_fails_and_the_other_checks_still_run(
+        monkeypatch, capsys) -> None:
+    monkeypatch.setenv("SEXPGPU_THREADS", "two")
+    monkeypatch.setenv("SEXPGPU_DENORMALS", "ieee")
+    code, payload = sexpgpu_json(capsys, "doctor", SWEEP_TINY)
+    checks = _by_name(payload)
+    assert code == 1 and checks["env"]["status"] == "fail"
+    assert "E-ENV" in checks["env"]["detail"] and "SEXPGPU_THREADS=two" in checks["env"]["detail"]
+    assert "SEXPGPU_DENORMALS=ieee" in checks["env"]["detail"]
+    assert checks["cpus"]["status"] == "ok" and checks["compile"]["status"] == "ok"
+
+
 def test_unwritable_cache_fails(tmp_path, monkeypatch, capsys) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("", encoding="utf-8")

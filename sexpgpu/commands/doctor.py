@@ -86,13 +86,36 @@ def cpus(load: float | None = None) -> Check:
     if load is None:
         load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
     detail = f"{usable} usable of {total}, load {load:.1f}"
-    fixed, free = env.threads_fixed(), max(1, round(usable - load))
+    try:
+        fixed = env.threads_fixed()
+    except SexpError:  # the env check reports it
+        fixed = None
+    free = max(1, round(usable - load))
     if fixed is None:
         return Check("cpus", "ok", f"{detail}; threads follow the free cores")
     if load >= 0.75 and fixed > free:
         return Check("cpus", "warn", f"{detail}: other work holds about {load:.0f} of them; "
                      f"set SEXPGPU_THREADS={free} or unset it (now {fixed})")
     return Check("cpus", "ok", detail)
+
+
+# the readers of every SEXPGPU_ variable that has a kind (sexpgpu/env.py)
+ENV_READERS = (env.threads_fixed, env.num_threads, env.compile_jobs,
+               env.collective_timeout_s, env.flush_denormals)
+
+
+def environment() -> Check:
+    """Every SEXPGPU_ variable with a kind holds a value of it (a run would stop at
+    E-ENV where it reads one that does not)."""
+    refused = []
+    for read in ENV_READERS:
+        try:
+            read()
+        except SexpError as exc:
+            refused.append(_diag(exc))
+    if refused:
+        return Check("env", "fail", "; ".join(refused))
+    return Check("env", "ok", "every SEXPGPU_ variable set is of its kind")
 
 
 def cuda() -> tuple[Check, int | None]:
@@ -272,7 +295,7 @@ def main(argv: list[str]) -> int:
     args = usage.parse(HELP, "doctor", argv)
     checks = versions()
     cuda_check, gpu_free = cuda()
-    checks += [cpus(), cuda_check, disk(args["--runs"]), cache()]
+    checks += [environment(), cpus(), cuda_check, disk(args["--runs"]), cache()]
     if args["--device"] == "cuda":
         checks += [ptx_check(), nccl_check()]
     if args["FILE"]:
