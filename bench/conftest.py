@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +83,30 @@ def _limit_line(row: str, limit: dict, ours: dict | None) -> str:
             f"{limit['limit_ms']:.1f} ms{times} the machine's matmul limit")
 
 
+def _machine() -> str:
+    """The CPU and the libraries the figures come from (the ratios depend on both:
+    MKL's sgemm runs at an Intel core's peak, not at an AMD one's)."""
+    model = platform.machine()
+    try:
+        fields: dict[str, str] = {}
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            key, _, value = line.partition(":")
+            fields.setdefault(key.strip(), value.strip())
+        # a VM's name can hide the generation; family and model tell it
+        model = (f"{fields.get('model name', model)} (family {fields.get('cpu family', '?')} "
+                 f"model {fields.get('model', '?')})")
+    except OSError:
+        pass
+    from sexpgpu.kernels import vgemm
+
+    try:
+        import torch
+        torch_version = f"torch {torch.__version__}"
+    except ImportError:
+        torch_version = "no torch"
+    return f"{model}; {vgemm.describe()}; {torch_version}"
+
+
 def _step_summary(terminalreporter: Any, config: Any) -> None:
     if not STEP_RESULTS:
         return
@@ -109,6 +134,7 @@ def _step_summary(terminalreporter: Any, config: Any) -> None:
     threads = {r.get("threads") for r in STEP_RESULTS.values() if r.get("threads")}
     write(f"threads (torch.set_num_threads = SexpGPU's): {sorted(threads)}; "
           f"cpus: {os.cpu_count()}")
+    write(f"machine: {_machine()}")
     out = config.getoption("--step-json")
     if out:
         rows = [{"model": m, "backend": b, **r} for (m, b), r in STEP_RESULTS.items()]
