@@ -9,7 +9,7 @@ and stayed at 0.59 ms with them flushed; the run ended at the same test loss and
 accuracy to every digit printed. AMD's cores pay little, but flush the same.
 
 The mode belongs to a thread: a run sets it on its thread around each compiled
-graph's step (`flushed`), and `kernels.parallel.run` gives every chunk the mode of
+graph's step (`flush`, then `restore`), and `kernels.parallel.run` gives every chunk the mode of
 the thread that launched it, so the threads of one kernel compute alike and a
 kernel called outside a run (a test against numpy) keeps IEEE subnormals.
 SEXPGPU_DENORMALS=keep keeps them in runs too. On other architectures `mode` is 0

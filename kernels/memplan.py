@@ -82,9 +82,9 @@ def _lowest_gap(size: int, starts: np.ndarray, ends: np.ndarray) -> int:
     sorted by start: before the first range that begins `size` or more bytes past
     the end of all before it, else past them all. (Vectorised: a GRU's thousand
     values made a Python loop over every placed one the most of its run's plan.)"""
-    reach = np.maximum.accumulate(ends) if len(ends) else ends
-    before = np.concatenate(([0], reach[:-1])).clip(min=0) if len(ends) else reach
+    if not len(ends):
+        return 0
+    reach = np.maximum.accumulate(ends)
+    before = np.concatenate(([0], reach[:-1]))
     fits = np.flatnonzero(starts >= before + size)
-    if len(fits):
-        return int(before[fits[0]])
-    return int(max(reach[-1], 0)) if len(ends) else 0
+    return int(before[fits[0]] if len(fits) else reach[-1])
