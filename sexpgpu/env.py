@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
@@ -33,8 +34,8 @@ def seconds(name: str, default: float) -> float:
     try:
         parsed = float(value)
     except ValueError:
-        parsed = -1.0
-    if not parsed > 0 or parsed == float("inf"):
+        parsed = math.nan
+    if not (parsed > 0 and math.isfinite(parsed)):
         raise _refused(name, value, "a positive number of seconds", f"{default:g}")
     return parsed
 
@@ -161,6 +162,12 @@ def flush_denormals() -> bool:
     """SEXPGPU_DENORMALS: `flush` (the default: a run's CPU kernels flush subnormal
     floats to zero, kernels/fpmode.py) or `keep` (IEEE subnormals, at their cost)."""
     return choice("SEXPGPU_DENORMALS", ("flush", "keep")) == "flush"
+
+
+# every reader above of a variable with a kind: `sexpgpu doctor` calls each, so a
+# variable added here with a kind is checked there too
+TYPED_READERS = (threads_fixed, num_threads, compile_jobs, collective_timeout_s,
+                 flush_denormals)
 
 
 def collective() -> str:

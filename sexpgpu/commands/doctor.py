@@ -99,16 +99,11 @@ def cpus(load: float | None = None) -> Check:
     return Check("cpus", "ok", detail)
 
 
-# the readers of every SEXPGPU_ variable that has a kind (sexpgpu/env.py)
-ENV_READERS = (env.threads_fixed, env.num_threads, env.compile_jobs,
-               env.collective_timeout_s, env.flush_denormals)
-
-
 def environment() -> Check:
     """Every SEXPGPU_ variable with a kind holds a value of it (a run would stop at
     E-ENV where it reads one that does not)."""
     refused = []
-    for read in ENV_READERS:
+    for read in env.TYPED_READERS:
         try:
             read()
         except SexpError as exc:
