@@ -20,12 +20,15 @@ Modules, in pipeline order:
     bf16        bf16 stored as uint16: scalar conversions for kernels, numpy ones
     rng         the counter-based RNG: the same bits from numpy, njit and CUDA
     fpmode      subnormals flushed to zero while a run's kernels execute (MXCSR)
+    vectorwidth 512-bit vectors in numba's loops on AVX-512 CPUs, set before numba starts
     demo        an MLP training step and its numpy baseline, for tests and benches
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from sexpgpu.kernels import vectorwidth
 
 __all__ = ["CompiledGraph", "compile", "op"]
 
@@ -38,3 +41,6 @@ def __getattr__(name: str) -> Any:
 
         return getattr(executor, name)
     raise AttributeError(f"module 'sexpgpu.kernels' has no attribute {name!r}")
+
+
+vectorwidth.before_numba()

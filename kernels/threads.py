@@ -117,9 +117,10 @@ class Policy:
     def describe(self) -> dict[str, Any]:
         """What the `open` event records (and `sexpgpu diff` compares)."""
         # numba and llvmlite: only once a run is under way (not for `--device tpu`)
-        from sexpgpu.kernels import vgemm
+        from sexpgpu.kernels import vectorwidth, vgemm
 
-        return {"sgemm": vgemm.describe(), "blas": blas.name(),
+        return {"sgemm": vgemm.describe(), "loop_vectors": vectorwidth.describe(),
+                "blas": blas.name(),
                 "policy": "fixed" if self.fixed is not None else "auto",
                 "threads": self.fixed if self.fixed is not None else self.cap,
                 "blas_threads": 1, "numba_threads": numba_threads(),

@@ -164,10 +164,16 @@ def flush_denormals() -> bool:
     return choice("SEXPGPU_DENORMALS", ("flush", "keep")) == "flush"
 
 
+def vector_bits() -> str:
+    """SEXPGPU_VECTOR_BITS: `auto` (the default: numba's loops use 512-bit vectors on
+    CPUs with AVX-512, kernels/vectorwidth.py) or `256` (LLVM's tuning for them)."""
+    return choice("SEXPGPU_VECTOR_BITS", ("auto", "256"))
+
+
 # every reader above of a variable with a kind: `sexpgpu doctor` calls each, so a
 # variable added here with a kind is checked there too
 TYPED_READERS = (threads_fixed, num_threads, compile_jobs, collective_timeout_s,
-                 flush_denormals)
+                 flush_denormals, vector_bits)
 
 
 def collective() -> str:

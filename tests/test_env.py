@@ -21,6 +21,7 @@ from sexpgpu.diagnostics import SexpError
     ("SEXPGPU_COLLECTIVE_TIMEOUT", env.collective_timeout_s, "soon"),
     ("SEXPGPU_COLLECTIVE_TIMEOUT", env.collective_timeout_s, "-3"),
     ("SEXPGPU_DENORMALS", env.flush_denormals, "ieee"),
+    ("SEXPGPU_VECTOR_BITS", env.vector_bits, "wide"),
 ])
 def test_a_value_outside_its_kind_is_refused(monkeypatch, name, read, value) -> None:
     monkeypatch.delenv("SEXPGPU_THREADS", raising=False)
@@ -39,6 +40,8 @@ def test_a_value_outside_its_kind_is_refused(monkeypatch, name, read, value) -> 
     ("SEXPGPU_COLLECTIVE_TIMEOUT", env.collective_timeout_s, "", 20.0),
     ("SEXPGPU_DENORMALS", env.flush_denormals, "KEEP", False),
     ("SEXPGPU_DENORMALS", env.flush_denormals, "", True),
+    ("SEXPGPU_VECTOR_BITS", env.vector_bits, "", "auto"),
+    ("SEXPGPU_VECTOR_BITS", env.vector_bits, "256", "256"),
 ])
 def test_values_of_the_kind_and_defaults(monkeypatch, name, read, value, want) -> None:
     monkeypatch.setenv(name, value)

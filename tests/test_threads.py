@@ -187,6 +187,12 @@ def test_diff_shows_runs_that_differ_only_in_threads() -> None:
                                                      {**side, "threads": kept}))
     assert "  threads: auto (up to 2), BLAS 1, numba 2, denormals flushed -> " \
         "auto (up to 2), BLAS 1, numba 2, denormals kept  (differ)" in lines
+    w512, llvm = ({**flushed, "loop_vectors": "512-bit"},
+                  {**flushed, "loop_vectors": "LLVM's choice"})
+    lines = diff.render_results(diff.compare_results({**side, "threads": w512},
+                                                     {**side, "threads": llvm}))
+    assert any("loops 512-bit -> " in line and "loops LLVM's choice  (differ)" in line
+               for line in lines)
 
 
 def test_big_matmuls_are_chunked_and_the_step_asks_for_threads_once(

@@ -274,8 +274,10 @@ def threads_text(threads: dict[str, Any] | None) -> str:
     policy = f"up to {count}" if threads["policy"] == "auto" else f"{count}"
     blas = threads["blas_threads"] if "threads" in threads else "shared"
     text = f"{threads['policy']} ({policy}), BLAS {blas}, numba {threads['numba_threads']}"
-    # recorded since kernels/fpmode.py (runs before it kept subnormals)
-    return text + (f", denormals {threads['denormals']}" if "denormals" in threads else "")
+    # recorded since kernels/fpmode.py (runs before it kept subnormals) and
+    # kernels/vectorwidth.py (runs before it had LLVM's choice)
+    text += f", denormals {threads['denormals']}" if "denormals" in threads else ""
+    return text + (f", loops {threads['loop_vectors']}" if "loop_vectors" in threads else "")
 
 
 def render_results(results: dict[str, Any]) -> list[str]:
