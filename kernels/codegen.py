@@ -185,11 +185,26 @@ def _indent(lines: list[str], depth: int) -> list[str]:
     return ["    " * depth + line for line in lines]
 
 
-def _parallel(code: KernelCode) -> bool:
+def _parallel(code: KernelCode, spread: set[str]) -> bool:
     """Whether the generated loop nest's outer loop is shared by threads (a CPU
     override may have a prange of its own: `_chunked` looks at the final text)."""
-    return code.cpu is None and threads.parallel_worth(code.work) and bool(code.outer) \
-        and code.outer[0][1] > 1
+    worth = threads.parallel_worth(code.work) or (
+        threads.parallel_maybe(code.work, code.size) and _spread_reads(code, spread))
+    return code.cpu is None and worth and bool(code.outer) and code.outer[0][1] > 1
+
+
+def _spread_reads(code: KernelCode, spread: set[str]) -> bool:
+    """Whether the kernel reads a buffer that the last kernel writing it wrote in
+    parallel (`spread`: such buffers, so far in the step)."""
+    return not spread.isdisjoint(code.reads)
+
+
+def _serial(code: KernelCode, spread: set[str]) -> bool:
+    """Whether a prange of the kernel's text runs as an ordinary loop: a kernel
+    that checks indices (its first bad index goes into the error buffer as a
+    (where, value) pair, which two threads could mix), or a marginal override that
+    reads nothing spread."""
+    return bool(code.index_checks) or (code.marginal and not _spread_reads(code, spread))
 
 
 def _cpu_loops(code: KernelCode, parallel: bool) -> list[str]:
@@ -469,11 +484,11 @@ def _cpu_step(codes: list[KernelCode], params: list[str], copies: list[tuple[str
     modules: list[str] = []
     functions: dict[str, str] = {}  # kernel module source -> local function name
     index: dict[str, dict] = {}
+    spread: set[str] = set()  # buffers last written by a parallel kernel
     for code in codes:
-        # a kernel that checks indices stays serial: its first bad index goes into
-        # the error buffer as a (where, value) pair, which two threads could mix
-        lines, chunks = _chunked(_tidy(_cpu_loops(code, _parallel(code))),
-                                 serial=bool(code.index_checks))
+        lines, chunks = _chunked(_tidy(_cpu_loops(code, _parallel(code, spread))),
+                                 serial=_serial(code, spread))
+        spread = (spread | set(code.writes)) if chunks else (spread - set(code.writes))
         body, ints = _parametrized(_renamed(lines, code), code.sizes_as_args,
                                    _flat(code) or _batch_loop(code, lines))
         args = _positional(code) + [f"n{i}" for i in range(len(ints))]

@@ -78,7 +78,8 @@ def render_layer_norm(node: Node, names, name: str, params: list[str]) -> Kernel
     work = rows.rows * rows.c * 8
     code = KernelCode(name, params, [("r", max(rows.rows, 1)), ("c", rows.c)],
                       _forward_thread(rows, node), work=work)
-    loop = "prange" if rows.rows > 1 and threads.parallel_worth(work) else "range"
+    loop = "prange" if rows.rows > 1 and threads.parallel_maybe(work, code.size) else "range"
+    code.marginal = not threads.parallel_worth(work)
     w = rows.buf(weight)
     code.cpu = [f"{rows.width} = {rows.c}", f"for r in {loop}({rows.rows}):"] + [
         "    " + line for line in [

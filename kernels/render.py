@@ -320,4 +320,6 @@ def render(kernel: Kernel, program: KernelPlan, names: Names, name: str) -> Kern
     if code.index_checks:
         code.params.append(ERR)  # the step's error buffer, last
     code.comment = [f"{n.op} at {n.span}" if n.span else n.op for n in kernel.nodes]
+    code.reads = [names.buf(v) for v in kernel.inputs]
+    code.writes = [names.buf(v) for v in kernel.outputs]
     return code

@@ -141,6 +141,11 @@ class KernelCode:
     body: list[str]
     cpu: list[str] | None = None
     work: int = 0                       # element operations: whether the CPU loop is parallel
+    # a CPU override whose prange is worth its threads only where the kernel reads
+    # what a parallel kernel left in every core's cache (codegen's `_spread_reads`)
+    marginal: bool = False
+    reads: list[str] = field(default_factory=list)   # the input buffers among params
+    writes: list[str] = field(default_factory=list)  # the output buffers among params
     comment: list[str] = field(default_factory=list)
     # every integer of the CPU text may become an argument: a BLAS call's speed
     # does not depend on literal sizes, so all matmuls of a dtype/layout share one

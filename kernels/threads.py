@@ -42,6 +42,13 @@ MIN_FLOPS_PER_THREAD = 1 << 23
 # element-operations from which a kernel's outer loop is shared by the pool's threads
 # (below it, waking them costs more than they save)
 PARALLEL_WORK = 1 << 22
+# ... or from this many output elements, when the kernel reads a buffer that a
+# parallel kernel has just written (kernels/codegen.py's `_spread_reads`): each
+# thread then finds its part in its own core's cache, where one thread would fetch
+# the other core's half (the char-GPT's residual adds and layer norms between its
+# two-chunk matmuls, 98304 elements: ~1 ms of a 23 ms step). After a serial kernel
+# the same loops ran slower shared (the CNN's unfolds, the GRU's adds: 3-8% a step)
+PARALLEL_ELEMENTS = 1 << 16
 MIN_CHUNK_DIM = 32  # rows (or columns) of a matmul chunk at least
 MAX_CHUNKS = 8  # a chunk re-packs the shared operand: more cost more than they gain
 REFRESH_S = 0.25  # how often the free cores are measured (a /proc/stat read, ~20 us)
@@ -125,12 +132,20 @@ class Policy:
                 "threads": self.fixed if self.fixed is not None else self.cap,
                 "blas_threads": 1, "numba_threads": numba_threads(),
                 "min_flops_per_thread": MIN_FLOPS_PER_THREAD, "parallel_work": PARALLEL_WORK,
+                "parallel_elements": PARALLEL_ELEMENTS,
                 "denormals": "flushed" if env.flush_denormals() else "kept"}
 
 
 def parallel_worth(work: int) -> bool:
     """Whether a kernel of `work` element-operations runs its outer loop in parallel."""
     return work >= PARALLEL_WORK
+
+
+def parallel_maybe(work: int, elements: int) -> bool:
+    """Whether a kernel of `work` over `elements` outputs may run in parallel: it
+    does when its work pays (`parallel_worth`) or when it reads what a parallel kernel
+    wrote (the step's generator knows, PARALLEL_ELEMENTS says why)."""
+    return parallel_worth(work) or elements >= PARALLEL_ELEMENTS
 
 
 def matmul_chunks(flops: int, dim: int) -> tuple[int, int]:

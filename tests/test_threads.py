@@ -257,3 +257,47 @@ def test_parallel_kernels_take_the_policys_threads_and_give_the_same_bits(
     finally:
         threads.reset()
     assert got["y"].tobytes() == one["y"].tobytes()
+
+
+def test_a_big_light_loop_is_parallel_only_after_a_parallel_kernel(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under PARALLEL_WORK, a loop (or a layer norm) of PARALLEL_ELEMENTS outputs or
+    more shares its rows when it reads what a parallel kernel has just written (each
+    thread finds its part in its own core's cache) and stays serial after a serial
+    one; either way any thread count gives the bits of one thread."""
+    import numba
+
+    from sexpgpu import kernels
+    from sexpgpu.ir.graph import Graph
+
+    monkeypatch.setattr(threads.env, "usable_cores", lambda: 2)
+    g = Graph("residual")
+    x, w = g.input("x", (768, 128)), g.input("w", (128, 128))   # 2^24.6 FLOPs: 2 chunks
+    r, lnw = g.input("r", (768, 128)), g.input("lnw", (128,))
+    after_matmul = g.apply("add", g.apply("matmul", x, w), r)
+    normed, _, _ = g.apply("layer_norm", after_matmul, lnw, eps=1e-5)
+    g.output("y", normed)
+    g.output("z", g.apply("add", r, x))          # reads inputs only: serial
+    compiled = kernels.compile(g)
+    calls = compiled.source.split("def step(")[1].splitlines()
+    assert sum(line.strip().startswith("launch(") for line in calls) == 3
+    sources = compiled.generated.kernel_sources
+    assert sum("def chunk(" in text and "layer_norm" in text for text in sources) == 1
+    assert any("def kernel(" in text and "add" in text for text in sources)
+    rng = np.random.default_rng(4)
+    feed = {name: rng.normal(size=shape).astype(np.float32)
+            for name, shape in (("x", (768, 128)), ("w", (128, 128)), ("r", (768, 128)),
+                                ("lnw", (128,)))}
+    want = feed["x"].astype(np.float64) @ feed["w"] + feed["r"]
+    want = (want - want.mean(1, keepdims=True)) / np.sqrt(want.var(1, keepdims=True) + 1e-5)
+    results = []
+    for count in ("1", "2"):
+        monkeypatch.setenv("SEXPGPU_THREADS", count)
+        threads.reset()
+        try:
+            results.append(compiled.run(feed))
+        finally:
+            threads.reset()
+    np.testing.assert_allclose(results[0]["y"], want * feed["lnw"], rtol=1e-3, atol=1e-3)
+    assert numba.config.NUMBA_NUM_THREADS < 2 or all(
+        results[0][k].tobytes() == results[1][k].tobytes() for k in ("y", "z"))
