@@ -21,6 +21,7 @@ with SEXPGPU_VECTOR_BITS=256, or on a CPU without AVX-512.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.abc
 import os
 import sys
@@ -28,11 +29,13 @@ import sys
 from sexpgpu import env
 
 WIDE = "-prefer-256-bit"
+OWNER = "SEXPGPU_CPU_FEATURES_OF"  # the fingerprint of the CPU NUMBA_CPU_FEATURES is for
 
 
 def features(host: str, environ: dict[str, str]) -> str | None:
     """NUMBA_CPU_FEATURES for loops of 512-bit vectors on a CPU of `host` features
-    (LLVM's flattened list), or None to leave numba's choice."""
+    (LLVM's flattened list), or None to leave numba's choice (or the user's, or
+    that of the SexpGPU process this one's environment came from)."""
     if environ.get("NUMBA_CPU_NAME") or environ.get("NUMBA_CPU_FEATURES"):
         return None
     if environ.get("SEXPGPU_VECTOR_BITS", "").strip().lower() == "256":
@@ -42,26 +45,42 @@ def features(host: str, environ: dict[str, str]) -> str | None:
     return f"{host},{WIDE}"
 
 
+def fingerprint(host: str) -> str:
+    """A short name for a CPU's features (LLVM's flattened list)."""
+    return hashlib.sha256(host.encode()).hexdigest()[:16]
+
+
 def configure() -> None:
     """Set NUMBA_CPU_FEATURES (`features`); where numba has created its CPU target
-    already, to the features it has, so that compile workers match this process."""
+    already, to the features it has, so that compile workers match this process.
+    Beside it, SEXPGPU_CPU_FEATURES_OF names the CPU it was set for: a process on
+    another kind of CPU (a rank on another node, to which its launcher's environment
+    was passed) sets its own instead of compiling for instructions it may lack."""
+    from llvmlite import binding  # only as numba loads: `check` must not load LLVM
+
+    host = binding.get_host_cpu_features().flatten()
+    if os.environ.get(OWNER, fingerprint(host)) != fingerprint(host):
+        os.environ.pop("NUMBA_CPU_FEATURES", None)
+        del os.environ[OWNER]
     numba = sys.modules.get("numba")
     if numba is not None:
         from numba.core.registry import cpu_target  # loaded already: costs nothing
 
         if "_toplevel_target_context" in cpu_target.__dict__:
             if not os.environ.get("NUMBA_CPU_NAME"):
-                os.environ["NUMBA_CPU_FEATURES"] = (
-                    cpu_target.target_context.codegen()._tm_features)
+                _set(cpu_target.target_context.codegen()._tm_features, host)
             return
-    from llvmlite import binding  # only as numba loads: `check` must not load LLVM
-
-    wanted = features(binding.get_host_cpu_features().flatten(), dict(os.environ))
+    wanted = features(host, dict(os.environ))
     if wanted is None:
         return
-    os.environ["NUMBA_CPU_FEATURES"] = wanted
+    _set(wanted, host)
     if numba is not None:
         numba.core.config.reload_config()
+
+
+def _set(value: str, host: str) -> None:
+    os.environ["NUMBA_CPU_FEATURES"] = value
+    os.environ[OWNER] = fingerprint(host)
 
 
 class _OnNumbaImport(importlib.abc.MetaPathFinder):

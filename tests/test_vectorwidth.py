@@ -51,7 +51,8 @@ def _probe(first: str, **environ: str) -> tuple[bool, bool]:
     import os
 
     env = {k: v for k, v in os.environ.items()
-           if k not in ("NUMBA_CPU_FEATURES", "NUMBA_CPU_NAME", "SEXPGPU_VECTOR_BITS")}
+           if k not in ("NUMBA_CPU_FEATURES", "NUMBA_CPU_NAME", "SEXPGPU_VECTOR_BITS",
+                        vectorwidth.OWNER)}
     out = subprocess.run([sys.executable, "-c", PROBE.format(first=first)], check=True,
                          capture_output=True, text=True, env=env | environ).stdout.split()
     return out[0] == "True", out[1] == "True"
@@ -77,3 +78,18 @@ def test_a_bad_width_is_refused_when_the_run_records_it(monkeypatch) -> None:
     with pytest.raises(SexpError) as caught:
         vectorwidth.describe()
     assert caught.value.diagnostic.code == "E-ENV"
+
+
+def test_features_set_for_another_cpu_are_set_again_for_this_one() -> None:
+    """A rank on another node may inherit its launcher's NUMBA_CPU_FEATURES: set by
+    SexpGPU for another CPU (its fingerprint differs), they are replaced; set for
+    this CPU (a compile worker's), they are kept."""
+    other = {"NUMBA_CPU_FEATURES": "+sse2,+avx2,-avx512f", vectorwidth.OWNER: "0" * 16}
+    wide, avx512 = _probe("import sexpgpu.kernels", **other)
+    assert wide == avx512
+    from llvmlite import binding
+
+    mine = vectorwidth.fingerprint(binding.get_host_cpu_features().flatten())
+    kept = {"NUMBA_CPU_FEATURES": binding.get_host_cpu_features().flatten(),
+            vectorwidth.OWNER: mine}
+    assert _probe("import sexpgpu.kernels", **kept)[0] is False
