@@ -71,10 +71,11 @@ def configure() -> None:
                 _set(cpu_target.target_context.codegen()._tm_features, host)
             return
     wanted = features(host, dict(os.environ))
-    if wanted is None:
-        return
-    _set(wanted, host)
+    if wanted is not None:
+        _set(wanted, host)
     if numba is not None:
+        # numba read its variables on import: it takes a change (set, or another
+        # CPU's removed) when it reads them again
         numba.core.config.reload_config()
 
 

@@ -93,3 +93,21 @@ def test_features_set_for_another_cpu_are_set_again_for_this_one() -> None:
     kept = {"NUMBA_CPU_FEATURES": binding.get_host_cpu_features().flatten(),
             vectorwidth.OWNER: mine}
     assert _probe("import sexpgpu.kernels", **kept)[0] is False
+
+
+def test_another_cpus_features_are_dropped_when_numba_was_imported_first() -> None:
+    """numba reads NUMBA_CPU_FEATURES on import: with another CPU's removed and none
+    set instead (SEXPGPU_VECTOR_BITS=256), it compiles for this CPU's own features."""
+    code = ("import numba\nimport sexpgpu.kernels\nfrom llvmlite import binding\n"
+            "numba.njit(lambda: 1)()\n"
+            "from numba.core.registry import cpu_target\n"
+            "print(cpu_target.target_context.codegen()._tm_features == "
+            "binding.get_host_cpu_features().flatten())")
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CPU_NAME",)}
+    env |= {"NUMBA_CPU_FEATURES": "+sse2,+avx2,-avx512f", vectorwidth.OWNER: "0" * 16,
+            "SEXPGPU_VECTOR_BITS": "256"}
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                         text=True, env=env).stdout.split()
+    assert out == ["True"]
