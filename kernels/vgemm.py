@@ -82,6 +82,7 @@ _F32 = ir.FloatType()
 _I32 = ir.IntType(32)
 _I64 = ir.IntType(64)
 _PTR = _F32.as_pointer()
+_I8P = ir.IntType(8).as_pointer()
 _ALIGN = ir.Constant(_I32, 4)
 SIGNATURE = ir.FunctionType(ir.VoidType(), [_PTR, _I64, _PTR, _I64, _PTR, _I64,
                                             _I64, _I64, _I64, _F32])
@@ -143,7 +144,7 @@ class _Emit:
             ir.VoidType(), [vec, vec.as_pointer(), _I32, mask]))
         self._fma = _declared(module, f"llvm.fma.v{lanes}f32", ir.FunctionType(vec, [vec] * 3))
         self._prefetch = _declared(module, "llvm.prefetch.p0", ir.FunctionType(
-            ir.VoidType(), [ir.IntType(8).as_pointer(), _I32, _I32, _I32]))
+            ir.VoidType(), [_I8P, _I32, _I32, _I32]))
         b = self.builder
         self.acc = {(r, v): cgutils.alloca_once(b, vec)
                     for r in range(shape.mr) for v in range(NV)}
@@ -307,7 +308,7 @@ class _Emit:
         b = self.builder
         args = [ir.Constant(_I32, 1), ir.Constant(_I32, 3), ir.Constant(_I32, 1)]
         for ptr in pointers:
-            b.call(self._prefetch, [b.bitcast(ptr, ir.IntType(8).as_pointer()), *args])
+            b.call(self._prefetch, [b.bitcast(ptr, _I8P), *args])
 
     def k_step(self, kk, rows, a_rows, step, panel) -> None:
         """One k of a block: A's column kk broadcast times the panel's row kk."""
