@@ -86,32 +86,33 @@ def _keys(node: Node, row: str, s: int) -> str:
     return f"min({row} + 1, {s})" if node.attrs.get("causal") else str(s)
 
 
-# a vector of f32 lanes (AVX-512): loops over a causal row's keys run to a multiple
-# of it, so that they have no scalar remainder (8 exponentials of a 32-key row in
-# scalar code cost as much as the vectorised rest)
-LANES = 16
-
-
-def _padded(node: Node, row: str, width: str) -> str:
-    """The keys row `row` sees rounded up to whole vectors, at most `width` (its
-    block's keys)."""
-    if not node.attrs.get("causal"):
-        return width
-    return f"min(({row} + {LANES}) // {LANES} * {LANES}, {width})"
-
-
 # causal rows are taken in blocks of this many: block b's sgemms stop at the last
 # key its last row sees, so the hidden upper blocks are never multiplied (the
 # forward ran 14% faster than with every key; 16 gained nothing more)
 BLOCK = 32
 
 
-def _row_blocks(node: Node) -> tuple[list[str], int]:
-    """Lines opening a loop over row blocks, setting r0 (the first row), nr (rows)
-    and w (the keys the block's rows see at most), and its depth."""
+def _block_size(node: Node) -> int:
+    return BLOCK if node.attrs.get("causal") else max(node.inputs[0].shape[-2], 1)
+
+
+def _last_block_keys(node: Node) -> int:
+    """The keys the last row block sees (all of them but where T < S, causal)."""
     t, s = node.inputs[0].shape[-2], node.inputs[1].shape[-2]
-    bs = BLOCK if node.attrs.get("causal") else max(t, 1)
-    return [f"for bi in range({-(-t // bs)}):",
+    if not node.attrs.get("causal"):
+        return s
+    return min(-(-t // BLOCK) * BLOCK, s)
+
+
+def _row_blocks(node: Node, last_first: bool = False) -> tuple[list[str], int]:
+    """Lines opening a loop over row blocks (`last_first`: from the last), setting
+    r0 (the first row), nr (rows) and w (the keys the block's rows see at most),
+    and its depth."""
+    t, s = node.inputs[0].shape[-2], node.inputs[1].shape[-2]
+    bs = _block_size(node)
+    blocks = -(-t // bs)
+    order = f"{blocks} - 1, -1, -1" if last_first else f"{blocks}"
+    return [f"for bi in range({order}):",
             f"    r0 = bi * {bs}",
             f"    nr = min({bs}, {t} - r0)",
             f"    w = min(r0 + {bs}, {s})" if node.attrs.get("causal") else f"    w = {s}"], 1
@@ -337,14 +338,6 @@ def _row_max(keys: str, scale: str) -> list[str]:
             f"m_ = np.int32({_ordered('mk_')}).view(np.float32)"]
 
 
-def _hidden_zero(keys: str, *rows: str) -> list[str]:
-    """Weight 0 for the keys of its block that row r does not see (their scores were
-    computed by the sgemm, and maybe exponentiated with the row's last vector); the
-    rows are slices of the block's scratch. A slice assignment each: one loop storing
-    into both rows took the char-GPT's attention backward 7% longer."""
-    return [f"    hz_ = {keys}"] + [f"    {row}[hz_:w] = {_F0}" for row in rows]
-
-
 def _no_weight() -> list[str]:
     # every visible score -inf: NaN, as softmax's 0/0 (the reference's)
     return [f"if l_ == {_F0}:", "    l_ = np.float32(math.nan)"]
@@ -405,13 +398,18 @@ def _backward_head(node: Node, lay: _Layout, q: _Matrix, k: _Matrix, v: _Matrix,
     """CPU: one head, a block of rows at a time: scores and dP = dO v^T by sgemm; on
     the keys each row sees p = e^(s - lse) and ds = p (dP - delta) * scale (0 on
     the others), delta = rowsum(dO * O) - dlse; then dq = ds k by sgemm into dq's
-    rows, and dv += p^T dO, dk += ds^T q by sgemm accumulating (beta 1) into dv's
-    and dk's rows, zeroed first."""
+    rows, and dv += p^T dO, dk += ds^T q by sgemm into dv's and dk's rows, set by
+    the first block taken (the last) and accumulated (beta 1) by the others."""
     out, _, lse, d_lse = node.inputs[3:]
     t, s, d, e, scale = _sizes(node)
-    keys, padded = _keys(node, "r", s), _padded(node, "r", "w")
-    blocks, depth = _row_blocks(node)
-    zero = [f"for j in range({s}):",
+    keys = _keys(node, "r", s)
+    # the last block first: it sees every key (but past T, causal, where T < S),
+    # so its products set dk and dv (beta 0), which the others add to, and only the
+    # keys no query sees are zeroed (the zeroing of all took 6% of the kernel)
+    blocks, depth = _row_blocks(node, last_first=True)
+    first = _last_block_keys(node)
+    accumulate = f"np.float32(bi < {-(-t // _block_size(node)) - 1})"
+    zero = [] if first >= s else [f"for j in range({first}, {s}):",
             f"    zk_ = {dk.slice('j', d)}",
             f"    zv_ = {dv.slice('j', e)}",
             f"    for c in range({_row_length(node.outputs[1])}):",
@@ -433,17 +431,20 @@ def _backward_head(node: Node, lay: _Layout, q: _Matrix, k: _Matrix, v: _Matrix,
         f"        dr_ = dr_ + gr_[c] * {load('xr_', out.dtype, 'c')}",
         "    sr_ = sb_[rr * w:rr * w + w]",
         "    br_ = db_[rr * w:rr * w + w]",
-        f"    for j in range({padded}):",
-        f"        p_ = fast_exp32(sr_[j] * {scale} - lr_)",
-        "        sr_[j] = p_",
-        f"        br_[j] = p_ * (br_[j] - dr_) * {scale}",
-        *_hidden_zero(keys, "sr_", "br_"),
+        # every key of the block in runs, a hidden one's p and ds 0 by a select (its
+        # dP may be inf from a later value): 2% faster than the visible keys
+        # padded to whole vectors, then the rest zeroed by slices
+        f"    vis_ = {keys}",
+        *_indented(_runs("j", "w", [f"p_ = fast_exp32(sr_[j] * {scale} - lr_)",
+                                    f"ds_ = p_ * (br_[j] - dr_) * {scale}",
+                                    f"sr_[j] = p_ if j < vis_ else {_F0}",
+                                    f"br_[j] = ds_ if j < vis_ else {_F0}"])),
         f"gemm_nn(db_, 0, w, {k.buf}, {k.at}, {k.ld}, {dq.buf}, {dq.row('r0')}, {dq.ld}, "
         f"nr, w, {d}, 0.0)",
         f"gemm_tn(sb_, 0, w, {d_out.buf}, {d_out.row('r0')}, {d_out.ld}, "
-        f"{dv.buf}, {dv.at}, {dv.ld}, w, nr, {e}, 1.0)",
+        f"{dv.buf}, {dv.at}, {dv.ld}, w, nr, {e}, {accumulate})",
         f"gemm_tn(db_, 0, w, {q.buf}, {q.row('r0')}, {q.ld}, "
-        f"{dk.buf}, {dk.at}, {dk.ld}, w, nr, {d}, 1.0)",
+        f"{dk.buf}, {dk.at}, {dk.ld}, w, nr, {d}, {accumulate})",
     ], depth) + dq.copy + dk.copy + dv.copy
 
 

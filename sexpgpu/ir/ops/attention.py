@@ -174,6 +174,8 @@ _SHAPES = (((2, 3, 5, 4), (2, 3, 5, 4), (2, 3, 5, 4), {"causal": True}),
            ((2, 3, 5, 4), (2, 3, 5, 4), (2, 3, 5, 4), {"causal": False, "scale": 0.3}),
            ((4, 3), (6, 3), (6, 2), {"causal": True}),        # T < S, E != D
            ((3, 7, 2), (3, 4, 2), (3, 4, 5), {"causal": True}),  # T > S
+           # T < S by more than the CPU's row block (32): keys no query sees
+           ((3, 2), (40, 2), (40, 2), {"causal": True}),
            ((1, 0, 3), (1, 2, 3), (1, 2, 3), {"causal": True}))  # no queries
 
 
