@@ -6,6 +6,7 @@ Modules, in pipeline order:
     lower       group nodes into kernels; KernelPlan says where each value lives
     views       strided views (slice, permute, reshape chains) read without a copy
     memplan     one slot per stored value, reused once the value is dead
+    hostmem     host arrays on a cache line: the arena, parameters, optimizer state
     render      one kernel's body: a fused loop, a fused reduction, or a structured op
     structured  the structured ops' renderers (matmul, concat, take, fold, ...)
     source      source pieces every renderer shares: loads, stores, literals, offsets

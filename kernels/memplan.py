@@ -11,6 +11,7 @@ from math import prod
 from typing import Any
 
 import numpy as np
+from sexpgpu.kernels import hostmem
 from sexpgpu.kernels.lower import KernelPlan
 from sexpgpu.kernels.source import storage
 
@@ -31,7 +32,8 @@ class MemoryPlan:
         return self.size
 
     def allocate(self) -> np.ndarray:
-        return np.empty(max(1, self.size), dtype=np.uint8)
+        # on a cache line, so that each value's 64-byte offset puts it on one too
+        return hostmem.empty_bytes(self.size)
 
     def view(self, arena: Any, value: Value) -> Any:
         """`value`'s elements in the arena (a host or device byte array), flat."""

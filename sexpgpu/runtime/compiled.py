@@ -12,6 +12,7 @@ import numpy as np
 from sexpgpu import env, kernels
 from sexpgpu.ir import rng
 from sexpgpu.ir.graph import Graph
+from sexpgpu.kernels import hostmem
 from sexpgpu.runtime.health import DiagSampler
 from sexpgpu.runtime.program import Batch
 
@@ -25,7 +26,8 @@ def stream_of(path: str) -> int:
 
 
 def init_param(spec: Any, seed: int) -> np.ndarray:
-    """Fill one parameter as its InitSpec says, from (seed, stream of its path)."""
+    """Fill one parameter as its InitSpec says, from (seed, stream of its path), in
+    an array on a cache line (kernels/hostmem.py: the update's vector loops)."""
     shape, dist, p = tuple(spec.shape), spec.init.dist, spec.init.params
     if dist == "zeros":
         out = np.zeros(shape, np.float32)
@@ -40,11 +42,12 @@ def init_param(spec: Any, seed: int) -> np.ndarray:
         out = u * (p["high"] - p["low"]) + p["low"]
     else:
         raise ValueError(f"unknown initialiser distribution {dist!r}")
-    return np.ascontiguousarray(out, dtype=np.float32)
+    return hostmem.copy(out, np.float32)
 
 
 def _zeros_for(graph: Graph, role: str) -> dict[str, np.ndarray]:
-    return {v.name: np.zeros(v.shape, NP_DTYPES[v.dtype]) for v in graph.inputs if v.role == role}
+    return {v.name: hostmem.zeros(v.shape, NP_DTYPES[v.dtype])
+            for v in graph.inputs if v.role == role}
 
 
 class GraphProgram:
