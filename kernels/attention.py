@@ -92,16 +92,20 @@ def _keys(node: Node, row: str, s: int) -> str:
 BLOCK = 32
 
 
-def _block_size(node: Node) -> int:
-    return BLOCK if node.attrs.get("causal") else max(node.inputs[0].shape[-2], 1)
+def _blocks(node: Node) -> tuple[int, int]:
+    """The row blocks' size and count."""
+    t = node.inputs[0].shape[-2]
+    size = BLOCK if node.attrs.get("causal") else max(t, 1)
+    return size, -(-t // size)
 
 
 def _last_block_keys(node: Node) -> int:
     """The keys the last row block sees (all of them but where T < S, causal)."""
-    t, s = node.inputs[0].shape[-2], node.inputs[1].shape[-2]
+    s = node.inputs[1].shape[-2]
     if not node.attrs.get("causal"):
         return s
-    return min(-(-t // BLOCK) * BLOCK, s)
+    size, count = _blocks(node)
+    return min(count * size, s)
 
 
 def _row_blocks(node: Node, last_first: bool = False) -> tuple[list[str], int]:
@@ -109,8 +113,7 @@ def _row_blocks(node: Node, last_first: bool = False) -> tuple[list[str], int]:
     r0 (the first row), nr (rows) and w (the keys the block's rows see at most),
     and its depth."""
     t, s = node.inputs[0].shape[-2], node.inputs[1].shape[-2]
-    bs = _block_size(node)
-    blocks = -(-t // bs)
+    bs, blocks = _blocks(node)
     order = f"{blocks} - 1, -1, -1" if last_first else f"{blocks}"
     return [f"for bi in range({order}):",
             f"    r0 = bi * {bs}",
@@ -408,7 +411,7 @@ def _backward_head(node: Node, lay: _Layout, q: _Matrix, k: _Matrix, v: _Matrix,
     # keys no query sees are zeroed (the zeroing of all took 6% of the kernel)
     blocks, depth = _row_blocks(node, last_first=True)
     first = _last_block_keys(node)
-    accumulate = f"np.float32(bi < {-(-t // _block_size(node)) - 1})"
+    accumulate = f"np.float32(bi < {_blocks(node)[1] - 1})"
     zero = [] if first >= s else [f"for j in range({first}, {s}):",
             f"    zk_ = {dk.slice('j', d)}",
             f"    zv_ = {dv.slice('j', e)}",
