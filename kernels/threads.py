@@ -46,9 +46,11 @@ PARALLEL_WORK = 1 << 22
 # parallel kernel has just written (kernels/codegen.py's `_spread_reads`): each
 # thread then finds its part in its own core's cache, where one thread would fetch
 # the other core's half (the char-GPT's residual adds and layer norms between its
-# two-chunk matmuls, 98304 elements: ~1 ms of a 23 ms step). After a serial kernel
-# the same loops ran slower shared (the CNN's unfolds, the GRU's adds: 3-8% a step)
-PARALLEL_ELEMENTS = 1 << 16
+# two-chunk matmuls, 98304 elements: ~1 ms of a 23 ms step; from 2^15, its AdamW
+# updates of the 49152-element qkv weights too: 0.16 ms of a 20 ms step, twice,
+# once the buffers sat on cache lines). After a serial kernel the same loops ran
+# slower shared (the CNN's unfolds, the GRU's adds: 3-8% a step)
+PARALLEL_ELEMENTS = 1 << 15
 MIN_CHUNK_DIM = 32  # rows (or columns) of a matmul chunk at least
 MAX_CHUNKS = 8  # a chunk re-packs the shared operand: more cost more than they gain
 REFRESH_S = 0.25  # how often the free cores are measured (a /proc/stat read, ~20 us)
