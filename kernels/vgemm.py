@@ -37,6 +37,12 @@ KC = 256                    # k of a panel (KC x NR f32: 32 KB with 16 lanes, L1
 MC = 256                    # rows of an A panel (MC x KC f32: 256 KB, L2-resident)
 NV = 2                      # vectors per row of a block
 UNROLL = 4                  # k steps per trip of a block's inner loop
+# A stored transposed with rows at least PACK_STRIDE f32 apart is copied a panel (KC x
+# MC) at a time to rows of LDP f32 (1088 bytes: a k panel's rows spread over the L1
+# sets) when PACK_PANELS column panels or more read it
+LDP = MC + 16
+PACK_STRIDE = 512
+PACK_PANELS = 3
 
 
 class Shape(NamedTuple):
@@ -153,6 +159,9 @@ class _Emit:
         # f32's alignment each 64-byte load spanned two lines (one core, 384x128x384:
         # 160 -> 181 GFLOP/s)
         self.panel.align = 64
+        if a_t:
+            self.a_panel = cgutils.alloca_once(b, _F32, size=KC * LDP)
+            self.a_panel.align = 64
         self.lane_index = ir.Constant(self.ivec, list(range(lanes)))
         self.n_vec = _splat(b, self.n, self.ivec)
         self.beta_vec = _splat(b, self.beta, vec)
@@ -200,6 +209,38 @@ class _Emit:
             return self.at(self.a, kk, self.lda, row)
         return self.at(self.a, row, self.lda, kk)
 
+    def a_source(self, ic, rows, k0, kc) -> tuple[ir.Value, ir.Value]:
+        """Where the blocks of rows ic.. read A's k panel k0.. from: (the pointer to
+        element (ic, k0), the stride from one k to the next). For A stored transposed
+        with rows far apart, read by enough column panels, a copy of the panel in rows
+        of LDP: A^T's rows a power of two apart put a k panel's lines in a few L1 sets,
+        and far apart cost a page each (one core, 256x512x256: 182 GFLOP/s at a row
+        stride of 256 f32, 152 at 1024, 110 at 2048; copied, 167-170 at all three).
+        Not below PACK_STRIDE, where the copy cost 2-3% (768x512 at 512: 160 -> 165)."""
+        b = self.builder
+        if not self.a_t:
+            return self.a_elem(ic, k0), _int(1)
+        packed = b.and_(b.icmp_signed(">=", self.n, _int(PACK_PANELS * self.shape.nr)),
+                        b.icmp_signed(">=", self.lda, _int(PACK_STRIDE)))
+        with b.if_then(packed):
+            self.pack_a(ic, rows, k0, kc)
+        origin = b.select(packed, self.a_panel, self.a_elem(ic, k0))
+        return origin, b.select(packed, _int(LDP), self.lda)
+
+    def pack_a(self, ic, rows, k0, kc) -> None:
+        """A^T's rows k0..k0+kc, columns ic..ic+rows into the panel's rows."""
+        b, lanes = self.builder, self.shape.lanes
+        rows_vec = _splat(b, rows, self.ivec)
+        with cgutils.for_range(b, kc, intp=_I64) as kk:
+            src = self.a_elem(ic, b.add(k0, kk.index))
+            dst = self.at(self.a_panel, kk.index, _int(LDP), _int(0))
+            with cgutils.for_range_slice(b, _int(0), rows, _int(lanes), _I64) as (r0, _):
+                mask = b.icmp_signed("<", b.add(_splat(b, r0, self.ivec), self.lane_index),
+                                     rows_vec)
+                whole = b.icmp_signed("<=", b.add(r0, _int(lanes)), rows)
+                value = self.load(b.gep(src, [r0]), mask, whole)
+                self.store(value, b.gep(dst, [r0]), mask, whole)
+
     # -- the nest ------------------------------------------------------------------
 
     def emit(self) -> None:
@@ -213,6 +254,7 @@ class _Emit:
             rows = self.at_most(b.sub(self.m, ic), MC)
             with cgutils.for_range_slice(b, _int(0), k_panels, _int(KC), _I64) as (k0, _):
                 kc = self.at_most(b.sub(self.k, k0), KC)
+                a_src = self.a_source(ic, rows, k0, kc)
                 with cgutils.for_range_slice(b, _int(0), self.n, nr, _I64) as (j0, _):
                     # lane l of vector v is column j0 + v * lanes + l: written where < n
                     masks = [b.icmp_signed("<", b.add(_splat(b, self.lane(j0, v), self.ivec),
@@ -220,7 +262,7 @@ class _Emit:
                              for v in range(NV)]
                     whole = b.icmp_signed("<=", b.add(j0, nr), self.n)
                     panel = self.panel_of(j0, k0, kc, masks, whole)
-                    self.row_blocks(ic, rows, j0, k0, kc, panel, masks, whole)
+                    self.row_blocks(ic, rows, j0, k0, kc, a_src, panel, masks, whole)
         b.ret_void()
 
     def at_most(self, x: ir.Value, bound: int) -> ir.Value:
@@ -262,13 +304,13 @@ class _Emit:
                     b.store(row, b.bitcast(dst, self.vec.as_pointer()), align=4)
         return self.panel
 
-    def row_blocks(self, i0, rows, j0, k0, kc, panel, masks, whole) -> None:
+    def row_blocks(self, i0, rows, j0, k0, kc, a_src, panel, masks, whole) -> None:
         """Rows i0 .. i0 + rows, MR at a time, then the rest."""
         b, mr = self.builder, self.shape.mr
         rest = b.srem(rows, _int(mr))
         full = b.add(i0, b.sub(rows, rest))
         with cgutils.for_range_slice(b, i0, full, _int(mr), _I64) as (r0, _):
-            self.block(r0, mr, j0, k0, kc, panel, masks, whole)
+            self.block(r0, mr, i0, j0, k0, kc, a_src, panel, masks, whole)
         # the rest (fewer than MR) as blocks of the powers of 2 its count is made of:
         # few block bodies to compile, and none of one row unless the count is odd
         start = full
@@ -276,11 +318,13 @@ class _Emit:
         while size:
             take = b.icmp_signed("!=", b.and_(rest, _int(size)), _int(0))
             with b.if_then(take):
-                self.block(start, size, j0, k0, kc, panel, masks, whole)
+                self.block(start, size, i0, j0, k0, kc, a_src, panel, masks, whole)
             start = b.select(take, b.add(start, _int(size)), start)
             size //= 2
 
-    def block(self, i0, rows, j0, k0, kc, panel, masks, whole) -> None:
+    def block(self, i0, rows, ic, j0, k0, kc, a_src, panel, masks, whole) -> None:
+        """Rows i0.. (of the panel from row ic, A's k panel at `a_src`) by the columns
+        of `panel`."""
         b = self.builder
         cells = [(self.acc[r, v], self.at(self.c, b.add(i0, _int(r)), self.ldc,
                                           self.lane(j0, v)), masks[v])
@@ -289,8 +333,10 @@ class _Emit:
         # k steps UNROLL at a time: the loop's count and A's row addresses once per
         # UNROLL steps, not beside every step's FMAs (one core of a Sapphire Rapids:
         # 137-145 GFLOP/s before, 147-158 after, at the char-GPT's shapes)
-        a_rows = [self.a_elem(b.add(i0, _int(r)), k0) for r in range(rows)]
-        step = _int(1) if not self.a_t else self.lda
+        origin, step = a_src
+        row_stride = _int(1) if self.a_t else self.lda
+        a_rows = [b.gep(origin, [b.mul(b.add(b.sub(i0, ic), _int(r)), row_stride)])
+                  for r in range(rows)]
         unroll = UNROLL if rows == self.shape.mr else 1   # the rest's blocks: little time
         rest = b.srem(kc, _int(unroll))
         with cgutils.for_range_slice(b, _int(0), b.sub(kc, rest), _int(unroll), _I64) as (kk, _):

@@ -15,9 +15,12 @@ from llvmlite import binding
 from sexpgpu.kernels import sgemm, vgemm
 
 # every remainder of both row blocks (8 and 6), whole and masked column panels, k over
-# one panel and a partial transposed tile of it
+# one panel and a partial transposed tile of it, A^T read in place and copied
 SIZES = [(1, 1, 1), (2, 3, 2), (5, 7, 3), (11, 40, 33), (12, 64, 65), (64, 32, 64), (33, 300, 17),
-         (7, 2 * vgemm.KC + 9, 70), (150, 128, 96), (vgemm.MC + 45, 20, 40)]
+         (7, 2 * vgemm.KC + 9, 70), (150, 128, 96), (vgemm.MC + 45, 20, 40),
+         # A^T copied to its panel (PACK_PANELS column panels, rows PACK_STRIDE apart),
+         # two row and k panels
+         (vgemm.PACK_STRIDE + 3, vgemm.KC + 9, vgemm.PACK_PANELS * 32 + 5)]
 LAYOUTS = ["nn", "nt", "tn", "tt"]
 
 
@@ -92,14 +95,17 @@ def test_an_empty_inner_dimension_gives_beta_c(layout: str) -> None:
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
-def test_chunks_give_the_bits_of_the_whole(layout: str) -> None:
+@pytest.mark.parametrize("m, n", [(37, 70), (vgemm.PACK_STRIDE + 20, 130)],
+                         ids=["small", "a-copied"])
+def test_chunks_give_the_bits_of_the_whole(layout: str, m: int, n: int) -> None:
     """Rows or columns computed in separate calls (a kernel's chunks on different
     threads) give the same bits as one call: each element's sum runs over k in one
-    order whatever the blocks around it."""
+    order whatever the blocks around it, and whether A^T is read in place or from
+    its copy (the second size copies it whole, not in its narrow column chunks)."""
     call = _call(layout)
     ta, tb = layout[0] == "t", layout[1] == "t"
     rng = np.random.default_rng(5)
-    m, k, n = 37, 300, 70
+    k = 300
     a, b, _, _, lda, ldb = _operands(rng, m, k, n, layout)
     whole = np.zeros(m * n, np.float32)
     call(a, 5, lda, b, 3, ldb, whole, 0, n, m, k, n, 0.0)
