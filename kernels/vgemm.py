@@ -400,6 +400,10 @@ def function(module: ir.Module, a_t: bool, b_t: bool,
     if fn is None:
         fn = ir.Function(module, SIGNATURE, name)
         fn.linkage = "internal"
+        # a frame of its own: inlined into the shared function, the four variants'
+        # stack panels made one 674 KB frame for every call, the copy of A^T's
+        # 272 KB among them even for an nn product
+        fn.attributes.add("noinline")
         _Emit(fn, a_t, b_t, shape).emit()
     return fn
 
