@@ -20,7 +20,8 @@ columns into chunks. B is copied a panel at a time (KC x 32, 32 KB on the stack)
 into k-major order first, so the loads of a k step are two contiguous vectors and
 a row stride of B never maps a panel's rows onto the same cache sets; a B stored
 transposed (n x k) is transposed on the way, in lanes x lanes tiles in registers
-(16 x 16 with AVX-512)."""
+(16 x 16 with AVX-512). An A stored transposed with rows far apart is copied a panel
+(KC x MC) at a time for the same reason (`a_source`)."""
 
 from __future__ import annotations
 
