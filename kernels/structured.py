@@ -280,7 +280,39 @@ def _take(node, names, name, params):
         "    " + store(names.buf(out), out.dtype, "lin", literal(0, out.dtype)),
     ])
     code.index_checks = checks
+    code.cpu = _take_rows(node, names, ax, pick, rule)
     return code
+
+
+def _take_rows(node: Node, names, ax: int, pick: str, rule: list[str]) -> list[str] | None:
+    """CPU: `take` as a loop over the picked slices, each index loaded and checked
+    once and its slice (the axes after `ax`, contiguous in x and in the output)
+    copied by a loop that vectorises. Why: checked element by element, the
+    char-GPT's token embedding (768 rows of 128) took 0.11 ms, scalar."""
+    x, idx = node.inputs
+    out = node.outputs[0]
+    row = prod(x.shape[ax + 1:])
+    if row < 2:
+        return None
+    lead = [f"i{d}" for d in range(ax + len(idx.shape))]
+    sizes = out.shape[:len(lead)]
+    xs = strides(x.shape)
+    x_at = affine([(f"i{d}", xs[d]) for d in range(ax)] + [("t", xs[ax])])
+    out_at = affine(list(zip(lead, strides(sizes))))
+    copy = [f"xr_ = {names.buf(x)}[{x_at}:{x_at} + {row}]",
+            f"or_ = {names.buf(out)}[({out_at}) * {row}:({out_at}) * {row} + {row}]",
+            "if ok:",
+            "    for c in range(ncr_):",
+            "        " + store("or_", out.dtype, "c", load("xr_", x.dtype, "c")),
+            "else:",
+            "    for c in range(ncr_):",
+            "        " + store("or_", out.dtype, "c", literal(0, out.dtype))]
+    # the row's length a variable: a literal trip count LLVM unrolls into scalar moves
+    lines = [f"ncr_ = {row}"]
+    for depth, (var, n) in enumerate(zip(lead, sizes)):
+        lines.append("    " * depth + f"for {var} in range({n}):")
+    body = [f"t = {names.buf(idx)}[{pick}]", *rule, *copy]
+    return lines + ["    " * len(lead) + line for line in body]
 
 
 @renderer("check_index")
@@ -334,11 +366,23 @@ def _scatter_add(node, names, name, params):
         cpu += ["    " * depth + line for line in [f"t = {names.buf(idx)}[j]"] + rule
                 + ["if ok:"]]
         depth += 1
-        for d in range(ax + 1, len(out.shape)):
-            cpu.append("    " * depth + f"for i{d} in range({out.shape[d]}):")
-            depth += 1
-        add = f"{load(O, out.dtype, out_at)} + {load(names.buf(src), src.dtype, src_offset)}"
-        cpu.append("    " * depth + store(O, out.dtype, out_at, add))
+        row = prod(out.shape[ax + 1:])
+        if row > 1:
+            # the axes after `ax` are contiguous in out and in src: one loop over the
+            # row, of a variable length so that it vectorises (a literal one LLVM
+            # unrolled; the char-GPT's token embedding gradient 0.048 -> 0.01 ms)
+            o_at = affine([(f"i{d}", os_[d]) for d in range(ax)] + [("t", os_[ax])])
+            s_at = affine(lead + [("j", ss[ax + k - 1] if k else 0)])
+            cpu.insert(0, f"ncr_ = {row}")
+            cpu += ["    " * depth + line for line in [
+                f"or_ = {O}[{o_at}:{o_at} + {row}]",
+                f"sr_ = {names.buf(src)}[{s_at}:{s_at} + {row}]",
+                "for c in range(ncr_):",
+                "    " + store("or_", out.dtype, "c",
+                               f"{load('or_', out.dtype, 'c')} + {load('sr_', src.dtype, 'c')}")]]
+        else:
+            add = f"{load(O, out.dtype, out_at)} + {load(names.buf(src), src.dtype, src_offset)}"
+            cpu.append("    " * depth + store(O, out.dtype, out_at, add))
         code.cpu = cpu
     if out.dtype in ("f32", "i32", "i64"):
         # CUDA: a thread per source element adds it where its index points (atomics:
