@@ -20,7 +20,16 @@ from typing import NamedTuple
 
 from sexpgpu.kernels import threads
 from sexpgpu.kernels.lower import reads_in_place
-from sexpgpu.kernels.source import KernelCode, affine, literal, load, store, strides
+from sexpgpu.kernels.source import (
+    KernelCode,
+    affine,
+    literal,
+    load,
+    store,
+    strides,
+    trip_count,
+    trip_counts,
+)
 
 from sexpgpu.ir.graph import Node, Value
 from sexpgpu.ir.ops.attention import scale_of
@@ -212,13 +221,12 @@ def _scratch(matrices: list[_Matrix], *named: tuple[str, int]) -> list[str]:
 
 def _row_length(x: Value) -> str:
     """The length of x's rows as a variable (set by _row_lengths), for the loops
-    over a row. Why: a literal trip count made LLVM unroll such a loop into scalar
-    moves; with a variable it vectorises it."""
-    return f"nc{x.shape[-1]}_"
+    over a row (`source.trip_count` says why)."""
+    return trip_count(x.shape[-1])
 
 
 def _row_lengths(*xs: Value) -> list[str]:
-    return [f"nc{n}_ = {n}" for n in sorted({x.shape[-1] for x in xs})]
+    return trip_counts(*(x.shape[-1] for x in xs))
 
 
 def _copy_in(lay: _Layout, x: Value, scratch: str) -> list[str]:

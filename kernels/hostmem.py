@@ -24,18 +24,23 @@ def empty_bytes(nbytes: int) -> np.ndarray:
     return raw[start:start + nbytes]
 
 
-def zeros(shape: tuple[int, ...], dtype: np.dtype | type) -> np.ndarray:
-    """np.zeros(shape, dtype), C-contiguous, starting on a cache line."""
+def empty(shape: tuple[int, ...], dtype: np.dtype | type) -> np.ndarray:
+    """np.empty(shape, dtype), C-contiguous, starting on a cache line."""
     dtype = np.dtype(dtype)
     nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    out = empty_bytes(nbytes)[:nbytes]
-    out[:] = 0
-    return out.view(dtype).reshape(shape)
+    return empty_bytes(nbytes)[:nbytes].view(dtype).reshape(shape)
+
+
+def zeros(shape: tuple[int, ...], dtype: np.dtype | type) -> np.ndarray:
+    """np.zeros(shape, dtype), C-contiguous, starting on a cache line."""
+    out = empty(shape, dtype)
+    out[...] = 0
+    return out
 
 
 def copy(x: np.ndarray, dtype: np.dtype | type | None = None) -> np.ndarray:
     """A C-contiguous copy of x (as `dtype`), starting on a cache line."""
     x = np.asarray(x)
-    out = zeros(x.shape, dtype or x.dtype)
+    out = empty(x.shape, dtype or x.dtype)
     out[...] = x
     return out

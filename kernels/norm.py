@@ -16,7 +16,7 @@ from __future__ import annotations
 from math import prod
 
 from sexpgpu.kernels import threads
-from sexpgpu.kernels.source import KernelCode, literal, load, store
+from sexpgpu.kernels.source import KernelCode, literal, load, store, trip_count, trip_counts
 
 from sexpgpu.ir.graph import Node, Value
 
@@ -32,7 +32,7 @@ class _Rows:
         self.rows, self.c = prod(x.shape[:-1]), x.shape[-1]
         self.n = literal(self.c, "f32")
         self.eps = literal(node.attrs.get("eps", 1e-5), "f32")
-        self.width = f"nc{self.c}_"  # a variable trip count: LLVM vectorises, not unrolls
+        self.width = trip_count(self.c)  # the loops over a row: set by trip_counts
 
     def buf(self, v: Value) -> str:
         return self.names.buf(v)
@@ -81,7 +81,7 @@ def render_layer_norm(node: Node, names, name: str, params: list[str]) -> Kernel
     loop = "prange" if rows.rows > 1 and threads.parallel_maybe(work, code.size) else "range"
     code.marginal = not threads.parallel_worth(work)
     w = rows.buf(weight)
-    code.cpu = [f"{rows.width} = {rows.c}", f"for r in {loop}({rows.rows}):"] + [
+    code.cpu = [*trip_counts(rows.c), f"for r in {loop}({rows.rows}):"] + [
         "    " + line for line in [
             f"xr_ = {rows.row(x, 'r')}",
             *_statistics(rows, "xr_", x.dtype),
@@ -98,7 +98,7 @@ def _forward_thread(rows: _Rows, node: Node) -> list[str]:
     x, weight = node.inputs
     y, mean, rstd = node.outputs
     xb, c = rows.buf(x), rows.c
-    return [f"{rows.width} = {c}",
+    return [*trip_counts(c),
             f"if r < {rows.rows}:",
             *["    " + line for line in _statistics(rows, xb, x.dtype, f"r * {c} + j")],
             "    " + store(rows.buf(y), y.dtype, f"r * {c} + c",
@@ -144,7 +144,7 @@ def render_layer_norm_backward(node: Node, names, name: str, params: list[str]) 
                       _backward_thread(rows, node), work=rows.rows * rows.c * 12)
     xv, gv = load("xr_", x.dtype, "c"), load("gr_", dy.dtype, "c")
     wv = load(rows.buf(weight), weight.dtype, "c")
-    code.cpu = [f"{rows.width} = {rows.c}",
+    code.cpu = [*trip_counts(rows.c),
                 f"dw_ = np.zeros({rows.c}, np.float32)",
                 f"for r in range({rows.rows}):"] + ["    " + line for line in [
                     f"xr_ = {rows.row(x, 'r')}",
@@ -168,7 +168,7 @@ def _backward_thread(rows: _Rows, node: Node) -> list[str]:
     xv, gv = load(xb, x.dtype, f"r * {c} + c"), load(gb, dy.dtype, f"r * {c} + c")
     wv = load(rows.buf(weight), weight.dtype, "c")
     xi, gi = load(xb, x.dtype, f"i * {c} + c"), load(gb, dy.dtype, f"i * {c} + c")
-    return [f"{rows.width} = {c}",
+    return [*trip_counts(c),
             f"if r < {rows.rows}:",
             f"    mu_ = {rows.buf(mean)}[r]",
             f"    rs_ = {rows.buf(rstd)}[r]",

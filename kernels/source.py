@@ -68,6 +68,18 @@ def literal(value: object, dtype: str) -> str:
     return convert(dtype, literal_text(value, dtype))
 
 
+def trip_count(n: int) -> str:
+    """The variable holding a loop's trip count n (set by `trip_counts`). Why: over
+    a literal count LLVM unrolled such a loop (a row of 32 or 128) into scalar
+    moves; over a variable it vectorises it."""
+    return f"nc{n}_"
+
+
+def trip_counts(*counts: int) -> list[str]:
+    """The lines setting `trip_count`'s variables of `counts`."""
+    return [f"{trip_count(n)} = {n}" for n in sorted(set(counts))]
+
+
 def load(buffer: str, dtype: str, offset: str) -> str:
     if dtype == "bf16":
         return f"bf16_to_f32({buffer}[{offset}])"
