@@ -71,7 +71,9 @@ def _unfold_samples(rng: np.random.Generator) -> list:
     return [([values(rng, (2, 3, 7))], {"kernel": (3,), "stride": (2,), "padding": (1,)}),
             ([values(rng, (1, 2, 5, 4))], {"kernel": (2, 3), "stride": (1, 1),
                                            "padding": (0, 1)}),
-            ([distinct(rng, (1, 1, 4))], {"kernel": (4,), "stride": (1,), "padding": (0,)})]
+            ([distinct(rng, (1, 1, 4))], {"kernel": (4,), "stride": (1,), "padding": (0,)}),
+            # strides past the kernel: positions no window reads, windows half in padding
+            ([values(rng, (2, 1, 8))], {"kernel": (2,), "stride": (3,), "padding": (1,)})]
 
 
 OPS.append(OpDef("unfold", _unfold_infer, _unfold_reference, _unfold_vjp, kind="opaque",
@@ -108,7 +110,12 @@ def _fold_vjp(g, node, cts):
 
 def _fold_samples(rng: np.random.Generator) -> list:
     return [([values(rng, (2, 3, 3, 4))], {"shape": (2, 3, 7), "kernel": (3,), "stride": (2,),
-                                           "padding": (1,)})]
+                                           "padding": (1,)}),
+            ([values(rng, (1, 2, 2, 3, 3, 6))], {"shape": (1, 2, 5, 6), "kernel": (2, 3),
+                                                 "stride": (2, 1), "padding": (1, 1)}),
+            # positions no window covers (stride 3 past a kernel of 2)
+            ([values(rng, (2, 1, 2, 3))], {"shape": (2, 1, 8), "kernel": (2,), "stride": (3,),
+                                           "padding": (0,)})]
 
 
 OPS.append(OpDef("fold", _fold_infer, _fold_reference, _fold_vjp, kind="opaque",
