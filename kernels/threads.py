@@ -37,8 +37,11 @@ from sexpgpu import env
 
 # below this a matmul chunk does not pay for its thread; a matmul of twice this splits
 # in two (the char-GPT's 768x128x128 projections, 2^24.6 FLOPs: 0.25 ms on one thread,
-# and the step 2-4 ms faster with them and their gradients' matmuls in two chunks)
-MIN_FLOPS_PER_THREAD = 1 << 23
+# and the step 2-4 ms faster with them and their gradients' matmuls in two chunks).
+# From 2^22 (was 2^23) the MNIST-1D MLP's 100x256x256 products split too: its quiet
+# step 0.49 -> 0.39-0.41 ms, under four busy processes 1.20-1.31 -> 1.30-1.34 ms
+# (the policy then runs the chunks on one thread), the GPT's lm head 1% of its step
+MIN_FLOPS_PER_THREAD = 1 << 22
 # element-operations from which a kernel's outer loop is shared by the pool's threads
 # (below it, waking them costs more than they save)
 PARALLEL_WORK = 1 << 22

@@ -36,7 +36,8 @@ WIDE = """
 def test_big_matmuls_are_cut_by_their_shape_and_the_machine(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(threads.env, "usable_cores", lambda: 2)
-    assert threads.matmul_chunks(2 * 100 * 256 * 256, 256) == (1, 256)  # gains little: whole
+    assert threads.matmul_chunks(2 * 100 * 128 * 128, 128) == (1, 128)  # gains little: whole
+    assert threads.matmul_chunks(2 * 100 * 256 * 256, 256) == (2, 128)  # 2^21.6 FLOPs a chunk
     chunks, size = threads.matmul_chunks(2 * 768 * 128 * 384, 768)
     assert (chunks, size) == (2, 384)
     assert threads.matmul_chunks(2 * 768 * 128 * 128, 768) == (2, 384)  # twice the minimum
@@ -45,7 +46,7 @@ def test_big_matmuls_are_cut_by_their_shape_and_the_machine(
     assert chunks == threads.MAX_CHUNKS and size % 16 == 0
     assert (chunks - 1) * size < 768 <= chunks * size
     chunks, _ = threads.matmul_chunks(2 * 768 * 128 * 128, 768)
-    assert chunks == 3  # each chunk at least MIN_FLOPS_PER_THREAD
+    assert chunks == 6  # each chunk at least MIN_FLOPS_PER_THREAD
     monkeypatch.setattr(threads.env, "usable_cores", lambda: 1)
     assert threads.matmul_chunks(2 * 768 * 128 * 384, 768) == (1, 768)
 
@@ -94,14 +95,14 @@ def test_a_step_without_parallel_kernels_keeps_the_blas_to_one_thread() -> None:
     from sexpgpu.ir.graph import Graph
 
     g = Graph("small")
-    a, w = g.input("a", (100, 256)), g.input("w", (256, 256))
+    a, w = g.input("a", (100, 128)), g.input("w", (128, 128))
     g.output("y", g.apply("matmul", a, w))
     blas.set_threads(2)
     threads.reset()
     try:
         compiled = kernels.compile(g)
         assert "kernel_threads()" not in compiled.source
-        compiled.run({"a": np.ones((100, 256), np.float32), "w": np.ones((256, 256), np.float32)})
+        compiled.run({"a": np.ones((100, 128), np.float32), "w": np.ones((128, 128), np.float32)})
         assert blas._library().scipy_openblas_get_num_threads() == 1
     finally:
         threads.reset()
