@@ -5,11 +5,12 @@ CPU: per row, the loops over its elements run over a slice of the row (indexed b
 the loop variable alone, so they vectorise: `attention._Layout.row` says why),
 the row staying in cache between them: the forward reads x twice and writes y
 once, where the unfused ops' three kernels read and wrote it three times each. The
-forward's rows are shared by the pool's threads when the work pays for them; the
-backward adds every row's dweight in turn (one order for any thread count).
+rows are shared by the pool's threads when the work pays for them: the forward's
+one by one, the backward's in dweight's blocks (`weight_blocks`), each block's sum
+in an f32 row of its own, its rows in order (one order for any thread count).
 CUDA: one thread per element (r, c), recomputing its row's sums: simple and
-correct, not fast; the backward's dweight by the threads of row 0, each over
-every row."""
+correct, not fast; the backward's block sums by the threads of the first rows,
+each over its block."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from sexpgpu.kernels import threads
 from sexpgpu.kernels.source import KernelCode, literal, load, store, trip_count, trip_counts
 
 from sexpgpu.ir.graph import Node, Value
+from sexpgpu.ir.ops.norm import weight_blocks
 
 _F0 = "np.float32(0.0)"
 
@@ -138,36 +140,43 @@ def _row_backward(rows: _Rows, node: Node, xr: str, gr: str, at: str) -> list[st
 
 def render_layer_norm_backward(node: Node, names, name: str, params: list[str]) -> KernelCode:
     x, weight, mean, rstd, dy = node.inputs
-    dx, dweight = node.outputs
+    dx, sums = node.outputs
     rows = _Rows(node, names)
+    blocks, per = weight_blocks(rows.rows)
+    work = rows.rows * rows.c * 12
     code = KernelCode(name, params, [("r", max(rows.rows, 1)), ("c", rows.c)],
-                      _backward_thread(rows, node), work=rows.rows * rows.c * 12)
+                      _backward_thread(rows, node), work=work)
     xv, gv = load("xr_", x.dtype, "c"), load("gr_", dy.dtype, "c")
     wv = load(rows.buf(weight), weight.dtype, "c")
-    code.cpu = [*trip_counts(rows.c),
-                f"dw_ = np.zeros({rows.c}, np.float32)",
-                f"for r in range({rows.rows}):"] + ["    " + line for line in [
-                    f"xr_ = {rows.row(x, 'r')}",
-                    f"gr_ = {rows.row(dy, 'r')}",
-                    f"mu_ = {rows.buf(mean)}[r]",
-                    f"rs_ = {rows.buf(rstd)}[r]",
-                    *_row_backward(rows, node, "xr_", "gr_", "c"),
-                    f"dr_ = {rows.row(dx, 'r')}",
-                    f"for c in range({rows.width}):",
-                    "    " + store("dr_", dx.dtype, "c", f"{_dxc(xv, gv, wv)} - sd_"),
-                    f"    dw_[c] = dw_[c] + {gv} * (({xv} - mu_) - sh_) * rs_"]] + [
-                f"for c in range({rows.width}):",
-                "    " + store(rows.buf(dweight), dweight.dtype, "c", "dw_[c]")]
+    loop = "prange" if blocks > 1 and threads.parallel_maybe(work, code.size) else "range"
+    code.marginal = not threads.parallel_worth(work)
+    # block b's rows: b * per + i for i below per (or the rest), all provably >= 0
+    code.cpu = [*trip_counts(rows.c), f"for b in {loop}({blocks}):"] + ["    " + line for line in [
+        f"sr_ = {rows.buf(sums)}[b * {rows.c}:b * {rows.c} + {rows.c}]",
+        f"for c in range({rows.width}):",
+        f"    sr_[c] = {_F0}",
+        f"for i_ in range(min({per}, {rows.rows} - b * {per})):"] + ["    " + line for line in [
+            f"r = b * {per} + i_",
+            f"xr_ = {rows.row(x, 'r')}",
+            f"gr_ = {rows.row(dy, 'r')}",
+            f"mu_ = {rows.buf(mean)}[r]",
+            f"rs_ = {rows.buf(rstd)}[r]",
+            *_row_backward(rows, node, "xr_", "gr_", "c"),
+            f"dr_ = {rows.row(dx, 'r')}",
+            f"for c in range({rows.width}):",
+            "    " + store("dr_", dx.dtype, "c", f"{_dxc(xv, gv, wv)} - sd_"),
+            f"    sr_[c] = sr_[c] + {gv} * (({xv} - mu_) - sh_) * rs_"]]]
     return code
 
 
 def _backward_thread(rows: _Rows, node: Node) -> list[str]:
     x, weight, mean, rstd, dy = node.inputs
-    dx, dweight = node.outputs
+    dx, sums = node.outputs
     xb, gb, c = rows.buf(x), rows.buf(dy), rows.c
     xv, gv = load(xb, x.dtype, f"r * {c} + c"), load(gb, dy.dtype, f"r * {c} + c")
     wv = load(rows.buf(weight), weight.dtype, "c")
     xi, gi = load(xb, x.dtype, f"i * {c} + c"), load(gb, dy.dtype, f"i * {c} + c")
+    blocks, per = weight_blocks(rows.rows)
     return [*trip_counts(c),
             f"if r < {rows.rows}:",
             f"    mu_ = {rows.buf(mean)}[r]",
@@ -175,12 +184,12 @@ def _backward_thread(rows: _Rows, node: Node) -> list[str]:
             *["    " + line for line in _row_backward(rows, node, xb, gb, f"r * {c} + j")],
             "    " + store(rows.buf(dx), dx.dtype, f"r * {c} + c",
                            f"{_dxc(xv, gv, wv)} - sd_"),
-            "if r == 0:",
+            f"if r < {blocks}:",  # row r's thread sums block r
             f"    acc = {_F0}",
-            f"    for i in range({rows.rows}):",
+            f"    for i in range(r * {per}, min(r * {per} + {per}, {rows.rows})):",
             f"        mu_ = {rows.buf(mean)}[i]",
             f"        rs_ = {rows.buf(rstd)}[i]",
             *["        " + line
               for line in _shift(rows, load(xb, x.dtype, f"i * {c} + j"), "j")],
             f"        acc = acc + {gi} * (({xi} - mu_) - sh_) * rs_",
-            "    " + store(rows.buf(dweight), dweight.dtype, "c", "acc")]
+            "    " + store(rows.buf(sums), "f32", f"r * {c} + c", "acc")]

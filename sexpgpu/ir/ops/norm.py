@@ -1,8 +1,12 @@
 """Fused layer normalisation over the last axis (PyTorch's F.layer_norm with a weight
 and no bias: a bias is one more add, fused into the loops after it):
 `layer_norm` gives y = ((x - mean) - shift) * rstd * weight and each row's mean and
-rstd, and `layer_norm_backward` gives dx and dweight from them. One kernel each way,
-a row at a time: the unfused form read and wrote every element three times each way.
+rstd, and `layer_norm_backward` gives dx and dweight's sums over blocks of rows
+(`weight_blocks`), which the VJP adds up. One kernel each way, a row at a time: the
+unfused form read and wrote every element three times each way. Why blocks: a
+kernel can share the rows between threads only if no sum runs across them, and a
+sum in blocks fixed by the shape gives the same bits for any thread count (the
+char-GPT's nine backward layer norms ran on one core, 0.6 ms of a 19 ms step).
 
 The mean is corrected as `nn:layer-norm` always did it (docs/numerics.md): shift,
 the mean of x - mean, is the f32 mean's rounding error (0 in exact arithmetic, so
@@ -12,6 +16,8 @@ mean (a row is in cache) rather than storing a third row value.
 Kernels: kernels/norm.py."""
 
 from __future__ import annotations
+
+from math import prod
 
 from sexpgpu.ir import build
 from sexpgpu.ir.build import unsqueeze
@@ -25,6 +31,15 @@ from sexpgpu.lazynumpy import np
 OPS: list[OpDef] = []
 
 _ARGS = (Arg("eps", "number", 1e-5),)
+MIN_BLOCK_ROWS = 16   # rows a block of dweight's sum has at least ...
+MAX_BLOCKS = 64       # ... unless that makes more blocks than this
+
+
+def weight_blocks(rows: int) -> tuple[int, int]:
+    """(blocks, rows per block) of layer_norm_backward's dweight sums over `rows`
+    rows (the last block has the rest)."""
+    per = max(MIN_BLOCK_ROWS, -(-rows // MAX_BLOCKS))
+    return max(1, -(-rows // per)), per
 
 
 # -- shape rules ------------------------------------------------------------------------
@@ -63,7 +78,8 @@ def _backward_infer(types: list[TensorType], attrs: dict) -> tuple[TensorType, .
         if t.shape != want.shape or t.dtype != want.dtype:
             raise ShapeRuleError(f"{name} does not fit the input", expected=str(want),
                                  actual=str(t))
-    return x, weight
+    blocks, _ = weight_blocks(prod(x.shape[:-1]))
+    return x, TensorType((blocks, x.shape[-1]), "f32")
 
 
 # -- references: the unfused math, in the inputs' precision ---------------------------
@@ -86,10 +102,10 @@ def layer_norm_reference(x, weight, eps: float = 1e-5):
 
 
 def layer_norm_backward_reference(x, weight, mean, rstd, dy, eps: float = 1e-5):  # noqa: ARG001
-    """dx, dweight: with a = (x - mean) - shift, xhat = a * rstd, g = dy * weight,
-    dxc = rstd g - rstd^3 (x - mean) mean(g a), dx = dxc - mean(dxc) (shift taken as a
-    constant, as the forward's stop-gradient does), dweight = sum of dy xhat over
-    every row."""
+    """dx, dweight's block sums: with a = (x - mean) - shift, xhat = a * rstd, g = dy *
+    weight, dxc = rstd g - rstd^3 (x - mean) mean(g a), dx = dxc - mean(dxc) (shift
+    taken as a constant, as the forward's stop-gradient does), and the sums of dy xhat
+    over each block of rows (f32)."""
     x, weight, mean, rstd, dy = one_float_dtype(x, weight, mean, rstd, dy)
     n = x.dtype.type(x.shape[-1])
     xc, shift = _centred(x, mean)
@@ -98,8 +114,10 @@ def layer_norm_backward_reference(x, weight, mean, rstd, dy, eps: float = 1e-5):
     g = dy * weight
     dxc = r * g - r * r * r * xc * ((g * a).sum(axis=-1, keepdims=True) / n)
     dx = dxc - dxc.sum(axis=-1, keepdims=True) / n
-    dweight = (dy * a * r).reshape(-1, x.shape[-1]).sum(axis=0)
-    return dx, dweight
+    terms = (dy * a * r).reshape(-1, x.shape[-1])
+    blocks, per = weight_blocks(len(terms))
+    sums = [terms[b * per:(b + 1) * per].sum(axis=0) for b in range(blocks)]
+    return dx, np.stack(sums)
 
 
 # -- VJPs -------------------------------------------------------------------------------
@@ -115,8 +133,8 @@ def _forward_vjp(g, node, cts):
         return [None, None]
     x, weight = node.inputs
     _, mean, rstd = node.outputs
-    dx, dweight = g.apply("layer_norm_backward", x, weight, mean, rstd, dy, **node.attrs)
-    return [dx, dweight]
+    dx, sums = g.apply("layer_norm_backward", x, weight, mean, rstd, dy, **node.attrs)
+    return [dx, build.cast(g, g.apply("sum", sums, axes=(0,)), weight.dtype)]
 
 
 def _unfused_forward(g, x, weight, eps=1e-5):
@@ -150,9 +168,21 @@ def _unfused_backward(g, x, weight, mean, rstd, dy, eps=1e-5):  # noqa: ARG001
     r3 = g.apply("mul", g.apply("mul", r, r), r)
     dxc = g.apply("sub", g.apply("mul", r, gw), g.apply("mul", g.apply("mul", r3, xc), ga))
     dx = g.apply("sub", dxc, g.apply("mul", g.apply("sum", dxc, axes=(-1,), keepdims=True), inv))
-    rows = tuple(range(len(x.shape) - 1))
-    dweight = g.apply("sum", g.apply("mul", g.apply("mul", dy, a), r), axes=rows, keepdims=False)
-    return build.cast(g, dx, dtype), build.cast(g, dweight, dtype)
+    return build.cast(g, dx, dtype), _block_sums(g, g.apply("mul", g.apply("mul", dy, a), r))
+
+
+def _block_sums(g, terms):
+    """The sums of `terms` (..., C) over each block of rows (`weight_blocks`): the rows
+    padded with zeros to whole blocks."""
+    c = terms.shape[-1]
+    rows = prod(terms.shape[:-1])
+    blocks, per = weight_blocks(rows)
+    flat = g.apply("reshape", terms, shape=(rows, c))
+    if blocks * per > rows:
+        zeros = build.scalar(g, 0.0, "f32")
+        pad = g.apply("broadcast_to", zeros, shape=(blocks * per - rows, c))
+        flat = g.apply("concat", flat, pad, axis=0)
+    return g.apply("sum", g.apply("reshape", flat, shape=(blocks, per, c)), axes=(1,))
 
 
 def _backward_vjp(g, node, cts):
@@ -202,9 +232,10 @@ OPS.append(OpDef(
     inputs=("x", "weight", "mean", "rstd", "dy"), integers="reject",
     reached=("fused_layer_norm",),
     extra={"reorders_sums": True, "specials": sprinkled(_backward_samples),
-           "f32_inputs": (2, 3)},
-    doc="layer_norm's VJP: dx and dweight from the input, the rows' mean and rstd and "
-        "y's cotangent (shift recomputed); its own VJP is the unfused form's"))
+           "f32_inputs": (2, 3), "f32_outputs": (1,)},
+    doc="layer_norm's VJP: dx and dweight's f32 sums over blocks of rows (their sum is "
+        "dweight) from the input, the rows' mean and rstd and y's cotangent (shift "
+        "recomputed); its own VJP is the unfused form's"))
 
 composite(OPS, "fused_layer_norm", _fused,
           lambda x, weight, eps=1e-5: layer_norm_reference(x, weight, eps)[0],
