@@ -189,7 +189,8 @@ def _parallel(code: KernelCode, spread: set[str]) -> bool:
     """Whether the generated loop nest's outer loop is shared by threads (a CPU
     override may have a prange of its own: `_chunked` looks at the final text)."""
     worth = threads.parallel_worth(code.work) or (
-        threads.parallel_maybe(code.work, code.size) and _spread_reads(code, spread))
+        threads.parallel_maybe(code.work, max(code.size, code.domain_size))
+        and _spread_reads(code, spread))
     return code.cpu is None and worth and bool(code.outer) and code.outer[0][1] > 1
 
 

@@ -288,7 +288,8 @@ def _render_reduce(kernel: Kernel, program: KernelPlan, names: Names, name: str,
     lines += ["    " * len(reduced) + line for line in inner] + finish
     code = KernelCode(name, params, [(i, domain[d]) for d, i in enumerate(index)
                                      if d not in axes],
-                      lines, work=_work(domain, len(kernel.nodes), inner))
+                      lines, work=_work(domain, len(kernel.nodes), inner),
+                      domain_size=prod(domain))
     code.reduction = Reduction(reduced, start, inner, finish, accs)
     if kept and max(axes) < min(d for d in range(len(domain)) if d not in axes) \
             and all(n.outputs[0].dtype != "bf16" for n in kernel.reductions):

@@ -171,6 +171,10 @@ class KernelCode:
     reduction: Reduction | None = None
     atomic: tuple[list[tuple[str, int]], list[str], list[str]] | None = None
 
+    # elements a loop kernel reads from each operand (its domain: a reduction's
+    # outputs times its reduced length), when it reads more than it writes
+    domain_size: int = 0
+
     @property
     def size(self) -> int:
         return prod(n for _, n in self.outer)

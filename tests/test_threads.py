@@ -302,3 +302,38 @@ def test_a_big_light_loop_is_parallel_only_after_a_parallel_kernel(
     np.testing.assert_allclose(results[0]["y"], want * feed["lnw"], rtol=1e-3, atol=1e-3)
     assert numba.config.NUMBA_NUM_THREADS < 2 or all(
         results[0][k].tobytes() == results[1][k].tobytes() for k in ("y", "z"))
+
+
+def test_a_row_reduction_of_a_parallel_result_is_parallel_by_what_it_reads(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A softmax's row max over a chunked matmul's 768x65 logits writes 768 values but
+    reads 49920 (PARALLEL_ELEMENTS counts what a loop reads): its rows are shared,
+    each chunk whole rows, with one thread's bits; over a serial kernel's result
+    the same reduction stays serial."""
+    from sexpgpu import kernels
+    from sexpgpu.ir.graph import Graph
+
+    monkeypatch.setattr(threads.env, "usable_cores", lambda: 2)
+    g = Graph("logits")
+    x, w = g.input("x", (768, 128)), g.input("w", (128, 65))   # 2^23.6 FLOPs: 2 chunks
+    logits = g.apply("matmul", x, w)
+    g.output("m", g.apply("amax", logits, axes=(-1,), keepdims=False))
+    g.output("s", g.apply("amax", g.apply("add", x, x), axes=(-1,), keepdims=False))
+    compiled = kernels.compile(g)
+    sources = compiled.generated.kernel_sources
+    assert sum("def chunk(" in text and "(amax)" in text for text in sources) == 1
+    assert sum("def kernel(" in text and "(add, amax)" in text for text in sources) == 1
+    rng = np.random.default_rng(6)
+    feed = {"x": rng.normal(size=(768, 128)).astype(np.float32),
+            "w": rng.normal(size=(128, 65)).astype(np.float32)}
+    results = []
+    for count in ("1", "2"):
+        monkeypatch.setenv("SEXPGPU_THREADS", count)
+        threads.reset()
+        try:
+            results.append(compiled.run(feed))
+        finally:
+            threads.reset()
+    want = (feed["x"].astype(np.float64) @ feed["w"]).max(axis=1)
+    np.testing.assert_allclose(results[0]["m"], want, rtol=1e-5, atol=1e-5)
+    assert results[0]["m"].tobytes() == results[1]["m"].tobytes()
