@@ -802,10 +802,9 @@ def _mathfn(names: list[str], compiled: bool) -> list:
     from sexpgpu.kernels import mathfn
 
     env = dict(mathfn.__dict__)
-    for name in names if compiled else ():
-        fn = getattr(mathfn, name)
-        env[name] = numba.njit(error_model="numpy", fastmath={"reassoc", "contract"},
-                               inline="always")(type(fn)(fn.__code__, env))
+    for fn in mathfn.SCALAR_FUNCTIONS if compiled else ():  # the named and those they call
+        env[fn.__name__] = numba.njit(error_model="numpy", fastmath={"reassoc", "contract"},
+                                      inline="always")(type(fn)(fn.__code__, env))
     return [env[name] for name in names]
 
 
