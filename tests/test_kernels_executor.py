@@ -277,6 +277,27 @@ def test_wrong_inputs_are_diagnostics(bad, code_part) -> None:
     assert code_part in info.value.diagnostic.message
 
 
+def test_an_updated_array_reshaped_or_retyped_in_place_is_checked_again() -> None:
+    """The step takes last step's checked view of an updated input without checking
+    it again, unless its shape or dtype was reassigned in place since."""
+    g = Graph("sgd")
+    p = g.input("p", (5, 3), role="param")
+    grad = g.input("g", (5, 3))
+    g.update(p, g.apply("sub", p, grad))
+    compiled = kernels.compile(g)
+    param, step = np.ones((5, 3), np.float32), np.ones((5, 3), np.float32)
+    compiled.run({"p": param, "g": step})
+    compiled.run({"p": param, "g": step})
+    np.testing.assert_array_equal(param, -1.0)  # updated in the caller's array, twice
+    param.shape = (3, 5)
+    with pytest.raises(SexpError, match="wrong shape"):
+        compiled.run({"p": param, "g": step})
+    param.shape = (5, 3)
+    param.dtype = np.int32
+    with pytest.raises(SexpError, match="updated in place"):
+        compiled.run({"p": param, "g": step})
+
+
 def test_bf16_storage_round_trip() -> None:
     g = Graph("bf16")
     x = g.input("x", (1000,))
