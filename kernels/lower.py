@@ -11,6 +11,7 @@ from sexpgpu.kernels import views as strided
 from sexpgpu.kernels.source import storage, strides
 from sexpgpu.kernels.views import View
 
+from sexpgpu.ir.cse import merged
 from sexpgpu.ir.graph import Graph, Node, Value, live_nodes
 from sexpgpu.ir.ops.registry import get_op
 from sexpgpu.ir.shapes import axes as norm_axes
@@ -619,7 +620,9 @@ class _Grouper:
 
 
 def lower(graph: Graph, outputs: list[str] | None = None) -> KernelPlan:
-    """Group the nodes needed for `outputs` (all by default) and `graph.updates`."""
+    """Group the nodes needed for `outputs` (all by default) and `graph.updates`, each
+    computation once (`ir.cse`: the plan's graph may be a copy of `graph`)."""
+    graph = merged(graph)
     names = list(graph.outputs) if outputs is None else list(outputs)
     wanted = {name: graph.outputs[name] for name in names}
     roots = list(wanted.values()) + list(graph.updates.values())

@@ -883,7 +883,7 @@ def test_fast_log_equals_libm_after_f32_rounding(compiled: bool) -> None:
 def test_f32_erf_is_within_one_point_two_ulp(compiled: bool) -> None:
     import math
 
-    (erf32,) = _mathfn(["fast_exp32", "fast_erf32"], compiled)[1:]
+    (erf32,) = _mathfn(["fast_erf32"], compiled)
     r = np.random.default_rng(8)
     xs = np.concatenate([np.linspace(-6.0, 6.0, 40001), r.standard_normal(10000),
                          r.uniform(0.9, 0.95, 5000), np.geomspace(1e-38, 1.0, 2000),
@@ -894,7 +894,8 @@ def test_f32_erf_is_within_one_point_two_ulp(compiled: bool) -> None:
         got = np.array([erf32(x) for x in xs], np.float32)
     assert _ulps(got, exact).max() <= 1.2
     nan, inf = np.float32(np.nan), np.float32(np.inf)
-    assert np.isnan(erf32(nan)) and erf32(inf) == 1.0 and erf32(-inf) == -1.0
+    with np.errstate(invalid="ignore"):  # the Python form makes NaN an int32 on the way
+        assert np.isnan(erf32(nan)) and erf32(inf) == 1.0 and erf32(-inf) == -1.0
     assert np.signbit(erf32(np.float32(-0.0)))
 
 
