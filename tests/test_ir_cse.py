@@ -4,6 +4,7 @@ nothing else merges, and the lowered step computes what the graph does."""
 from __future__ import annotations
 
 import numpy as np
+import run_files
 
 from sexpgpu import kernels
 from sexpgpu.ir.cse import merged
@@ -50,21 +51,8 @@ def test_different_attributes_inputs_or_numerics_do_not_merge() -> None:
     assert merged(g) is g   # nothing repeats: the graph itself
 
 
-SMALL = """
-(require "sexpgpu/nn" :as nn)
-(require "sexpgpu/optim" :as optim)
-(defknob steps 2 "steps")
-(defloader train :source (synthetic :task :classes :n 64 :dim 8 :classes 3 :split :train)
-  :batch 16)
-(defmodel small ()
-  (defchild l1 (nn:linear 8 16))
-  (defchild l2 (nn:linear 16 3))
-  (lambda (x) (l2 (relu (l1 x)))))
-(defobjective (model &key x y)
-  (nn:cross-entropy (model x) y))
-(optimizer (optim:adamw :lr 1e-3 :weight-decay 0.1))
-(defrun :steps steps)
-"""
+SMALL = run_files.mlp((8, 16, 3), batch=16, n=64,
+                      optimizer="(optim:adamw :lr 1e-3 :weight-decay 0.1)", steps=2)
 
 
 def test_adamw_computes_its_bias_corrections_once(tmp_path) -> None:

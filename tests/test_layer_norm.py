@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from sexpgpu.autodiff.grad import grad
-from sexpgpu.kernels import threads
+from thread_runs import runs_by_threads
 
 from sexpgpu import kernels
 from sexpgpu.diagnostics import SexpError
@@ -107,17 +107,10 @@ def test_the_backward_blocks_are_shared_by_threads_with_the_same_bits(
     feed = {"x": r.standard_normal(shape).astype(np.float32),
             "w": r.standard_normal(shape[-1:]).astype(np.float32),
             "c": r.standard_normal(shape).astype(np.float32)}
-    runs = {}
-    for n in (1, count):
-        monkeypatch.setenv("SEXPGPU_THREADS", str(n))
-        threads.reset()
-        try:
-            runs[n] = compiled.run(feed)
-        finally:
-            threads.reset()
+    one, many = runs_by_threads(compiled, feed, [1, count], monkeypatch)
     for name in ("dx", "dw"):
-        assert runs[count][name].tobytes() == runs[1][name].tobytes(), name
+        assert many[name].tobytes() == one[name].tobytes(), name
     exact = run_reference(g, feed, "f64")
     for name in ("dx", "dw"):
         scale = np.abs(exact[name]).max()
-        np.testing.assert_allclose(runs[1][name], exact[name], rtol=0, atol=2e-5 * scale)
+        np.testing.assert_allclose(one[name], exact[name], rtol=0, atol=2e-5 * scale)

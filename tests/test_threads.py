@@ -10,27 +10,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import run_files
 from sexpgpu.kernels import blas, threads
+from thread_runs import runs_by_threads
 
 from sexpgpu.api import load_program
 from sexpgpu.commands import diff
 
-WIDE = """
-(require "sexpgpu/nn" :as nn)
-(require "sexpgpu/optim" :as optim)
-(defknob steps 4 "steps")
-(defloader train :source (synthetic :task :classes :n 512 :dim 64 :classes 10 :split :train)
-  :batch 128)
-(defmodel wide ()
-  (defchild l1 (nn:linear 64 512))
-  (defchild l2 (nn:linear 512 512))
-  (defchild l3 (nn:linear 512 10))
-  (lambda (x) (l3 (relu (l2 (relu (l1 x)))))))
-(defobjective (model &key x y)
-  (nn:cross-entropy (model x) y))
-(optimizer (optim:adam :lr 1e-3))
-(defrun :steps steps)
-"""
+WIDE = run_files.mlp((64, 512, 512, 10), batch=128, n=512,
+                     optimizer="(optim:adam :lr 1e-3)", steps=4)
 
 
 def test_big_matmuls_are_cut_by_their_shape_and_the_machine(
@@ -291,14 +279,7 @@ def test_a_big_light_loop_is_parallel_only_after_a_parallel_kernel(
                                 ("lnw", (128,)))}
     want = feed["x"].astype(np.float64) @ feed["w"] + feed["r"]
     want = (want - want.mean(1, keepdims=True)) / np.sqrt(want.var(1, keepdims=True) + 1e-5)
-    results = []
-    for count in ("1", "2"):
-        monkeypatch.setenv("SEXPGPU_THREADS", count)
-        threads.reset()
-        try:
-            results.append(compiled.run(feed))
-        finally:
-            threads.reset()
+    results = runs_by_threads(compiled, feed, [1, 2], monkeypatch)
     np.testing.assert_allclose(results[0]["y"], want * feed["lnw"], rtol=1e-3, atol=1e-3)
     assert numba.config.NUMBA_NUM_THREADS < 2 or all(
         results[0][k].tobytes() == results[1][k].tobytes() for k in ("y", "z"))
@@ -326,14 +307,7 @@ def test_a_row_reduction_of_a_parallel_result_is_parallel_by_what_it_reads(
     rng = np.random.default_rng(6)
     feed = {"x": rng.normal(size=(768, 128)).astype(np.float32),
             "w": rng.normal(size=(128, 65)).astype(np.float32)}
-    results = []
-    for count in ("1", "2"):
-        monkeypatch.setenv("SEXPGPU_THREADS", count)
-        threads.reset()
-        try:
-            results.append(compiled.run(feed))
-        finally:
-            threads.reset()
+    results = runs_by_threads(compiled, feed, [1, 2], monkeypatch)
     want = (feed["x"].astype(np.float64) @ feed["w"]).max(axis=1)
     np.testing.assert_allclose(results[0]["m"], want, rtol=1e-5, atol=1e-5)
     assert results[0]["m"].tobytes() == results[1]["m"].tobytes()
