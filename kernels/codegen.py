@@ -18,7 +18,7 @@ from sexpgpu.kernels.cache import module_name
 from sexpgpu.kernels.lower import KernelPlan
 from sexpgpu.kernels.memplan import MemoryPlan
 from sexpgpu.kernels.render import Names, render
-from sexpgpu.kernels.source import ERR, KernelCode, storage
+from sexpgpu.kernels.source import ERR, MASK_HEX, KernelCode, storage
 
 from sexpgpu.ir import rng
 
@@ -252,11 +252,6 @@ def _chunked(lines: list[str], serial: bool = False) -> tuple[list[str], int]:
     # the trip count first: a flat loop's there becomes an argument (see `_flat`)
     return [f"trips_ = {n}"] + lines[:at] + head + body, -(-n // per)
 
-
-# a chunk index masked with this is provably non-negative, and so is every index made
-# from it: numba's wraparound test on it folds away and the inner loops vectorise (a
-# layer norm's loop over an index of unknown sign ran 9x slower)
-MASK_HEX = f"{(1 << 40) - 1:#x}"
 
 
 _TRIP_ONE = re.compile(r"^(\s*)for (\w+) in p?range\(1\):$")

@@ -16,6 +16,7 @@ from sexpgpu.kernels.lower import reads_in_place
 from sexpgpu.kernels.norm import render_layer_norm, render_layer_norm_backward
 from sexpgpu.kernels.source import (
     ERR,
+    MASK_HEX,
     KernelCode,
     affine,
     convert,
@@ -595,11 +596,9 @@ def _fold(node, names, name, params):
 # axis's offsets are unrolled, its bounds constants (the innermost loop's count a
 # literal: the CNN's fold 0.083 ms with them computed, 0.020 unrolled); the other
 # axes' offsets are loops (all of a 7x7 window's 49 unrolled took numba 15 s to
-# compile). A computed offset is masked with MASK (non-negative already: the mask
-# shows LLVM it is, so numba's negative-index test folds away); constant ones are
-# hex literals, which the kernel text's parametrisation leaves alone.
-
-MASK = "0xffffffffff"
+# compile). A computed offset is masked with MASK_HEX (non-negative already: the
+# mask shows LLVM it is, so numba's negative-index test folds away); constant ones
+# are hex literals, which the kernel text's parametrisation leaves alone.
 
 
 class _Windows(NamedTuple):
@@ -646,9 +645,9 @@ def _window_offsets(w: _Windows, d: int, spans: list[_Span]) -> list[str]:
     if d < len(kernel) - 1:
         k = f"k{d}"
         span = _Span(f"lo{d}", f"hi{d}", f"xs{d}", f"hi{d} - lo{d}")
-        body = [f"lo{d} = min({n}, max(0, ({pad + st - 1} - {k}) // {st})) & {MASK}",
-                f"hi{d} = max(lo{d}, min({n}, ({size - 1 + pad} - {k}) // {st} + 1)) & {MASK}",
-                f"xs{d} = ((lo{d} * {st} + {k} - {pad}) & {MASK}) * {xs}",
+        body = [f"lo{d} = min({n}, max(0, ({pad + st - 1} - {k}) // {st})) & {MASK_HEX}",
+                f"hi{d} = max(lo{d}, min({n}, ({size - 1 + pad} - {k}) // {st} + 1)) & {MASK_HEX}",
+                f"xs{d} = ((lo{d} * {st} + {k} - {pad}) & {MASK_HEX}) * {xs}",
                 *_window_offsets(w, d + 1, spans + [span])]
         return [f"for {k} in range({kernel[d]}):"] + ["    " + line for line in body]
     lines = []
