@@ -276,21 +276,21 @@ def _render_reduce(kernel: Kernel, program: KernelPlan, names: Names, name: str,
             acc=f"{o}[{out_at}]", x=value)
         cpu_start.append(f"    {o}[o] = {literal(init, out.dtype)}")
         cpu_updates.append(f"{o}[{out_at}] = {convert(out.dtype, update)}")
-    reduced = [(index[a], domain[a]) for a in axes]
+    reduced, walk = _runs(axes, index, domain, inner)
     if not kept and not _INDEX_VAR.search("\n".join(inner[1:])):
         # a whole tensor summed where it lies (a gradient's squared norm, a loss's
         # mean): one loop over its elements, in the same order, so that the same
         # sum over tensors of other shapes can share one function (kernels.codegen)
-        reduced, inner = [("lin", prod(domain))], inner[1:]
+        reduced, walk = [("lin", prod(domain))], inner[1:]
     lines = list(start)
     for depth, (var, size) in enumerate(reduced):
         lines.append("    " * depth + f"for {var} in range({size}):")
-    lines += ["    " * len(reduced) + line for line in inner] + finish
+    lines += ["    " * len(reduced) + line for line in walk] + finish
     code = KernelCode(name, params, [(i, domain[d]) for d, i in enumerate(index)
                                      if d not in axes],
                       lines, work=_work(domain, len(kernel.nodes), inner),
                       domain_size=prod(domain))
-    code.reduction = Reduction(reduced, start, inner, finish, accs)
+    code.reduction = Reduction(reduced, start, walk, finish, accs)
     if kept and max(axes) < min(d for d in range(len(domain)) if d not in axes) \
             and all(n.outputs[0].dtype != "bf16" for n in kernel.reductions):
         # reducing leading axes (a bias gradient): on the CPU walk the input
@@ -302,6 +302,34 @@ def _render_reduce(kernel: Kernel, program: KernelPlan, names: Names, name: str,
         cpu += ["    " * len(loops) + line for line in [inner[0]] + body + cpu_updates]
         code.cpu = cpu
     return code
+
+
+def _runs(axes: tuple[int, ...], index: list[str], domain: tuple[int, ...],
+          inner: list[str]) -> tuple[list[tuple[str, int]], list[str]]:
+    """The reduced loops and the statements run in them (`inner`, its first line
+    `lin = ...`), each run of adjacent reduced axes that the statements read only
+    through `lin` walked as one loop (a 2-d convolution's 28x28 rows of a channel:
+    over 28 at a time, 16-lane vectors ran once and the rest scalar)."""
+    text = "\n".join(inner[1:])
+    runs: list[list[int]] = []
+    for a in axes:
+        if runs and runs[-1][-1] == a - 1:
+            runs[-1].append(a)
+        else:
+            runs.append([a])
+    st = strides(domain)
+    loops: list[tuple[str, int]] = []
+    terms = {d: (i, st[d]) for d, i in enumerate(index)}  # lin's, by axis
+    for run in runs:
+        if len(run) > 1 and not any(re.search(rf"\b{index[a]}\b", text) for a in run):
+            var = f"m{run[0]}_"
+            loops.append((var, prod(domain[a] for a in run)))
+            for a in run[1:]:
+                del terms[a]
+            terms[run[0]] = (var, st[run[-1]])
+        else:
+            loops += [(index[a], domain[a]) for a in run]
+    return loops, [f"lin = {affine(list(terms.values()))}"] + inner[1:]
 
 
 def render(kernel: Kernel, program: KernelPlan, names: Names, name: str) -> KernelCode:

@@ -606,6 +606,37 @@ def test_sibling_reductions_share_one_loop(axes: tuple) -> None:
         np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-6, err_msg=name)
 
 
+def test_adjacent_reduced_axes_read_through_lin_are_one_loop() -> None:
+    """A convolution's bias gradient after its relu (axes 0, 2, 3 of N C H W): H and W
+    are one loop of H*W (28 alone left 16-lane vectors mostly unused); an axis an
+    operand reads by its own index (a per-row scale broadcast along H) keeps its
+    loop. Both against numpy, NaN included."""
+    g = Graph("bias-grad")
+    y, dy = g.input("y", (4, 3, 28, 28)), g.input("dy", (4, 3, 28, 28))
+    scale = g.input("scale", (28, 1))
+    masked = g.apply("where", g.apply("gt", y, g.apply("full", shape=(), dtype="f32",
+                                                       value=0.0)), dy,
+                     g.apply("full", shape=(), dtype="f32", value=0.0))
+    g.output("db", g.apply("sum", masked, axes=(0, 2, 3)))
+    g.output("ds", g.apply("sum", g.apply("mul", masked, scale), axes=(0, 2, 3)))
+    compiled = kernels.compile(g)
+    texts = [t for t in compiled.generated.kernel_sources if "sum" in t.splitlines()[0]]
+    assert any("in range(784)" in t for t in texts)           # H and W merged
+    assert any("in range(28)" in t and "i2" in t for t in texts)  # H read by index
+    r = np.random.default_rng(8)
+    feed = {"y": r.standard_normal((4, 3, 28, 28)).astype(np.float32),
+            "dy": r.standard_normal((4, 3, 28, 28)).astype(np.float32),
+            "scale": r.standard_normal((28, 1)).astype(np.float32)}
+    feed["dy"][2, 1, 5, 7] = np.nan
+    feed["y"][2, 1, 5, 7] = 1.0
+    got = compiled.run(feed)
+    mask = np.where(feed["y"] > 0, feed["dy"].astype(np.float64), 0.0)
+    np.testing.assert_allclose(got["db"], mask.sum(axis=(0, 2, 3)), rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(got["ds"], (mask * feed["scale"]).sum(axis=(0, 2, 3)),
+                               rtol=1e-5, atol=1e-4)
+    assert np.isnan(got["db"][1]) and not np.isnan(got["db"][0])
+
+
 def test_transpose_of_a_transpose_is_the_source_buffer() -> None:
     # a linear layer: forward x @ W^T, input gradient g @ (W^T)^T = g @ W
     g = Graph("linear-grad")
