@@ -637,6 +637,36 @@ def test_adjacent_reduced_axes_read_through_lin_are_one_loop() -> None:
     assert np.isnan(got["db"][1]) and not np.isnan(got["db"][0])
 
 
+@pytest.mark.parametrize("seed", range(24))
+def test_joined_loop_axes_keep_every_broadcast(seed: int) -> None:
+    """Random broadcasts of three operands into one loop (axes of 1 among them, some
+    joined, some not): the loop's values against numpy's, and the 2-d CNN's relu
+    after a bias walks H*W as one loop."""
+    r = np.random.default_rng(seed)
+    domain = tuple(int(n) for n in r.choice([1, 2, 3, 5], size=int(r.integers(2, 6))))
+    shapes = [tuple(n if r.random() < 0.6 else 1 for n in domain)[int(r.integers(0, 2)):]
+              for _ in range(3)]
+    shapes[0] = domain  # one operand walks the whole loop
+    g = Graph("joined")
+    xs = [g.input(f"x{k}", shape) for k, shape in enumerate(shapes)]
+    y = g.apply("mul", g.apply("add", xs[0], xs[1]), g.apply("exp", xs[2]))
+    g.output("y", g.apply("sub", y, xs[1]))
+    feed = {f"x{k}": r.standard_normal(shape).astype(np.float32)
+            for k, shape in enumerate(shapes)}
+    got = kernels.compile(g).run(feed)["y"]
+    x0, x1, x2 = (feed[f"x{k}"].astype(np.float64) for k in range(3))
+    np.testing.assert_allclose(got, (x0 + x1) * np.exp(x2) - x1, rtol=2e-6, atol=1e-6,
+                               err_msg=str(shapes))
+
+
+def test_a_bias_and_relu_over_images_walk_each_channel_as_one_loop() -> None:
+    g = Graph("bias-relu")
+    x, b = g.input("x", (4, 3, 28, 28)), g.input("b", (3, 1, 1))
+    g.output("y", g.apply("relu", g.apply("add", x, b)))
+    texts = kernels.compile(g).generated.kernel_sources
+    assert any("in range(784)" in t and "in range(28)" not in t for t in texts)
+
+
 def test_transpose_of_a_transpose_is_the_source_buffer() -> None:
     # a linear layer: forward x @ W^T, input gradient g @ (W^T)^T = g @ W
     g = Graph("linear-grad")
