@@ -107,10 +107,8 @@ class CompiledGraph:
 
     def _flat_view(self, k: int, x: np.ndarray) -> np.ndarray:
         """Updated input k as a flat view of the caller's array (checked by `given`
-        and `_prepare` to have its shape, dtype and layout)."""
-        last = self._flats[k]
-        if last is not None and last[0] is x:
-            return last[1]
+        and `_prepare` to have its shape, dtype and layout), kept for `_prepare` to
+        take while the caller passes the same array."""
         flat = x.reshape(-1) if x.ndim else x.reshape(1)
         self._flats[k] = (x, flat)
         return flat
