@@ -112,7 +112,8 @@ def _step_summary(terminalreporter: Any, config: Any) -> None:
         return
     write = terminalreporter.write_line
     terminalreporter.section("training step, side by side")
-    models = list(dict.fromkeys(model for model, b in STEP_RESULTS if b != "limit"))
+    models = list(dict.fromkeys(model for model, b in STEP_RESULTS
+                                if b != "limit" and model != "gpt-products"))
     # the median is the figure of record; the minimum shows the step without interference
     # from other processes (on a shared machine the two can differ several times over)
     for stat in ("median_ms", "min_ms"):
@@ -126,8 +127,12 @@ def _step_summary(terminalreporter: Any, config: Any) -> None:
         limit = STEP_RESULTS.get((row, "limit"))
         if limit:
             write(_limit_line(row, limit, STEP_RESULTS.get((row, "sexpgpu"))))
+    for (model, label), rates in STEP_RESULTS.items():
+        if model == "gpt-products":
+            write(f"gpt product {label:<16} torch.mm {rates['torch.mm_gflops']:6.1f} "
+                  f"GFLOP/s, SexpGPU {rates['sexpgpu_gflops']:6.1f}")
     for (model, backend), result in STEP_RESULTS.items():
-        if backend == "limit":
+        if backend == "limit" or model == "gpt-products":
             continue
         if "unavailable" in result:
             write(f"{model} {backend}: not available: {result['unavailable']}")

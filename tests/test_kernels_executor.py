@@ -837,6 +837,25 @@ def test_batched_matmuls_become_one_sgemm() -> None:
         np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-5, err_msg=name)
 
 
+def test_kernels_on_runs_the_step_on_the_given_arrays_each_call() -> None:
+    # the benchmarks' call of a step's kernels alone: state updated in place by each
+    # call, as `run` would, with the inputs it was made with
+    g = Graph("kernels_on")
+    a, b = g.input("a", (5, 7)), g.input("b", (7, 3))
+    c = g.input("c", (5, 3), role="state")
+    g.update(c, g.apply("add", c, g.apply("matmul", a, b)))
+    r = np.random.default_rng(7)
+    inputs = {x: r.standard_normal(shape).astype(np.float32)
+              for x, shape in (("a", (5, 7)), ("b", (7, 3)), ("c", (5, 3)))}
+    start = inputs["c"].copy()
+    product = inputs["a"].astype(np.float64) @ inputs["b"]
+    call = kernels.compile(g).kernels_on(inputs)
+    call()
+    np.testing.assert_allclose(inputs["c"], start + product, rtol=1e-5, atol=1e-5)
+    call()
+    np.testing.assert_allclose(inputs["c"], start + 2 * product, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("reshaped", [False, True])
 def test_a_weight_gradient_of_merged_heads_is_one_sgemm(reshaped: bool) -> None:
     # the attention output's projection: heads merged after a permute are copied
