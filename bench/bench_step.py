@@ -243,17 +243,28 @@ def gpt_step_flops() -> int:
     return int(graph_summary(compiled.graphs.step)["flops"]["total"])
 
 
-def sexpgpu_matmul(size: int) -> Callable[[], Any]:
-    """SexpGPU's own (size x size) float32 product, a compiled one-op graph's kernel
-    (not `run`: its copy of the 4 MB result out of the graph's buffer cost ~5%)."""
+def sexpgpu_product(m: int, k: int, n: int, a_t: bool = False, b_t: bool = False
+                    ) -> tuple[Callable[[], None], dict[str, np.ndarray]]:
+    """SexpGPU's A (m x k) B (k x n), float32, each operand stored transposed where the
+    flag says: a compiled one-op graph's kernel alone (`kernels_on`, not `run`, whose
+    copy of the result out of the graph's buffer cost ~5% of a 1024^3 product and a
+    fifth of a 768x128x512 one), and the inputs it runs on."""
     from sexpgpu import kernels
     from sexpgpu.ir.graph import Graph
 
-    g = Graph("limit")
-    g.output("c", g.apply("matmul", g.input("a", (size, size)), g.input("b", (size, size))))
+    shapes = {"a": (k, m) if a_t else (m, k), "b": (n, k) if b_t else (k, n)}
     rng = np.random.default_rng(0)
-    inputs = {x: rng.standard_normal((size, size)).astype(np.float32) for x in "ab"}
-    return kernels.compile(g).kernels_on(inputs)  # the product alone, as torch.mm's
+    inputs = {x: rng.standard_normal(shape).astype(np.float32) for x, shape in shapes.items()}
+    g = Graph("product")
+    a, b = g.input("a", shapes["a"]), g.input("b", shapes["b"])
+    g.output("c", g.apply("matmul", g.apply("permute", a, perm=(1, 0)) if a_t else a,
+                          g.apply("permute", b, perm=(1, 0)) if b_t else b))
+    return kernels.compile(g).kernels_on(inputs), inputs
+
+
+def sexpgpu_matmul(size: int) -> Callable[[], None]:
+    """SexpGPU's own (size x size) float32 product (`sexpgpu_product`)."""
+    return sexpgpu_product(size, size, size)[0]
 
 
 LIMIT_SIZE = 1024  # the limit's product: (1024 x 1024) by (1024 x 1024), float32
@@ -287,24 +298,13 @@ GPT_PRODUCTS = (("qkv forward", 768, 128, 384, False, True),
 
 
 def product_pair(m: int, k: int, n: int, a_t: bool, b_t: bool) -> dict[str, Callable[[], Any]]:
-    """A (m x k) B (k x n) by torch.mm (into one result tensor) and by a compiled
-    one-op SexpGPU graph (its kernel alone: `kernels_on`), each operand stored
-    transposed where the flag says, read in place by both."""
-    from sexpgpu import kernels
-    from sexpgpu.ir.graph import Graph
-
-    shapes = {"a": (k, m) if a_t else (m, k), "b": (n, k) if b_t else (k, n)}
-    rng = np.random.default_rng(0)
-    inputs = {x: rng.standard_normal(shape).astype(np.float32) for x, shape in shapes.items()}
-    g = Graph("product")
-    a, b = g.input("a", shapes["a"]), g.input("b", shapes["b"])
-    g.output("c", g.apply("matmul", g.apply("permute", a, perm=(1, 0)) if a_t else a,
-                          g.apply("permute", b, perm=(1, 0)) if b_t else b))
+    """A (m x k) B (k x n) by torch.mm (into one result tensor) and by SexpGPU
+    (`sexpgpu_product`), on the same operands, read in place by both."""
+    ours, inputs = sexpgpu_product(m, k, n, a_t, b_t)
     ta, tb = (torch.from_numpy(inputs[x]) for x in "ab")
     ta, tb = (ta.t() if a_t else ta), (tb.t() if b_t else tb)
     tc = torch.empty(m, n)
-    return {"torch.mm": lambda: torch.mm(ta, tb, out=tc),
-            "sexpgpu": kernels.compile(g).kernels_on(inputs)}
+    return {"torch.mm": lambda: torch.mm(ta, tb, out=tc), "sexpgpu": ours}
 
 
 PRODUCT_ROUNDS = 30
