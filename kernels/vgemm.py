@@ -9,10 +9,10 @@ attention head (50-80 GFLOP/s at 32x32x64). This loop nest of 512-bit FMAs with
 its accumulators in registers ran 170-240 GFLOP/s on both (docs/kernels.md).
 
 The loop nest: rows in panels of MC (their A panel stays in the L2 cache; more rows
-when k < KC, the panel's bytes the same), k in panels of KC, columns in panels of
-two vectors (16 lanes each with AVX-512, 8 with AVX2; lanes past n masked, in the
-last panel only), then the rows in blocks of MR
-(8; 6 with AVX2; the rest in blocks of 4, 2, 1), each block's 2 * MR vector
+when k < KC, the panel's bytes the same, or all of up to 384), k in panels of KC,
+columns in panels of two vectors (16 lanes each with AVX-512, 8 with AVX2; lanes
+past n masked, in the last panel only), then the rows in blocks of MR (8; 6 with
+AVX2; the rest in blocks of 4, 2, 1), each block's 2 * MR vector
 accumulators in registers across its k loop. Every element of C is one chain of
 FMAs over k in order, started from beta * C (0 when beta is 0: C is then never
 read, so a NaN there does not leak) and carried through C between k panels,
@@ -37,6 +37,7 @@ from numba.extending import intrinsic
 
 KC = 256                    # k of a panel (KC x NR f32: 32 KB with 16 lanes, L1-resident)
 MC = 256                    # rows of an A panel (MC x KC f32: 256 KB, L2-resident)
+ONE_PANEL = 3 * MC // 2     # ... or all rows of an A this short (`_Emit.panel_rows`)
 NV = 2                      # vectors per row of a block
 UNROLL = 4                  # k steps per trip of a block's inner loop
 # A stored transposed with rows at least PACK_STRIDE f32 apart is copied a panel (KC x
@@ -270,17 +271,23 @@ class _Emit:
         b.ret_void()
 
     def panel_rows(self) -> ir.Value:
-        """Rows of an A panel: MC, or for k under KC as many more as keep the panel
-        MC x KC f32 (k = 128: 512 rows), so that B's panels, copied (and transposed)
-        once per row panel, are copied fewer times. Why: a char-GPT chunk's 384 x 128
-        products ran 2-4% faster (one core, 185-188 -> 191-194 GFLOP/s). Not when A is
-        stored transposed: its copy (`pack_a`) holds MC rows."""
+        """Rows of an A panel: MC; for k under KC as many more as keep the panel MC x KC
+        f32 (k = 128: 512 rows); and all of them up to ONE_PANEL rows. Why: B's panels
+        are copied (a stored-transposed B's transposed) once per row panel, and fewer
+        copies paid at the char-GPT's shapes, where a thread's chunk is 384 rows (one
+        core: 384x128 products 185-188 -> 191-194 GFLOP/s, 384x512x128 +2-3%,
+        384x768x384 +1-4%); 512 rows at n = 1024 was 7.6% slower, its A panel crowding
+        B's lines out of L2. Not when A is stored transposed: its copy (`pack_a`)
+        holds MC rows."""
         if self.a_t:
             return _int(MC)
         b = self.builder
         k = b.select(b.icmp_signed(">", self.k, _int(0)), self.k, _int(1))
         more = b.sdiv(_int(KC), k)
-        return b.mul(_int(MC), b.select(b.icmp_signed(">", more, _int(1)), more, _int(1)))
+        rows = b.mul(_int(MC), b.select(b.icmp_signed(">", more, _int(1)), more, _int(1)))
+        whole = b.and_(b.icmp_signed("<=", self.m, _int(ONE_PANEL)),
+                       b.icmp_signed(">", self.m, rows))
+        return b.select(whole, self.m, rows)
 
     def at_most(self, x: ir.Value, bound: int) -> ir.Value:
         b = self.builder

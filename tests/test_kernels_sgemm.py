@@ -1,10 +1,10 @@
 """The sgemm of CPU kernels (kernels/sgemm.py, its body kernels/vgemm.py) against
 float64 products for every storage layout of A and B, at offsets into flat buffers,
-for sizes around its blocks (rows by 8 and by 256, or 512 at half a k panel,
-columns by 32 in two vectors, k by 256); its bits independent of how a caller cuts
-the product into row or column chunks (what makes a run's losses the same for any
-thread count); IEEE special values as a product computes them; and row strides
-wider than a row with beta 1 (an accumulation)."""
+for sizes around its blocks (rows by 8 and by 256, or 512 at half a k panel, or up
+to 384 at once, columns by 32 in two vectors, k by 256); its bits independent of how
+a caller cuts the product into row or column chunks (what makes a run's losses the
+same for any thread count); IEEE special values as a product computes them; and row
+strides wider than a row with beta 1 (an accumulation)."""
 
 from __future__ import annotations
 
@@ -18,8 +18,9 @@ from sexpgpu.kernels import sgemm, vgemm
 # one panel and a partial transposed tile of it, A^T read in place and copied
 SIZES = [(1, 1, 1), (2, 3, 2), (5, 7, 3), (11, 40, 33), (12, 64, 65), (64, 32, 64), (33, 300, 17),
          (7, 2 * vgemm.KC + 9, 70), (150, 128, 96), (vgemm.MC + 45, 20, 40),
-         # k of half a panel: row panels twice as tall, the second a partial one
-         (4 * vgemm.MC + 45, vgemm.KC // 2, 40),
+         # k of half a panel: row panels twice as tall, the last a partial one; a
+         # short A in one row panel over two k panels
+         (4 * vgemm.MC + 45, vgemm.KC // 2, 40), (vgemm.ONE_PANEL - 3, vgemm.KC + 44, 70),
          # A^T copied to its panel (PACK_PANELS column panels, rows PACK_STRIDE apart),
          # two row and k panels
          (vgemm.PACK_STRIDE + 3, vgemm.KC + 9, vgemm.PACK_PANELS * 32 + 5)]
