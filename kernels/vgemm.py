@@ -247,16 +247,16 @@ class _Emit:
     # -- the nest ------------------------------------------------------------------
 
     def emit(self) -> None:
-        """Rows in blocks of MC (their A panel stays in L2 across the column panels),
-        k in panels of KC, columns in panels of two vectors, then the rows' blocks."""
+        """Rows in panels (`panel_rows`: their A panel stays in L2 across the column
+        panels), k in panels of KC, columns in panels of two vectors, then the rows'
+        blocks."""
         b = self.builder
         nr = _int(self.shape.nr)
         # one k panel at least: with k = 0, C is beta * C (0 when beta is 0)
-        k_panels = b.select(b.icmp_signed(">", self.k, _int(0)), self.k, _int(1))
-        mc = self.panel_rows()
+        k_panels = self.at_least(self.k, 1)
+        mc = self.panel_rows(k_panels)
         with cgutils.for_range_slice(b, _int(0), self.m, mc, _I64) as (ic, _):
-            rest = b.sub(self.m, ic)
-            rows = b.select(b.icmp_signed("<", rest, mc), rest, mc)
+            rows = self.at_most(b.sub(self.m, ic), mc)
             with cgutils.for_range_slice(b, _int(0), k_panels, _int(KC), _I64) as (k0, _):
                 kc = self.at_most(b.sub(self.k, k0), KC)
                 a_src = self.a_source(ic, rows, k0, kc)
@@ -270,7 +270,7 @@ class _Emit:
                     self.row_blocks(ic, rows, j0, k0, kc, a_src, panel, masks, whole)
         b.ret_void()
 
-    def panel_rows(self) -> ir.Value:
+    def panel_rows(self, k: ir.Value) -> ir.Value:
         """Rows of an A panel: MC; for k under KC as many more as keep the panel MC x KC
         f32 (k = 128: 512 rows); and all of them up to ONE_PANEL rows. Why: B's panels
         are copied (a stored-transposed B's transposed) once per row panel, and fewer
@@ -278,20 +278,23 @@ class _Emit:
         core: 384x128 products 185-188 -> 191-194 GFLOP/s, 384x512x128 +2-3%,
         384x768x384 +1-4%); 512 rows at n = 1024 was 7.6% slower, its A panel crowding
         B's lines out of L2. Not when A is stored transposed: its copy (`pack_a`)
-        holds MC rows."""
+        holds MC rows. `k`: at least 1."""
         if self.a_t:
             return _int(MC)
         b = self.builder
-        k = b.select(b.icmp_signed(">", self.k, _int(0)), self.k, _int(1))
-        more = b.sdiv(_int(KC), k)
-        rows = b.mul(_int(MC), b.select(b.icmp_signed(">", more, _int(1)), more, _int(1)))
+        rows = b.mul(_int(MC), self.at_least(b.sdiv(_int(KC), k), 1))
         whole = b.and_(b.icmp_signed("<=", self.m, _int(ONE_PANEL)),
                        b.icmp_signed(">", self.m, rows))
         return b.select(whole, self.m, rows)
 
-    def at_most(self, x: ir.Value, bound: int) -> ir.Value:
+    def at_most(self, x: ir.Value, bound: int | ir.Value) -> ir.Value:
         b = self.builder
-        return b.select(b.icmp_signed("<", x, _int(bound)), x, _int(bound))
+        bound = _int(bound) if isinstance(bound, int) else bound
+        return b.select(b.icmp_signed("<", x, bound), x, bound)
+
+    def at_least(self, x: ir.Value, bound: int) -> ir.Value:
+        b = self.builder
+        return b.select(b.icmp_signed(">", x, _int(bound)), x, _int(bound))
 
     def panel_of(self, j0: ir.Value, k0: ir.Value, kc: ir.Value,
                  masks: list[ir.Value], whole: ir.Value) -> ir.Value:
