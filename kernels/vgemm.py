@@ -9,7 +9,8 @@ attention head (50-80 GFLOP/s at 32x32x64). This loop nest of 512-bit FMAs with
 its accumulators in registers ran 170-240 GFLOP/s on both (docs/kernels.md).
 
 The loop nest: rows in panels of MC (their A panel stays in the L2 cache; more rows
-when k < KC, the panel's bytes the same, or all of up to 384), k in panels of KC,
+when k < KC, the panel's bytes the same, or all of up to 384), k in panels of KC
+(a row panel's every k panel inside each column panel when its whole A is small),
 columns in panels of two vectors (16 lanes each with AVX-512, 8 with AVX2; lanes
 past n masked, in the last panel only), then the rows in blocks of MR (8; 6 with
 AVX2; the rest in blocks of 4, 2, 1), each block's 2 * MR vector
@@ -46,6 +47,9 @@ UNROLL = 4                  # k steps per trip of a block's inner loop
 LDP = MC + 16
 PACK_STRIDE = 512
 PACK_PANELS = 3
+# rows whose whole A (rows x k f32) is at most this stay in L2 across the column
+# panels: their k panels then run inside each column panel (`_Emit.k_span`)
+A_WHOLE = ONE_PANEL * KC
 
 
 class Shape(NamedTuple):
@@ -248,8 +252,8 @@ class _Emit:
 
     def emit(self) -> None:
         """Rows in panels (`panel_rows`: their A panel stays in L2 across the column
-        panels), k in panels of KC, columns in panels of two vectors, then the rows'
-        blocks."""
+        panels), k in spans of panels of KC (`k_span`), columns in panels of two
+        vectors, a span's k panels, then the rows' blocks."""
         b = self.builder
         nr = _int(self.shape.nr)
         # one k panel at least: with k = 0, C is beta * C (0 when beta is 0)
@@ -257,18 +261,41 @@ class _Emit:
         mc = self.panel_rows(k_panels)
         with cgutils.for_range_slice(b, _int(0), self.m, mc, _I64) as (ic, _):
             rows = self.at_most(b.sub(self.m, ic), mc)
-            with cgutils.for_range_slice(b, _int(0), k_panels, _int(KC), _I64) as (k0, _):
-                kc = self.at_most(b.sub(self.k, k0), KC)
-                a_src = self.a_source(ic, rows, k0, kc)
+            span = self.k_span(rows, k_panels)
+            with cgutils.for_range_slice(b, _int(0), k_panels, span, _I64) as (kb, _):
+                k_end = self.at_most(b.add(kb, span), k_panels)
+                # A^T's copy is one k panel's: its spans are one panel long
+                a_src = self.a_source(ic, rows, kb, self.at_most(b.sub(self.k, kb), KC)) \
+                    if self.a_t else None
                 with cgutils.for_range_slice(b, _int(0), self.n, nr, _I64) as (j0, _):
                     # lane l of vector v is column j0 + v * lanes + l: written where < n
                     masks = [b.icmp_signed("<", b.add(_splat(b, self.lane(j0, v), self.ivec),
                                                       self.lane_index), self.n_vec)
                              for v in range(NV)]
                     whole = b.icmp_signed("<=", b.add(j0, nr), self.n)
-                    panel = self.panel_of(j0, k0, kc, masks, whole)
-                    self.row_blocks(ic, rows, j0, k0, kc, a_src, panel, masks, whole)
+                    with cgutils.for_range_slice(b, kb, k_end, _int(KC), _I64) as (k0, _):
+                        kc = self.at_most(b.sub(self.k, k0), KC)
+                        src = a_src if a_src is not None else \
+                            self.a_source(ic, rows, k0, kc)
+                        panel = self.panel_of(j0, k0, kc, masks, whole)
+                        self.row_blocks(ic, rows, j0, k0, kc, src, panel, masks, whole)
         b.ret_void()
+
+    def k_span(self, rows: ir.Value, k: ir.Value) -> ir.Value:
+        """The k panels a row panel runs inside each column panel: all of them when the
+        rows' whole A is at most A_WHOLE f32, else one (the column panels inside each
+        k panel). Why: C's panel then takes its partial sums from one k panel to the
+        next while they are in L1, where otherwise a C wider than L2 came back from
+        memory for every k panel (one core, 512x384x1536 stored-transposed B: 171-192
+        -> 179-199 GFLOP/s, five runs; no change at the char-GPT's shapes, whose A
+        is too deep for it or k one panel). Not for A^T, whose copy is one k panel's.
+        The bits are the same either way: each element's FMAs still run over k in
+        order. `k`: at least 1."""
+        b = self.builder
+        if self.a_t:
+            return _int(KC)
+        fits = b.icmp_signed("<=", b.mul(rows, k), _int(A_WHOLE))
+        return b.select(fits, k, _int(KC))
 
     def panel_rows(self, k: ir.Value) -> ir.Value:
         """Rows of an A panel: MC; for k under KC as many more as keep the panel MC x KC

@@ -21,6 +21,9 @@ SIZES = [(1, 1, 1), (2, 3, 2), (5, 7, 3), (11, 40, 33), (12, 64, 65), (64, 32, 6
          # k of half a panel: row panels twice as tall, the last a partial one; a
          # short A in one row panel over two k panels
          (4 * vgemm.MC + 45, vgemm.KC // 2, 40), (vgemm.ONE_PANEL - 3, vgemm.KC + 44, 70),
+         # k panels inside the column panels (a row panel's whole A under A_WHOLE),
+         # two row panels, the last partial
+         (vgemm.MC + 45, vgemm.KC + 44, 70),
          # A^T copied to its panel (PACK_PANELS column panels, rows PACK_STRIDE apart),
          # two row and k panels
          (vgemm.PACK_STRIDE + 3, vgemm.KC + 9, vgemm.PACK_PANELS * 32 + 5)]
@@ -98,13 +101,16 @@ def test_an_empty_inner_dimension_gives_beta_c(layout: str) -> None:
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
-@pytest.mark.parametrize("m, n", [(37, 70), (vgemm.PACK_STRIDE + 20, 130)],
-                         ids=["small", "a-copied"])
+@pytest.mark.parametrize("m, n", [(37, 70), (vgemm.PACK_STRIDE + 20, 130),
+                                  (vgemm.ONE_PANEL - 3, 70)],
+                         ids=["small", "a-copied", "k-order"])
 def test_chunks_give_the_bits_of_the_whole(layout: str, m: int, n: int) -> None:
     """Rows or columns computed in separate calls (a kernel's chunks on different
     threads) give the same bits as one call: each element's sum runs over k in one
-    order whatever the blocks around it, and whether A^T is read in place or from
-    its copy (the second size copies it whole, not in its narrow column chunks)."""
+    order whatever the blocks around it, whether A^T is read in place or from its
+    copy (the second size copies it whole, not in its narrow column chunks), and
+    whether the k panels run inside the column panels (the third size's whole A is
+    too deep for that, its row chunks are not)."""
     call = _call(layout)
     ta, tb = layout[0] == "t", layout[1] == "t"
     rng = np.random.default_rng(5)
