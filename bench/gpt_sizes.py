@@ -1,0 +1,113 @@
+"""The char-GPT at other sizes than the example's, SexpGPU against PyTorch eager: the
+same configuration on both sides (examples/shakespeare-char.sx with its knobs set, and
+bench/torch_models.GPT), the same random windows of Tiny Shakespeare, the two steps
+taking turns so that a slow phase of a shared machine slows both alike, and
+torch.set_num_threads equal to SexpGPU's thread count (as bench/bench_step.py).
+
+  python bench/gpt_sizes.py [--sizes 4,4,128,64,12 6,6,384,128,8 ...] [--rounds 20]
+
+A size is layers,heads,width,context,batch. Prints one line per size: the medians of
+the rounds and the ratio SexpGPU/eager (docs/benchmarks.md, twenty-second round).
+Needs torch (`pip install -e '.[bench]'`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+import torch_models as tm  # noqa: E402
+from bench_step import sexpgpu_threads  # noqa: E402
+
+from sexpgpu.api import load_program  # noqa: E402
+
+EXAMPLE = ROOT / "examples" / "shakespeare-char.sx"
+SIZES = ("4,4,128,64,12", "3,3,96,50,10", "4,4,192,100,8", "4,8,256,128,16",
+         "6,6,384,128,8", "2,8,1024,64,4")
+# warm-up rounds: at least this many and this long (a process's first quarter second
+# runs parallel kernels on one thread: kernels/threads.py's policy has not yet seen
+# a free core)
+WARMUP_ROUNDS, WARMUP_S = 2, 1.0
+
+
+def windows(batch: int, context: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """`batch` random windows of the text's first 200 000 characters (seeded)."""
+    tokens, _ = tm.char_tokens()
+    return tm.char_batch(tokens[:200_000], batch, context, np.random.default_rng(1))
+
+
+def ours(layers: int, heads: int, width: int, context: int, batch: int,
+         x: torch.Tensor, y: torch.Tensor) -> Callable[[], float]:
+    """SexpGPU's training step of the example at this size."""
+    selection = {"data": str(tm.SHAKESPEARE), "n-layer": layers, "n-head": heads,
+                 "n-embd": width, "context": context, "batch": batch}
+    _, program = load_program(str(EXAMPLE), selection=selection)
+    feed = {"x": x.numpy(), "y": y.numpy()}
+    counter = itertools.count()
+
+    def step() -> float:
+        i = next(counter)
+        ctx = {"step": i, "microstep": i, "microbatches": 1, "epoch": 0, "samples": i * batch,
+               "tokens": i * batch * context, "stage": 0, "seed": 0}
+        return float(program.train_step([feed], ctx)["loss"])
+    return step
+
+
+def eager(layers: int, heads: int, width: int, context: int, batch: int,
+          x: torch.Tensor, y: torch.Tensor) -> Callable[[], float]:
+    """nanoGPT's step (bench/torch_models.gpt_step) at this size."""
+    torch.manual_seed(0)
+    model = tm.GPT(tm.GPTConfig(block_size=context, n_layer=layers, n_head=heads,
+                                n_embd=width))
+    setup = tm.GPTSetup(batch_size=batch)
+    optimizer = tm.gpt_optimizer(model, setup)
+    counter = itertools.count()
+    return lambda: tm.gpt_step(model, optimizer, x, y, next(counter), setup).item()
+
+
+def compare(size: str, rounds: int) -> str:
+    layers, heads, width, context, batch = (int(v) for v in size.split(","))
+    x, y = windows(batch, context)
+    steps = {name: make(layers, heads, width, context, batch, x, y)
+             for name, make in (("sexpgpu", ours), ("eager", eager))}
+    warm_until = time.perf_counter() + WARMUP_S
+    for i in itertools.count():
+        if i >= WARMUP_ROUNDS and time.perf_counter() > warm_until:
+            break
+        for step in steps.values():
+            step()
+    times: dict[str, list[float]] = {name: [] for name in steps}
+    for _ in range(rounds):
+        for name, step in steps.items():
+            started = time.perf_counter()
+            step()
+            times[name].append(time.perf_counter() - started)
+    ms = {name: float(np.median(t)) * 1e3 for name, t in times.items()}
+    return (f"{size}: SexpGPU {ms['sexpgpu']:.2f} ms, eager {ms['eager']:.2f} ms, "
+            f"{ms['sexpgpu'] / ms['eager']:.2f}x")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", nargs="+", default=list(SIZES),
+                        help="layers,heads,width,context,batch")
+    parser.add_argument("--rounds", type=int, default=20)
+    args = parser.parse_args(argv)
+    torch.set_num_threads(sexpgpu_threads())
+    print(f"threads (torch.set_num_threads = SexpGPU's): {torch.get_num_threads()}", flush=True)
+    for size in args.sizes:
+        print(compare(size, args.rounds), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
