@@ -286,11 +286,11 @@ class _Emit:
         rows' whole A is at most A_WHOLE f32, else one (the column panels inside each
         k panel). Why: C's panel then takes its partial sums from one k panel to the
         next while they are in L1, where otherwise a C wider than L2 came back from
-        memory for every k panel (one core, 512x384x1536 stored-transposed B: 171-192
-        -> 179-199 GFLOP/s, five runs; no change at the char-GPT's shapes, whose A
-        is too deep for it or k one panel). Not for A^T, whose copy is one k panel's.
-        The bits are the same either way: each element's FMAs still run over k in
-        order. `k`: at least 1."""
+        memory for every k panel (one core, 512x384x1536 with B stored transposed:
+        166-172 -> 176-180 GFLOP/s, 512x384x1152 168-171 -> 180; no change at n = 384
+        or at the char-GPT's shapes, whose A is too deep for it or k one panel).
+        Not for A^T, whose copy is one k panel's. The bits are the same either way:
+        each element's FMAs still run over k in order. `k`: at least 1."""
         b = self.builder
         if self.a_t:
             return _int(KC)

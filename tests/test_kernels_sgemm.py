@@ -21,9 +21,9 @@ SIZES = [(1, 1, 1), (2, 3, 2), (5, 7, 3), (11, 40, 33), (12, 64, 65), (64, 32, 6
          # k of half a panel: row panels twice as tall, the last a partial one; a
          # short A in one row panel over two k panels
          (4 * vgemm.MC + 45, vgemm.KC // 2, 40), (vgemm.ONE_PANEL - 3, vgemm.KC + 44, 70),
-         # k panels inside the column panels (a row panel's whole A under A_WHOLE),
-         # two row panels, the last partial
-         (vgemm.MC + 45, vgemm.KC + 44, 70),
+         # k panels inside the column panels (a row panel's whole A under A_WHOLE):
+         # two row panels (MC rows and the rest), each over two k panels
+         (vgemm.ONE_PANEL + 45, vgemm.KC + 44, 70),
          # A^T copied to its panel (PACK_PANELS column panels, rows PACK_STRIDE apart),
          # two row and k panels
          (vgemm.PACK_STRIDE + 3, vgemm.KC + 9, vgemm.PACK_PANELS * 32 + 5)]
