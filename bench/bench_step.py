@@ -110,9 +110,15 @@ def sexpgpu_program(model: str) -> tuple[Any, Step]:
 
     _, program = load_program(str(ROOT / EXAMPLES[model]),
                               selection=dict(SELECTIONS.get(model, {})))
-    batch = batch_for(model)
+    return program, program_step(program, batch_for(model))
+
+
+def program_step(program: Any, batch: dict[str, np.ndarray]) -> Step:
+    """A closure running `program.train_step([batch], ctx)`, the step counter in ctx
+    advancing by one a call, and returning the loss (tokens counted where the labels
+    are sequences, as the char-GPT's)."""
     rows = len(batch["y"])
-    tokens = int(batch["y"].size) if model == "gpt" else 0
+    tokens = int(batch["y"].size) if batch["y"].ndim > 1 else 0
     counter = itertools.count()
 
     def step() -> float:
@@ -120,7 +126,7 @@ def sexpgpu_program(model: str) -> tuple[Any, Step]:
         ctx = {"step": i, "microstep": i, "microbatches": 1, "epoch": 0, "samples": i * rows,
                "tokens": i * tokens, "stage": 0, "seed": 0}
         return float(program.train_step([batch], ctx)["loss"])
-    return program, step
+    return step
 
 
 def _unavailable(exc: BaseException) -> str:

@@ -1,8 +1,8 @@
 """The char-GPT at other sizes than the example's, SexpGPU against PyTorch eager: the
 same configuration on both sides (examples/shakespeare-char.sx with its knobs set, and
-bench/torch_models.GPT), the same random windows of Tiny Shakespeare, the two steps
-taking turns so that a slow phase of a shared machine slows both alike, and
-torch.set_num_threads equal to SexpGPU's thread count (as bench/bench_step.py).
+bench/torch_models.GPT), the same random windows of Tiny Shakespeare (bench_step.gpt_batch),
+the two steps taking turns so that a slow phase of a shared machine slows both alike,
+and torch.set_num_threads equal to SexpGPU's thread count (as bench/bench_step.py).
 
   python bench/gpt_sizes.py [--sizes 4,4,128,64,12 6,6,384,128,8 ...] [--rounds 20]
 
@@ -26,7 +26,7 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 import torch_models as tm  # noqa: E402
-from bench_step import sexpgpu_threads  # noqa: E402
+from bench_step import gpt_batch, program_step, sexpgpu_threads  # noqa: E402
 
 from sexpgpu.api import load_program  # noqa: E402
 
@@ -39,32 +39,19 @@ SIZES = ("4,4,128,64,12", "3,3,96,50,10", "4,4,192,100,8", "4,8,256,128,16",
 WARMUP_ROUNDS, WARMUP_S = 2, 1.0
 
 
-def windows(batch: int, context: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """`batch` random windows of the text's first 200 000 characters (seeded)."""
-    tokens, _ = tm.char_tokens()
-    return tm.char_batch(tokens[:200_000], batch, context, np.random.default_rng(1))
-
-
 def ours(layers: int, heads: int, width: int, context: int, batch: int,
-         x: torch.Tensor, y: torch.Tensor) -> Callable[[], float]:
+         feed: dict[str, np.ndarray]) -> Callable[[], float]:
     """SexpGPU's training step of the example at this size."""
     selection = {"data": str(tm.SHAKESPEARE), "n-layer": layers, "n-head": heads,
                  "n-embd": width, "context": context, "batch": batch}
     _, program = load_program(str(EXAMPLE), selection=selection)
-    feed = {"x": x.numpy(), "y": y.numpy()}
-    counter = itertools.count()
-
-    def step() -> float:
-        i = next(counter)
-        ctx = {"step": i, "microstep": i, "microbatches": 1, "epoch": 0, "samples": i * batch,
-               "tokens": i * batch * context, "stage": 0, "seed": 0}
-        return float(program.train_step([feed], ctx)["loss"])
-    return step
+    return program_step(program, feed)
 
 
 def eager(layers: int, heads: int, width: int, context: int, batch: int,
-          x: torch.Tensor, y: torch.Tensor) -> Callable[[], float]:
+          feed: dict[str, np.ndarray]) -> Callable[[], float]:
     """nanoGPT's step (bench/torch_models.gpt_step) at this size."""
+    x, y = (torch.from_numpy(feed[v]) for v in "xy")
     torch.manual_seed(0)
     model = tm.GPT(tm.GPTConfig(block_size=context, n_layer=layers, n_head=heads,
                                 n_embd=width))
@@ -76,8 +63,8 @@ def eager(layers: int, heads: int, width: int, context: int, batch: int,
 
 def compare(size: str, rounds: int) -> str:
     layers, heads, width, context, batch = (int(v) for v in size.split(","))
-    x, y = windows(batch, context)
-    steps = {name: make(layers, heads, width, context, batch, x, y)
+    feed = gpt_batch(tm.GPTSetup(batch_size=batch), context)
+    steps = {name: make(layers, heads, width, context, batch, feed)
              for name, make in (("sexpgpu", ours), ("eager", eager))}
     warm_until = time.perf_counter() + WARMUP_S
     for i in itertools.count():
