@@ -165,6 +165,22 @@ class KernelPlan:
         place = self.where.get(self.base(value))
         return place.view if isinstance(place, Strided) else None
 
+    def loop_view(self, value: Value, op: str) -> View | None:
+        """The strided view a loop's `op` (an elementwise op, a reduction) reads in
+        place for `value`: strides describe it, its last axis steps by one element (or has one),
+        and its root is no parameter updated in the step (an update stored over its
+        input reads its own rows only: `_reads_in_step`).
+
+        Why: an LSTM's gates are four column blocks of one (batch, 4 hidden) product,
+        and each step's input projection a row of the whole sequence's; copied out,
+        each step ran four to five copy kernels (the hidden-128 LSTM's step: 1.7 of
+        16 ms). A view whose last axis strides (a permute's) stays a copy, which one
+        pass makes contiguous for every loop that reads it."""
+        view = self.view(value) if loop_op(op) else None
+        if view is None or view.grid is not None or view.root in self.graph.updates:
+            return None
+        return view if view.strides[-1:] in ((), (1,)) or view.shape[-1] == 1 else None
+
     def kernel(self, value: Value) -> Kernel | None:
         """The kernel that makes `value`'s elements (or a copy of them: a constant's
         fill, a broadcast's, transpose's or view's copy)."""
@@ -182,7 +198,8 @@ class KernelPlan:
         if op == "matmul" and isinstance(place, Transposed):
             value = self.base(place.source)
             place = self.where.get(value)
-        if isinstance(place, Strided) and reads_in_place(op, place.view):
+        if isinstance(place, Strided) and (reads_in_place(op, place.view)
+                                           or self.loop_view(value, op)):
             value = self.base(place.view.root)
         return value
 
@@ -255,8 +272,15 @@ def _inverse(chain: list[Node], view: View) -> View | None:
 def reads_in_place(op: str, view: View) -> bool:
     """Whether a kernel of `op` reads `view`'s elements where they lie: a concat
     by index arithmetic, a matmul (BLAS) or attention (its loops) when strides
-    describe it; anything else reads the view's copy."""
+    describe it; loops read it in place where `KernelPlan.loop_view` says;
+    anything else reads the view's copy."""
     return op == "concat" or (op in STRIDED_READERS and view.grid is None)
+
+
+def loop_op(op: str) -> bool:
+    """An op that loop kernels compute: an elementwise op or a reduction (a fill
+    and a broadcast are locations of their own)."""
+    return get_op(op).kind in ("elementwise", "reduce") and op not in ("full", "broadcast_to")
 
 
 def _rule(node: Node) -> str:
@@ -372,6 +396,10 @@ class _Grouper:
             for v in node.inputs:
                 if self._needs_elements(v, node.op):
                     self.materialize(v)
+                elif self.plan.loop_view(v, node.op) is not None:
+                    # a loop reading a view in place reads its root's buffer: stored
+                    # before this loop runs (its own loop closed)
+                    self.materialize(self.plan.operand(v, node.op))
         self.RULES[_rule(node)](self, node)
 
     def _needs_elements(self, value: Value, op: str) -> bool:
@@ -381,7 +409,8 @@ class _Grouper:
             case Transposed():
                 return op != "matmul"
             case Strided(view=view):
-                return not reads_in_place(op, view)
+                return not (reads_in_place(op, view)
+                            or self.plan.loop_view(value, op) is not None)
         return False
 
     def _undo_transpose(self, node: Node) -> bool:
@@ -752,6 +781,7 @@ def _reads_in_step(kernel: Kernel, program: KernelPlan, target: Value) -> bool:
     for node in kernel.nodes:
         for v in node.inputs:
             read = program.source(v)
-            if program.base(read) is target and read.shape != kernel.domain:
+            if program.operand(read, node.op) is target \
+                    and (read.shape != kernel.domain or program.view(read) is not None):
                 return False
     return True

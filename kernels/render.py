@@ -13,6 +13,7 @@ from typing import NamedTuple
 from sexpgpu.kernels.lower import Kernel, KernelPlan
 from sexpgpu.kernels.source import (
     ERR,
+    MASK_HEX,
     KernelCode,
     Reduction,
     affine,
@@ -25,6 +26,7 @@ from sexpgpu.kernels.source import (
     strides,
 )
 from sexpgpu.kernels.structured import render_batch_sum_matmul, render_op, render_view_copy
+from sexpgpu.kernels.views import View
 
 from sexpgpu.ir.graph import Node, Value
 from sexpgpu.ir.ops.registry import get_op
@@ -166,9 +168,10 @@ def _stays_f32(node: Node, out: Value) -> bool:
             and bool(_F32_ONLY.match(template)) and not re.search(r"(?<!x)\d", template))
 
 
-def _operand(value: Value, kernel: Kernel, program: KernelPlan, names: Names,
+def _operand(value: Value, op: str, kernel: Kernel, program: KernelPlan, names: Names,
              domain: tuple[int, ...], index: list[str],
              shapes: dict[Value, tuple[int, ...]] | None = None) -> str:
+    """How `op`'s loop reads `value`: a literal, its own variable, or a load."""
     value = program.source(value)
     base = names.base(value)
     const = program.const(base)
@@ -176,12 +179,36 @@ def _operand(value: Value, kernel: Kernel, program: KernelPlan, names: Names,
         return literal(const.attrs["value"], base.dtype)
     if base in kernel.values:
         return names.var(base)
+    view = program.loop_view(value, op)
+    if view is not None:
+        return load(names.buf(view.root), value.dtype, _view_offset(view, domain, index))
     shape = shapes[value] if shapes else value.shape
     if shape == domain and index:
         offset = "lin"
     else:
         offset = broadcast_offset(shape, domain, index)
     return load(names.buf(value), value.dtype, offset)
+
+
+def _view_offset(view: View, domain: tuple[int, ...], index: list[str]) -> str:
+    """Where a loop over `domain` finds an element of a strided view read in place
+    (broadcast, right-aligned, into the domain); a flat loop's index is `lin`.
+
+    The view's offset becomes a kernel argument (the same loop at each time step
+    shares one function): masked with MASK_HEX, with the innermost variable (stride
+    1) added after the mask, LLVM sees an index that is not negative and steps by
+    one, so numba's wraparound test folds away and the loads stay vector loads (the
+    hidden-128 LSTM's gates loop ran 1.6x slower unmasked)."""
+    if len(domain) == 1:
+        index = ["lin"]
+    lead = len(domain) - len(view.shape)
+    terms = [(index[lead + j], st) for j, (d, st) in enumerate(zip(view.shape, view.strides))
+             if d != 1]
+    if not view.offset:
+        return affine(terms)
+    inner = terms.pop() if terms and terms[-1][1] == 1 else None
+    at = f"(({affine(terms, view.offset)}) & {MASK_HEX})"
+    return f"{at} + {inner[0]}" if inner else at
 
 
 def _read(kernel: Kernel, program: KernelPlan, names: Names, members: list[Node]) -> list[Value]:
@@ -194,6 +221,12 @@ def _read(kernel: Kernel, program: KernelPlan, names: Names, members: list[Node]
             if program.const(base) is None and base not in kernel.values and v not in out:
                 out.append(v)
     return out
+
+
+def _reads_views(kernel: Kernel, program: KernelPlan) -> bool:
+    """Whether the loop reads a strided view where it lies (`KernelPlan.loop_view`)."""
+    return any(program.loop_view(program.source(v), n.op) is not None
+               for n in kernel.nodes for v in n.inputs)
 
 
 class _Joined(NamedTuple):
@@ -247,7 +280,8 @@ def _statements(kernel: Kernel, program: KernelPlan, names: Names, index: list[s
     (over `domain` with operands of `shapes`: a joined loop nest, `_collapsed`)."""
     lines = []
     for node in members:
-        operands = [_operand(v, kernel, program, names, domain or kernel.domain, index, shapes)
+        operands = [_operand(v, node.op, kernel, program, names, domain or kernel.domain,
+                             index, shapes)
                     for v in node.inputs]
         out = node.outputs[0]
         f32_body = _f32_template(node, out)
@@ -292,7 +326,9 @@ def render_loop(kernel: Kernel, program: KernelPlan, names: Names, name: str,
                           work=_work(domain, len(members), body))
     axes = () if kernel.reduce is None else norm_axes(kernel.reduce.attrs.get("axes"),
                                                        len(domain))
-    loop = _collapsed(domain, axes, _read(kernel, program, names, kernel.nodes)) \
+    # a view read in place keeps the loop's axes: its strides join none of them
+    loop = (None if _reads_views(kernel, program)
+            else _collapsed(domain, axes, _read(kernel, program, names, kernel.nodes))) \
         or _Joined(domain, axes, {})
     if loop.domain != domain:
         index = index[:len(loop.domain)]
@@ -322,7 +358,7 @@ def _render_reduce(kernel: Kernel, program: KernelPlan, names: Names, name: str,
         combine = get_op(node.op).extra["combine"]
         init = get_op(node.op).extra["init"] if out.dtype in ("f32", "bf16") \
             else _INT_INIT[combine]
-        value = _operand(x, kernel, program, names, domain, index, loop.shapes)
+        value = _operand(x, node.op, kernel, program, names, domain, index, loop.shapes)
         # a float max/min notes a NaN in a flag beside its plain max (numpy's max is
         # NaN then): the or-reduction and the max both vectorise, where a select on
         # each element (_NAN_COMBINE) ran the row max of a softmax 1.8x slower

@@ -122,6 +122,14 @@ else:
         merged = g.apply("reshape", g.apply("permute", g.apply("matmul", scores, q),
                                             perm=(0, 2, 1, 3)), shape=(2, 3, 4))
         g.output("joined", g.apply("concat", merged, qkv, merged, axis=2))
+        # a column block and a time step's row, read in place by loops (masked offsets)
+        gate = g.apply("slice", qkv, starts=(None, None, 4), stops=(None, None, 8),
+                       steps=(None, None, None))
+        step = g.apply("reshape", g.apply("slice", qkv, starts=(None, 1, None),
+                                          stops=(None, 2, None), steps=(None, None, None)),
+                       shape=(2, 12))
+        g.output("gate", g.apply("sigmoid", gate))
+        g.output("step_sum", g.apply("sum", g.apply("exp", step), axes=(1,)))
         r = np.random.default_rng(0)
         inputs = {"x": r.standard_normal((6, 8)).astype(np.float32),
                   "w": r.standard_normal((8, 5)).astype(np.float32),

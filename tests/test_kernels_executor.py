@@ -188,23 +188,63 @@ def _heads(g: Graph, qkv, lo: int, heads: int, width: int):
     return g.apply("permute", split, perm=(0, 2, 1, 3))
 
 
-@pytest.mark.parametrize("also_elementwise", [False, True])
-def test_attention_heads_are_strided_views_of_the_projection(also_elementwise: bool) -> None:
+@pytest.mark.parametrize("loop_reads", [None, "q", "k^T"])
+def test_attention_heads_are_strided_views_of_the_projection(loop_reads: str | None) -> None:
     g = Graph("heads")
     qkv = g.input("qkv", (3, 5, 24))
     q, k, v = (_heads(g, qkv, lo, 2, 8) for lo in (0, 8, 16))
-    scores = g.apply("matmul", q, g.apply("permute", k, perm=(0, 1, 3, 2)))   # (3, 2, 5, 5)
+    k_t = g.apply("permute", k, perm=(0, 1, 3, 2))
+    scores = g.apply("matmul", q, k_t)   # (3, 2, 5, 5)
     g.output("out", g.apply("matmul", scores, v))
-    if also_elementwise:  # a loop reads q after the matmul read it in place: one kernel
-        g.output("q2", g.apply("mul", q, q))  # copies q out for it, the matmul keeps the view
+    # a loop reads a view after the matmul read it in place: q's rows (its last axis)
+    # lie contiguous in qkv, so the loop reads them there too; k^T's last axis strides
+    # by a row of qkv, so one kernel copies it out for the loop (the matmul keeps the view)
+    if loop_reads == "q":
+        g.output("q2", g.apply("mul", q, q))
+    if loop_reads == "k^T":
+        g.output("k2", g.apply("mul", k_t, k_t))
     compiled = kernels.compile(g)
     copies = [k.nodes[0].op for k in compiled.program.kernels if k.kind == "op"
               and k.nodes[0].op in ("slice", "permute")]
-    assert copies == (["permute"] if also_elementwise else [])
+    assert copies == (["permute"] if loop_reads == "k^T" else [])
     inputs = {"qkv": np.random.default_rng(2).standard_normal((3, 5, 24)).astype(np.float32)}
     got, want = compiled.run(inputs), run_reference(g, inputs)
     for name, value in want.items():
         np.testing.assert_allclose(got[name], value, rtol=1e-5, atol=1e-5, err_msg=name)
+
+
+def _slice(g: Graph, x, axis: int, start: int, stop: int):
+    starts, stops = [None] * len(x.shape), [None] * len(x.shape)
+    starts[axis], stops[axis] = start, stop
+    return g.apply("slice", x, starts=tuple(starts), stops=tuple(stops),
+                   steps=(None,) * len(x.shape))
+
+
+def test_loops_read_column_blocks_and_rows_where_they_lie() -> None:
+    # an LSTM step: four gates are column blocks of one product, the step's input a
+    # row of the whole sequence's; loops (elementwise, a reduction, one broadcast
+    # into a bigger loop) read them in place, with no kernel copying them out
+    g = Graph("gates")
+    h, w, xs = g.input("h", (6, 5)), g.input("w", (5, 16)), g.input("xs", (6, 7, 16))
+    x_t = g.apply("reshape", _slice(g, xs, 1, 3, 4), shape=(6, 16))
+    pre = g.apply("add", g.apply("matmul", h, w), x_t)
+    i, f, c, o = (_slice(g, pre, 1, 4 * k, 4 * k + 4) for k in range(4))
+    cell = g.apply("add", g.apply("mul", g.apply("sigmoid", i), g.apply("tanh", c)),
+                   g.apply("sigmoid", f))
+    g.output("h2", g.apply("mul", g.apply("sigmoid", o), g.apply("tanh", cell)))
+    g.output("f_sum", g.apply("sum", f, axes=(0,)))
+    g.output("wide", g.apply("mul", g.apply("broadcast_to", _slice(g, w, 0, 2, 3), shape=(6, 16)),
+                             x_t))
+    compiled = kernels.compile(g)
+    ops = [n.op for k in compiled.program.kernels for n in k.nodes]
+    assert "slice" not in ops and "reshape" not in ops, ops
+    rng = np.random.default_rng(4)
+    inputs = {name: rng.standard_normal(shape).astype(np.float32)
+              for name, shape in (("h", (6, 5)), ("w", (5, 16)), ("xs", (6, 7, 16)))}
+    inputs["xs"][0, 3, :3] = (np.nan, np.inf, -0.0)  # special values reach the loops as read
+    got, want = compiled.run(inputs), run_reference(g, inputs)
+    for name, value in want.items():
+        np.testing.assert_allclose(got[name], value, rtol=1e-5, atol=1e-6, err_msg=name)
 
 
 def test_merged_heads_are_read_in_place_by_concat_and_copied_once_for_matmul() -> None:
