@@ -129,6 +129,31 @@ def program_step(program: Any, batch: dict[str, np.ndarray]) -> Step:
     return step
 
 
+# warm-up of the side-by-side scripts: at least this many rounds and this long (a
+# process's first quarter second runs parallel kernels on one thread: kernels/threads.py's
+# policy has not yet seen a free core)
+WARMUP_ROUNDS, WARMUP_S = 2, 1.0
+
+
+def medians_taking_turns(steps: dict[str, Step], rounds: int) -> dict[str, float]:
+    """Each step's median time in ms over `rounds` rounds of one call each, the steps
+    taking turns after the warm-up, so that a slow phase of a shared machine slows
+    them alike (bench/gpt_sizes.py, bench/rnn_sizes.py)."""
+    warm_until = time.perf_counter() + WARMUP_S
+    for i in itertools.count():
+        if i >= WARMUP_ROUNDS and time.perf_counter() > warm_until:
+            break
+        for step in steps.values():
+            step()
+    times: dict[str, list[float]] = {name: [] for name in steps}
+    for _ in range(rounds):
+        for name, step in steps.items():
+            started = time.perf_counter()
+            step()
+            times[name].append(time.perf_counter() - started)
+    return {name: float(np.median(t)) * 1e3 for name, t in times.items()}
+
+
 def _unavailable(exc: BaseException) -> str:
     """One line saying why SexpGPU could not build the step (never hidden in the summary)."""
     from sexpgpu.diagnostics import SexpError

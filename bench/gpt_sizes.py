@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,17 +25,13 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 import torch_models as tm  # noqa: E402
-from bench_step import gpt_batch, program_step, sexpgpu_threads  # noqa: E402
+from bench_step import gpt_batch, medians_taking_turns, program_step, sexpgpu_threads  # noqa: E402,E501
 
 from sexpgpu.api import load_program  # noqa: E402
 
 EXAMPLE = ROOT / "examples" / "shakespeare-char.sx"
 SIZES = ("4,4,128,64,12", "3,3,96,50,10", "4,4,192,100,8", "4,8,256,128,16",
          "6,6,384,128,8", "2,8,1024,64,4")
-# warm-up rounds: at least this many and this long (a process's first quarter second
-# runs parallel kernels on one thread: kernels/threads.py's policy has not yet seen
-# a free core)
-WARMUP_ROUNDS, WARMUP_S = 2, 1.0
 
 
 def ours(layers: int, heads: int, width: int, context: int, batch: int,
@@ -66,19 +61,7 @@ def compare(size: str, rounds: int) -> str:
     feed = gpt_batch(tm.GPTSetup(batch_size=batch), context)
     steps = {name: make(layers, heads, width, context, batch, feed)
              for name, make in (("sexpgpu", ours), ("eager", eager))}
-    warm_until = time.perf_counter() + WARMUP_S
-    for i in itertools.count():
-        if i >= WARMUP_ROUNDS and time.perf_counter() > warm_until:
-            break
-        for step in steps.values():
-            step()
-    times: dict[str, list[float]] = {name: [] for name in steps}
-    for _ in range(rounds):
-        for name, step in steps.items():
-            started = time.perf_counter()
-            step()
-            times[name].append(time.perf_counter() - started)
-    ms = {name: float(np.median(t)) * 1e3 for name, t in times.items()}
+    ms = medians_taking_turns(steps, rounds)
     return (f"{size}: SexpGPU {ms['sexpgpu']:.2f} ms, eager {ms['eager']:.2f} ms, "
             f"{ms['sexpgpu'] / ms['eager']:.2f}x")
 

@@ -123,11 +123,12 @@ else:
                                             perm=(0, 2, 1, 3)), shape=(2, 3, 4))
         g.output("joined", g.apply("concat", merged, qkv, merged, axis=2))
         # a column block and a time step's row, read in place by loops (masked offsets)
-        gate = g.apply("slice", qkv, starts=(None, None, 4), stops=(None, None, 8),
+        seq = g.input("seq", (2, 3, 64))
+        gate = g.apply("slice", seq, starts=(None, None, 32), stops=(None, None, 64),
                        steps=(None, None, None))
-        step = g.apply("reshape", g.apply("slice", qkv, starts=(None, 1, None),
+        step = g.apply("reshape", g.apply("slice", seq, starts=(None, 1, None),
                                           stops=(None, 2, None), steps=(None, None, None)),
-                       shape=(2, 12))
+                       shape=(2, 64))
         g.output("gate", g.apply("sigmoid", gate))
         g.output("step_sum", g.apply("sum", g.apply("exp", step), axes=(1,)))
         r = np.random.default_rng(0)
@@ -139,7 +140,8 @@ else:
                   "gb": r.standard_normal((2, 3, 5)).astype(np.float32),
                   "w2": r.standard_normal((5, 4)).astype(np.float32),
                   "pos": np.array([3, 0, -1, 3, 1, 0]),
-                  "qkv": r.standard_normal((2, 3, 12)).astype(np.float32)}
+                  "qkv": r.standard_normal((2, 3, 12)).astype(np.float32),
+                  "seq": r.standard_normal((2, 3, 64)).astype(np.float32)}
         return g, inputs
 
     def test_cuda_launcher_agrees_with_cpu() -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sexpgpu.kernels.lower import lower
+from sexpgpu.kernels.lower import LOOP_VIEW_ROW, lower
 from sexpgpu.kernels.memplan import _lowest_gap, plan_memory
 
 from sexpgpu import kernels
@@ -191,8 +191,9 @@ def _heads(g: Graph, qkv, lo: int, heads: int, width: int):
 @pytest.mark.parametrize("loop_reads", [None, "q", "k^T"])
 def test_attention_heads_are_strided_views_of_the_projection(loop_reads: str | None) -> None:
     g = Graph("heads")
-    qkv = g.input("qkv", (3, 5, 24))
-    q, k, v = (_heads(g, qkv, lo, 2, 8) for lo in (0, 8, 16))
+    width = 2 * LOOP_VIEW_ROW  # two heads, rows long enough for loops to read in place
+    qkv = g.input("qkv", (3, 5, 3 * width))
+    q, k, v = (_heads(g, qkv, lo, 2, width) for lo in (0, width, 2 * width))
     k_t = g.apply("permute", k, perm=(0, 1, 3, 2))
     scores = g.apply("matmul", q, k_t)   # (3, 2, 5, 5)
     g.output("out", g.apply("matmul", scores, v))
@@ -207,7 +208,7 @@ def test_attention_heads_are_strided_views_of_the_projection(loop_reads: str | N
     copies = [k.nodes[0].op for k in compiled.program.kernels if k.kind == "op"
               and k.nodes[0].op in ("slice", "permute")]
     assert copies == (["permute"] if loop_reads == "k^T" else [])
-    inputs = {"qkv": np.random.default_rng(2).standard_normal((3, 5, 24)).astype(np.float32)}
+    inputs = {"qkv": np.random.default_rng(2).standard_normal(qkv.shape).astype(np.float32)}
     got, want = compiled.run(inputs), run_reference(g, inputs)
     for name, value in want.items():
         np.testing.assert_allclose(got[name], value, rtol=1e-5, atol=1e-5, err_msg=name)
@@ -223,28 +224,32 @@ def _slice(g: Graph, x, axis: int, start: int, stop: int):
 def test_loops_read_column_blocks_and_rows_where_they_lie() -> None:
     # an LSTM step: four gates are column blocks of one product, the step's input a
     # row of the whole sequence's; loops (elementwise, a reduction, one broadcast
-    # into a bigger loop) read them in place, with no kernel copying them out
-    g = Graph("gates")
-    h, w, xs = g.input("h", (6, 5)), g.input("w", (5, 16)), g.input("xs", (6, 7, 16))
-    x_t = g.apply("reshape", _slice(g, xs, 1, 3, 4), shape=(6, 16))
-    pre = g.apply("add", g.apply("matmul", h, w), x_t)
-    i, f, c, o = (_slice(g, pre, 1, 4 * k, 4 * k + 4) for k in range(4))
-    cell = g.apply("add", g.apply("mul", g.apply("sigmoid", i), g.apply("tanh", c)),
-                   g.apply("sigmoid", f))
-    g.output("h2", g.apply("mul", g.apply("sigmoid", o), g.apply("tanh", cell)))
-    g.output("f_sum", g.apply("sum", f, axes=(0,)))
-    g.output("wide", g.apply("mul", g.apply("broadcast_to", _slice(g, w, 0, 2, 3), shape=(6, 16)),
-                             x_t))
-    compiled = kernels.compile(g)
-    ops = [n.op for k in compiled.program.kernels for n in k.nodes]
-    assert "slice" not in ops and "reshape" not in ops, ops
-    rng = np.random.default_rng(4)
-    inputs = {name: rng.standard_normal(shape).astype(np.float32)
-              for name, shape in (("h", (6, 5)), ("w", (5, 16)), ("xs", (6, 7, 16)))}
-    inputs["xs"][0, 3, :3] = (np.nan, np.inf, -0.0)  # special values reach the loops as read
-    got, want = compiled.run(inputs), run_reference(g, inputs)
-    for name, value in want.items():
-        np.testing.assert_allclose(got[name], value, rtol=1e-5, atol=1e-6, err_msg=name)
+    # into a bigger loop) read them in place, with no kernel copying them out, unless
+    # the rows are too short to fill vectors (LOOP_VIEW_ROW)
+    width = LOOP_VIEW_ROW
+    for gate, copies in ((width, []), (width // 2, ["slice"] * 4)):
+        g = Graph("gates")
+        h, w = g.input("h", (6, 5)), g.input("w", (5, 4 * gate))
+        xs = g.input("xs", (6, 7, 4 * gate))
+        x_t = g.apply("reshape", _slice(g, xs, 1, 3, 4), shape=(6, 4 * gate))
+        pre = g.apply("add", g.apply("matmul", h, w), x_t)
+        i, f, c, o = (_slice(g, pre, 1, k * gate, (k + 1) * gate) for k in range(4))
+        cell = g.apply("add", g.apply("mul", g.apply("sigmoid", i), g.apply("tanh", c)),
+                       g.apply("sigmoid", f))
+        g.output("h2", g.apply("mul", g.apply("sigmoid", o), g.apply("tanh", cell)))
+        g.output("f_sum", g.apply("sum", f, axes=(0,)))
+        row = g.apply("broadcast_to", _slice(g, w, 0, 2, 3), shape=(6, 4 * gate))
+        g.output("wide", g.apply("mul", row, x_t))
+        compiled = kernels.compile(g)
+        ops = [n.op for k in compiled.program.kernels for n in k.nodes
+               if n.op in ("slice", "reshape")]
+        assert ops == copies, (gate, ops)
+        rng = np.random.default_rng(4)
+        inputs = {v.name: rng.standard_normal(v.shape).astype(np.float32) for v in (h, w, xs)}
+        inputs["xs"][0, 3, :3] = (np.nan, np.inf, -0.0)  # special values reach the loops
+        got, want = compiled.run(inputs), run_reference(g, inputs)
+        for name, value in want.items():
+            np.testing.assert_allclose(got[name], value, rtol=1e-5, atol=1e-6, err_msg=name)
 
 
 def test_merged_heads_are_read_in_place_by_concat_and_copied_once_for_matmul() -> None:
