@@ -168,9 +168,9 @@ class KernelPlan:
     def loop_view(self, value: Value, op: str) -> View | None:
         """The strided view a loop's `op` (an elementwise op, a reduction) reads in
         place for `value`: strides describe it, its last axis steps by one element
-        over at least LOOP_VIEW_ROW of them (or has one),
-        and its root is no parameter updated in the step (an update stored over its
-        input reads its own rows only: `_reads_in_step`).
+        over at least LOOP_VIEW_ROW of them (or has one element: a column, which a
+        copy would gather the same way), and its root is no parameter updated in the
+        step (an update stored over its input reads its own rows only: `_reads_in_step`).
 
         Why: an LSTM's gates are four column blocks of one (batch, 4 hidden) product,
         and each step's input projection a row of the whole sequence's; copied out,
