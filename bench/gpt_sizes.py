@@ -25,7 +25,12 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 import torch_models as tm  # noqa: E402
-from bench_step import gpt_batch, medians_taking_turns, program_step, sexpgpu_threads  # noqa: E402,E501
+from bench_step import (  # noqa: E402
+    gpt_batch,
+    medians_taking_turns,
+    program_step,
+    sexpgpu_threads,
+)
 
 from sexpgpu.api import load_program  # noqa: E402
 
