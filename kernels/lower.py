@@ -200,10 +200,16 @@ class KernelPlan:
         if op == "matmul" and isinstance(place, Transposed):
             value = self.base(place.source)
             place = self.where.get(value)
-        if isinstance(place, Strided) and (reads_in_place(op, place.view)
-                                           or self.loop_view(value, op)):
+        if isinstance(place, Strided) and self.reads_view(value, op):
             value = self.base(place.view.root)
         return value
+
+    def reads_view(self, value: Value, op: str) -> bool:
+        """Whether a kernel of `op` reads the strided view `value` where it lies
+        (`reads_in_place`, or a loop's `loop_view`) instead of its copy."""
+        view = self.view(value)
+        return view is not None and (reads_in_place(op, view)
+                                     or self.loop_view(value, op) is not None)
 
     @property
     def in_place(self) -> dict[Value, Value]:
@@ -411,13 +417,12 @@ class _Grouper:
 
     def _needs_elements(self, value: Value, op: str) -> bool:
         """A kernel of `op` cannot read `value` where it lies (a transpose read by
-        anything but a matmul, a view by anything but `reads_in_place`)."""
+        anything but a matmul, a view it does not read in place: `KernelPlan.reads_view`)."""
         match self.where.get(self.plan.base(value)):
             case Transposed():
                 return op != "matmul"
-            case Strided(view=view):
-                return not (reads_in_place(op, view)
-                            or self.plan.loop_view(value, op) is not None)
+            case Strided():
+                return not self.plan.reads_view(value, op)
         return False
 
     def _undo_transpose(self, node: Node) -> bool:
