@@ -170,11 +170,17 @@ def _unavailable(exc: BaseException) -> str:
 # the benchmark
 
 
-@pytest.fixture(scope="session")
-def threads() -> int:
+def match_torch_threads() -> int:
+    """torch.set_num_threads(SexpGPU's thread count), which it returns: every side-by-side
+    benchmark runs PyTorch on as many threads as SexpGPU."""
     n = sexpgpu_threads()
     torch.set_num_threads(n)
     return n
+
+
+@pytest.fixture(scope="session")
+def threads() -> int:
+    return match_torch_threads()
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

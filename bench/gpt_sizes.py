@@ -27,9 +27,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 import torch_models as tm  # noqa: E402
 from bench_step import (  # noqa: E402
     gpt_batch,
+    match_torch_threads,
     medians_taking_turns,
     program_step,
-    sexpgpu_threads,
 )
 
 from sexpgpu.api import load_program  # noqa: E402
@@ -77,8 +77,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="layers,heads,width,context,batch")
     parser.add_argument("--rounds", type=int, default=20)
     args = parser.parse_args(argv)
-    torch.set_num_threads(sexpgpu_threads())
-    print(f"threads (torch.set_num_threads = SexpGPU's): {torch.get_num_threads()}", flush=True)
+    print(f"threads (torch.set_num_threads = SexpGPU's): {match_torch_threads()}", flush=True)
     for size in args.sizes:
         print(compare(size, args.rounds), flush=True)
     return 0

@@ -25,10 +25,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 import torch_models as tm  # noqa: E402
 from bench_step import (  # noqa: E402
+    match_torch_threads,
     medians_taking_turns,
     mnist1d_batch,
     program_step,
-    sexpgpu_threads,
 )
 
 from sexpgpu.api import load_program  # noqa: E402
@@ -67,8 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
     parser.add_argument("--rounds", type=int, default=30)
     args = parser.parse_args(argv)
-    torch.set_num_threads(sexpgpu_threads())
-    print(f"threads (torch.set_num_threads = SexpGPU's): {torch.get_num_threads()}", flush=True)
+    print(f"threads (torch.set_num_threads = SexpGPU's): {match_torch_threads()}", flush=True)
     for hidden in args.hidden:
         for model in args.models:
             ms = medians_taking_turns({"sexpgpu": ours(model, hidden),
