@@ -311,3 +311,36 @@ def test_a_row_reduction_of_a_parallel_result_is_parallel_by_what_it_reads(
     want = (feed["x"].astype(np.float64) @ feed["w"]).max(axis=1)
     np.testing.assert_allclose(results[0]["m"], want, rtol=1e-5, atol=1e-5)
     assert results[0]["m"].tobytes() == results[1]["m"].tobytes()
+
+
+def test_a_loop_of_math_calls_shares_its_rows_where_a_light_loop_does_not(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """An LSTM's gates at 128 units (100x128, three sigmoids and two tanhs a unit) is
+    compute-bound and a chunk function (CALL_WORK); the same elements added and
+    multiplied are memory-bound and stay serial. Any thread count gives one thread's
+    bits, and the gates match numpy."""
+    from sexpgpu import kernels
+    from sexpgpu.ir.graph import Graph
+
+    monkeypatch.setattr(threads.env, "usable_cores", lambda: 2)
+    g = Graph("gates")
+    i, f, c, o, cell = (g.input(name, (100, 128)) for name in "ifcoz")
+    c2 = g.apply("add", g.apply("mul", g.apply("sigmoid", f), cell),
+                 g.apply("mul", g.apply("sigmoid", i), g.apply("tanh", c)))
+    g.output("h", g.apply("mul", g.apply("sigmoid", o), g.apply("tanh", c2)))
+    g.output("light", g.apply("mul", g.apply("add", i, f), c))
+    compiled = kernels.compile(g)
+    sources = compiled.generated.kernel_sources
+    assert sum("def chunk(" in text for text in sources) == 1
+    assert any("def chunk(" in text and "tanh" in text for text in sources)
+    rng = np.random.default_rng(5)
+    feed = {name: rng.normal(0, 3, size=(100, 128)).astype(np.float32) for name in "ifcoz"}
+    feed["c"][0, :4] = [np.nan, np.inf, -np.inf, -0.0]
+    one, two = runs_by_threads(compiled, feed, [1, 2], monkeypatch)
+    x = {k: v.astype(np.float64) for k, v in feed.items()}
+    sig = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
+    want = sig(x["o"]) * np.tanh(sig(x["f"]) * x["z"] + sig(x["i"]) * np.tanh(x["c"]))
+    np.testing.assert_allclose(one["h"], want, rtol=1e-5, atol=1e-6)
+    assert np.isnan(one["h"][0, 0])
+    assert one["h"].tobytes() == two["h"].tobytes()
+    assert one["light"].tobytes() == two["light"].tobytes()
