@@ -54,10 +54,12 @@ def plan_memory(program: KernelPlan) -> MemoryPlan:
     in_place = program.in_place
     values: list[tuple[int, int, int, Value]] = []  # (bytes, first kernel, last kernel, v)
     naive = 0
+    stored: set[Value] = set()
     for kernel in program.kernels:
         for v in kernel.outputs:
-            if v in in_place:
-                continue  # stored into the input it updates
+            if v in in_place or v in stored:
+                continue  # stored into the input it updates, or filled by several loops
+            stored.add(v)
             size = max(1, prod(v.shape)) * np.dtype(storage(v)).itemsize
             naive += size
             end = _FOREVER if v in kept else max(kernel.index, last_read.get(v, kernel.index))

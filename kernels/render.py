@@ -190,25 +190,29 @@ def _operand(value: Value, op: str, kernel: Kernel, program: KernelPlan, names: 
     return load(names.buf(value), value.dtype, offset)
 
 
-def _view_offset(view: View, domain: tuple[int, ...], index: list[str]) -> str:
-    """Where a loop over `domain` finds an element of a strided view read in place
-    (broadcast, right-aligned, into the domain); a flat loop's index is `lin`.
+def _view_offset(view: View, domain: tuple[int, ...], index: list[str],
+                 base: int | None = None) -> str:
+    """Where a loop over `domain` finds an element of a strided view read or written
+    in place (broadcast, right-aligned, into the domain); a flat loop's index is `lin`.
 
     The view's offset becomes a kernel argument (the same loop at each time step
     shares one function): masked with MASK_HEX, with the innermost variable (stride
     1) added after the mask, LLVM sees an index that is not negative and steps by
     one, so numba's wraparound test folds away and the loads stay vector loads (the
-    hidden-128 LSTM's gates loop ran 1.5x slower unmasked)."""
+    hidden-128 LSTM's gates loop ran 1.5x slower unmasked). Given `base`, the offset
+    is that argument plus a literal: views the loop stores into one buffer (a cell's
+    four gate gradients) then lie at distances LLVM knows, and their stores vectorise
+    (at four unknown offsets it cannot rule out overlap: the loop ran 3x slower)."""
     if len(domain) == 1:
         index = ["lin"]
     lead = len(domain) - len(view.shape)
     terms = [(index[lead + j], st) for j, (d, st) in enumerate(zip(view.shape, view.strides))
              if d != 1]
-    if not view.offset:
-        return affine(terms)
-    inner = terms.pop() if terms and terms[-1][1] == 1 else None
-    at = f"(({affine(terms, view.offset)}) & {MASK_HEX})"
-    return f"{at} + {inner[0]}" if inner else at
+    base = view.offset if base is None else base
+    inner = terms.pop() if base and terms and terms[-1][1] == 1 else None
+    parts = [f"(({affine(terms, base)}) & {MASK_HEX})" if base else affine(terms)]
+    parts += [f"{view.offset - base:#x}"] if view.offset != base else []
+    return " + ".join(parts + ([inner[0]] if inner else []))
 
 
 def _read(kernel: Kernel, program: KernelPlan, names: Names, members: list[Node]) -> list[Value]:
@@ -223,10 +227,12 @@ def _read(kernel: Kernel, program: KernelPlan, names: Names, members: list[Node]
     return out
 
 
-def _reads_views(kernel: Kernel, program: KernelPlan) -> bool:
-    """Whether the loop reads a strided view where it lies (`KernelPlan.loop_view`)."""
+def _strided(kernel: Kernel, program: KernelPlan) -> bool:
+    """Whether the loop reads a strided view where it lies (`KernelPlan.loop_view`)
+    or stores a result through one (`KernelPlan.stored_ahead`)."""
     return any(program.loop_view(program.source(v), n.op) is not None
-               for n in kernel.nodes for v in n.inputs)
+               for n in kernel.nodes for v in n.inputs) or any(
+        program.stored_ahead(v, kernel) is not None for v in kernel.values)
 
 
 class _Joined(NamedTuple):
@@ -279,6 +285,7 @@ def _statements(kernel: Kernel, program: KernelPlan, names: Names, index: list[s
     """One assignment per member node, then the stores of values read elsewhere
     (over `domain` with operands of `shapes`: a joined loop nest, `_collapsed`)."""
     lines = []
+    bases = _store_bases(kernel, program)
     for node in members:
         operands = [_operand(v, node.op, kernel, program, names, domain or kernel.domain,
                              index, shapes)
@@ -292,9 +299,26 @@ def _statements(kernel: Kernel, program: KernelPlan, names: Names, index: list[s
         elif f32_body is None and not _stays_f32(node, out):
             expr = convert(out.dtype, expr)
         lines.append(f"{names.var(out)} = {expr}")
-        if out in kernel.outputs:
+        ahead = program.stored_ahead(out, kernel)
+        if ahead is not None:  # into the concat's buffer it is part of
+            lines.append(store(names.buf(ahead.root), out.dtype,
+                               _view_offset(ahead, domain or kernel.domain, index,
+                                            bases[ahead.root]),
+                               names.var(out)))
+        elif out in kernel.outputs:
             lines.append(store(names.buf(out), out.dtype, "lin", names.var(out)))
     return lines
+
+
+def _store_bases(kernel: Kernel, program: KernelPlan) -> dict[Value, int]:
+    """For each buffer the loop stores results into through views, the smallest of
+    their offsets (`_view_offset`'s base)."""
+    bases: dict[Value, int] = {}
+    for v in kernel.values:
+        view = program.stored_ahead(v, kernel)
+        if view is not None:
+            bases[view.root] = min(bases.get(view.root, view.offset), view.offset)
+    return bases
 
 
 def _linear(index: list[str], shape: tuple[int, ...]) -> str:
@@ -331,8 +355,8 @@ def render_loop(kernel: Kernel, program: KernelPlan, names: Names, name: str,
                           work=_work(domain, len(members), body))
     axes = () if kernel.reduce is None else norm_axes(kernel.reduce.attrs.get("axes"),
                                                        len(domain))
-    # a view read in place keeps the loop's axes: its strides join none of them
-    loop = (None if _reads_views(kernel, program)
+    # a view read or written in place keeps the loop's axes: its strides join none
+    loop = (None if _strided(kernel, program)
             else _collapsed(domain, axes, _read(kernel, program, names, kernel.nodes))) \
         or _Joined(domain, axes, {})
     if loop.domain != domain:

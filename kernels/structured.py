@@ -799,22 +799,26 @@ def _matmul(node, names, name, params):
         a2 = _cpu_matrix(A, ao, m, k, ta, a_rc if a_view else None)
         b2 = _cpu_matrix(B, bo, k, n, tb, b_rc if b_view else None)
         rows = prod(out.shape[:-2])
-        # a view whose matrices are row-major without gaps is, element for element,
-        # the C-ordered copy np.dot would pack it into: sgemm reads it where it lies,
-        # with the arguments np.dot gives that copy (the same bits)
-        plain = (not a_view or tuple(a_rc) == (k, 1)) and (not b_view or tuple(b_rc) == (n, 1))
-        ta, tb = ta and not a_view, tb and not b_view
+        # a view whose rows (or columns) step by one element is a BLAS matrix with a
+        # leading dimension: sgemm reads it where it lies (a row-major view without
+        # gaps is, element for element, the C-ordered copy np.dot would pack it into:
+        # the same arguments, the same bits); any other view np.dot packs
+        (ta, lda), (tb, ldb) = (_leading(a_view, a_rc, m, k, ta), _leading(b_view, b_rc, k, n, tb))
+        plain = lda > 0 and ldb > 0 and (m > 1 and n > 1 or (
+            (not a_view or tuple(a_rc) == (k, 1)) and (not b_view or tuple(b_rc) == (n, 1))))
         if rows > 1 and not ta and not a_view and a.shape[:-2] == out.shape[:-2] and bo == "0":
             # a shared right operand (a weight): the batch's rows are one
             # contiguous (batch * m, k) matrix, so one sgemm does them all
-            lines = _cpu_gemm((A, "0", False), (B, "0", tb), (O, "0"), (rows * m, k, n)) \
+            lines = _cpu_gemm((A, "0", False), (B, "0", tb), (O, "0"), (rows * m, k, n),
+                              lds=(k, ldb)) \
                 if plain else [
                      f"np.dot({A}[0:{rows * m * k}].reshape(({rows * m}, {k})), {b2}, "
                      f"{O}[0:{rows * m * n}].reshape(({rows * m}, {n})))"]
         else:
             # a batch's matmuls one after another: each whole (a chunked one would
             # wake the pool once per matrix)
-            lines = _cpu_gemm((A, ao, ta), (B, bo, tb), (O, oo), (m, k, n), split=not bidx) \
+            lines = _cpu_gemm((A, ao, ta), (B, bo, tb), (O, oo), (m, k, n), split=not bidx,
+                              lds=(lda, ldb)) \
                 if plain else [f"np.dot({a2}, {b2}, {O}[{oo}:{oo} + {m * n}].reshape(({m}, {n})))"]
             for i, d in reversed(list(zip(bidx, out.shape[:-2]))):
                 lines = [f"for {i} in range({d}):"] + ["    " + line for line in lines]
@@ -823,20 +827,37 @@ def _matmul(node, names, name, params):
     return code
 
 
+def _leading(view: bool, rc: list[int] | tuple[int, int], rows: int, cols: int,
+             flipped: bool) -> tuple[bool, int]:
+    """(stored transposed, leading dimension) of a matmul operand for sgemm: a buffer's
+    from its layout, a view's when its rows (or columns) step by one element; a
+    leading dimension of 0 when they do not (np.dot packs the view)."""
+    if not view:
+        return flipped, rows if flipped else cols
+    if rc[1] == 1 and rc[0] >= cols:
+        return False, rc[0]
+    if rc[0] == 1 and rc[1] >= rows:
+        return True, rc[1]
+    return False, 0
+
+
 def _cpu_gemm(a: tuple[str, str, bool], b: tuple[str, str, bool], out: tuple[str, str],
-              mkn: tuple[int, int, int], split: bool = True) -> list[str]:
+              mkn: tuple[int, int, int], split: bool = True,
+              lds: tuple[int, int] | None = None) -> list[str]:
     """out = a @ b as one sgemm call on flat buffers (kernels/sgemm.py): each operand is
-    (buffer, element offset, stored transposed), out (buffer, offset). A vector operand
-    (m or n of 1) goes through np.dot, which calls gemv or dot for it, so every matmul
+    (buffer, element offset, stored transposed), out (buffer, offset); `lds` their
+    leading dimensions when not their layouts' (views). A vector operand (m or n of 1)
+    of a buffer goes through np.dot, which calls gemv or dot for it, so every matmul
     keeps the BLAS routine, and the bits, it always had."""
     (A, ao, ta), (B, bo, tb), (O, oo) = a, b, out
     m, k, n = mkn
+    # row strides as np.dot derives them from the layouts: the same BLAS call
+    lda, ldb = lds or ((m if ta else k), (k if tb else n))
     operands = [_cpu_matrix(A, ao, m, k, ta, None), _cpu_matrix(B, bo, k, n, tb, None),
                 f"{O}[{oo}:{oo} + {m * n}].reshape(({m}, {n}))"]
     if m == 1 or n == 1:
+        assert (lda, ldb) == ((m if ta else k), (k if tb else n))  # buffers only
         return [f"np.dot({', '.join(operands)})"]
-    # row strides as np.dot derives them from the layouts: the same BLAS call
-    lda, ldb = (m if ta else k), (k if tb else n)
     call = f"gemm_{'t' if ta else 'n'}{'t' if tb else 'n'}"
     by_rows = m >= n
     chunks, size = threads.matmul_chunks(2 * m * k * n, m if by_rows else n) if split else (1, 0)

@@ -131,6 +131,16 @@ else:
                        shape=(2, 64))
         g.output("gate", g.apply("sigmoid", gate))
         g.output("step_sum", g.apply("sum", g.apply("exp", step), axes=(1,)))
+        # hidden states stacked over time and gates joined: loops store into the
+        # concats' buffers, matmuls read the states there (leading dimensions)
+        r0, rw = g.input("r0", (4, 32)), g.input("rw", (32, 32))
+        h1 = g.apply("tanh", g.apply("matmul", r0, rw))
+        h2 = g.apply("tanh", g.apply("matmul", h1, rw))
+        g.output("states", g.apply("concat", *(g.apply("reshape", v, shape=(4, 1, 32))
+                                                for v in (h1, h2)), axis=1))
+        g.output("hgrad", g.apply("matmul", g.apply("permute", h1, perm=(1, 0)), h2))
+        g.output("joined4", g.apply("concat", g.apply("sigmoid", r0), g.apply("exp", r0),
+                                    axis=1))
         r = np.random.default_rng(0)
         inputs = {"x": r.standard_normal((6, 8)).astype(np.float32),
                   "w": r.standard_normal((8, 5)).astype(np.float32),
@@ -141,7 +151,9 @@ else:
                   "w2": r.standard_normal((5, 4)).astype(np.float32),
                   "pos": np.array([3, 0, -1, 3, 1, 0]),
                   "qkv": r.standard_normal((2, 3, 12)).astype(np.float32),
-                  "seq": r.standard_normal((2, 3, 64)).astype(np.float32)}
+                  "seq": r.standard_normal((2, 3, 64)).astype(np.float32),
+                  "r0": r.standard_normal((4, 32)).astype(np.float32),
+                  "rw": r.standard_normal((32, 32)).astype(np.float32) / 4}
         return g, inputs
 
     def test_cuda_launcher_agrees_with_cpu() -> None:

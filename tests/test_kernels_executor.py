@@ -252,6 +252,42 @@ def test_loops_read_column_blocks_and_rows_where_they_lie() -> None:
             np.testing.assert_allclose(got[name], value, rtol=1e-5, atol=1e-6, err_msg=name)
 
 
+def test_loops_store_into_the_concats_that_stack_them() -> None:
+    # an RNN's hidden states stacked over time: each step's loop stores its state into
+    # the stack, which the next step's matmul and a weight gradient's transposed matmul
+    # read in place (sgemm with a leading dimension); a cell's four gate gradients
+    # joined: one loop stores into four column blocks. No concat kernel runs, at any
+    # width. A concat whose piece a loop reads before any matmul does keeps its kernel
+    # (storing ahead would split that loop from the one making the piece)
+    for hidden in (6, LOOP_VIEW_ROW):
+        g = Graph("stack")
+        h, w = g.input("h", (5, hidden)), g.input("w", (hidden, hidden))
+        a = g.input("a", (5, hidden))
+        states = []
+        for _ in range(3):
+            h = g.apply("tanh", g.apply("add", g.apply("matmul", h, w), a))
+            states.append(h)
+        g.output("hs", g.apply("concat", *(g.apply("reshape", s, shape=(5, 1, hidden))
+                                            for s in states), axis=1))
+        g.output("wgrad", g.apply("matmul", g.apply("permute", states[1], perm=(1, 0)), h))
+        square = g.apply("mul", a, a)
+        g.output("gates", g.apply("concat", g.apply("sigmoid", a), g.apply("tanh", a),
+                                  square, g.apply("exp", a), axis=1))
+        e = g.apply("add", a, a)
+        g.output("kept", g.apply("concat", e, g.apply("add", e, a), axis=0))
+        compiled = kernels.compile(g)
+        kept = [k.nodes[0].outputs[0].shape for k in compiled.program.kernels
+                if k.nodes[0].op == "concat"]
+        assert kept == [(10, hidden)], (hidden, kept)
+        rng = np.random.default_rng(6)
+        inputs = {v.name: rng.standard_normal(v.shape).astype(np.float32) for v in (h, w, a)}
+        inputs["h"] = rng.standard_normal((5, hidden)).astype(np.float32)
+        inputs["a"][0, :3] = (np.nan, np.inf, -0.0)  # special values reach the stores
+        got, want = compiled.run(inputs), run_reference(g, inputs)
+        for name, value in want.items():
+            np.testing.assert_allclose(got[name], value, rtol=1e-5, atol=1e-6, err_msg=name)
+
+
 def test_merged_heads_are_read_in_place_by_concat_and_copied_once_for_matmul() -> None:
     # (B, H, T, D) -> (B, T, H, D) -> (B, T, C): no strides describe the merge, so a
     # concat reads it by index arithmetic and a matmul gets one copy, not two
