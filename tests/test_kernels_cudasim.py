@@ -131,12 +131,12 @@ else:
                        shape=(2, 64))
         g.output("gate", g.apply("sigmoid", gate))
         g.output("step_sum", g.apply("sum", g.apply("exp", step), axes=(1,)))
-        # hidden states stacked over time and gates joined: loops store into the
-        # concats' buffers, matmuls read the states there (leading dimensions)
-        r0, rw = g.input("r0", (4, 32)), g.input("rw", (32, 32))
+        # hidden states stacked over time and gates joined (rows of FILL_ROW): loops
+        # store into the concats' buffers, matmuls read the states there
+        r0, rw = g.input("r0", (4, 128)), g.input("rw", (128, 128))
         h1 = g.apply("tanh", g.apply("matmul", r0, rw))
         h2 = g.apply("tanh", g.apply("matmul", h1, rw))
-        g.output("states", g.apply("concat", *(g.apply("reshape", v, shape=(4, 1, 32))
+        g.output("states", g.apply("concat", *(g.apply("reshape", v, shape=(4, 1, 128))
                                                 for v in (h1, h2)), axis=1))
         g.output("hgrad", g.apply("matmul", g.apply("permute", h1, perm=(1, 0)), h2))
         g.output("joined4", g.apply("concat", g.apply("sigmoid", r0), g.apply("exp", r0),
@@ -152,8 +152,8 @@ else:
                   "pos": np.array([3, 0, -1, 3, 1, 0]),
                   "qkv": r.standard_normal((2, 3, 12)).astype(np.float32),
                   "seq": r.standard_normal((2, 3, 64)).astype(np.float32),
-                  "r0": r.standard_normal((4, 32)).astype(np.float32),
-                  "rw": r.standard_normal((32, 32)).astype(np.float32) / 4}
+                  "r0": r.standard_normal((4, 128)).astype(np.float32),
+                  "rw": r.standard_normal((128, 128)).astype(np.float32) / 8}
         return g, inputs
 
     def test_cuda_launcher_agrees_with_cpu() -> None:
