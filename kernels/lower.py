@@ -178,9 +178,10 @@ class KernelPlan:
         16 ms). A view whose last axis strides (a permute's) stays a copy, which one
         pass makes contiguous for every loop that reads it."""
         view = self.view(value) if loop_op(op) else None
-        if view is None or view.root in self.graph.updates:
+        if view is None or view.grid is not None or view.root in self.graph.updates:
             return None
-        return view if _loop_reads(view) else None
+        rows = view.shape[-1] if view.strides[-1:] == (1,) else 0
+        return view if view.shape[-1:] in ((), (1,)) or rows >= LOOP_VIEW_ROW else None
 
     def kernel(self, value: Value) -> Kernel | None:
         """The kernel that makes `value`'s elements (or a copy of them: a constant's
@@ -250,7 +251,8 @@ def _is_matrix_transpose(node: Node) -> bool:
 # does (bench/rnn_sizes.py, the LSTM from primitives: at 16 hidden units 1.51 ms read
 # in place, 1.34 copied; at 32, 2.07 against 2.49; at 64, 5.18 against 5.98)
 LOOP_VIEW_ROW = 32
-# the shortest rows a loop stores through a view (`_Grouper.plan_fills`): its loop nest
+# the shortest rows a loop stores through a view (`_Grouper.plan_fills`; at least
+# LOOP_VIEW_ROW, so that loops read them in place too): its loop nest
 # is then two loops deep where it was one flat loop, which only long rows pay for (the
 # 6-unit LSTM's gates loop ran 8x slower storing through rows of 6; the GRU example's
 # at 32 units 12.7 -> 16.7 us a call, its step 10% slower; at 128 units the LSTM's
@@ -300,14 +302,6 @@ def reads_in_place(op: str, view: View) -> bool:
     describe it; loops read it in place where `KernelPlan.loop_view` says;
     anything else reads the view's copy."""
     return op == "concat" or (op in STRIDED_READERS and view.grid is None)
-
-
-def _loop_reads(view: View) -> bool:
-    """Whether loops read `view` in place (`KernelPlan.loop_view`'s rows rule)."""
-    if view.grid is not None:
-        return False
-    rows = view.shape[-1] if view.strides[-1:] == (1,) else 0
-    return view.shape[-1:] in ((), (1,)) or rows >= LOOP_VIEW_ROW
 
 
 def _loop_made(value: Value) -> bool:
@@ -701,15 +695,16 @@ class _Grouper:
         view = _inverse(chain, _part(concat, end))
         if view is None or view.grid is not None or view.strides[-1:] != (1,) \
                 or view.shape[-1] < FILL_ROW \
-                or not self._reads_stored(value, chain[0] if chain else concat, view):
+                or not self._reads_stored(value, chain[0] if chain else concat):
             return None
         return value, view
 
-    def _reads_stored(self, value: Value, first: Node, view: View) -> bool:
+    def _reads_stored(self, value: Value, first: Node) -> bool:
         """Whether every reader of `value` but `first` reads it where `_fill` puts it
         with no copy and no loop split: matmuls (and transposes only they read) in
-        place, and loops that `_loop_reads` the view once a matmul has read it (its
-        loop is closed by then: they could not have joined it)."""
+        place, and loops once a matmul has read it (its loop is closed by then: they
+        could not have joined it; rows of FILL_ROW are long enough for
+        `KernelPlan.loop_view`)."""
         readers = self.readers.get(value, [])
         if self.uses.get(value) != len(readers):
             return False
@@ -718,16 +713,16 @@ class _Grouper:
             if node.op in STRIDED_READERS:
                 stored = True
             elif node is not first and not self._only_multiplies(node) \
-                    and not (stored and loop_op(node.op) and _loop_reads(view)):
+                    and not (stored and loop_op(node.op)):
                 return False
         return True
 
     def _only_multiplies(self, node: Node) -> bool:
         """`node` is a matrix transpose that only matmuls read (a weight gradient's
         operand: matmuls read it transposed in place)."""
-        return _is_matrix_transpose(node) and all(
-            n.op == "matmul" for n in self.readers.get(node.outputs[0], [])) \
-            and self.uses.get(node.outputs[0]) == len(self.readers.get(node.outputs[0], []))
+        readers = self.readers.get(node.outputs[0], [])
+        return _is_matrix_transpose(node) and all(n.op == "matmul" for n in readers) \
+            and self.uses.get(node.outputs[0]) == len(readers)
 
     def _fill(self, value: Value, kernel: Kernel) -> None:
         """`kernel` stores `value` into the buffer of the concat that `plan_fills`

@@ -833,12 +833,18 @@ def _leading(view: bool, rc: list[int] | tuple[int, int], rows: int, cols: int,
     from its layout, a view's when its rows (or columns) step by one element; a
     leading dimension of 0 when they do not (np.dot packs the view)."""
     if not view:
-        return flipped, rows if flipped else cols
+        return flipped, _stored_row(rows, cols, flipped)
     if rc[1] == 1 and rc[0] >= cols:
         return False, rc[0]
     if rc[0] == 1 and rc[1] >= rows:
         return True, rc[1]
     return False, 0
+
+
+def _stored_row(rows: int, cols: int, flipped: bool) -> int:
+    """The leading dimension of a (rows, cols) matrix stored row-major in its buffer,
+    or stored transposed (`flipped`): the length of a stored row."""
+    return rows if flipped else cols
 
 
 def _cpu_gemm(a: tuple[str, str, bool], b: tuple[str, str, bool], out: tuple[str, str],
@@ -852,11 +858,12 @@ def _cpu_gemm(a: tuple[str, str, bool], b: tuple[str, str, bool], out: tuple[str
     (A, ao, ta), (B, bo, tb), (O, oo) = a, b, out
     m, k, n = mkn
     # row strides as np.dot derives them from the layouts: the same BLAS call
-    lda, ldb = lds or ((m if ta else k), (k if tb else n))
+    layouts = _stored_row(m, k, ta), _stored_row(k, n, tb)
+    lda, ldb = lds or layouts
     operands = [_cpu_matrix(A, ao, m, k, ta, None), _cpu_matrix(B, bo, k, n, tb, None),
                 f"{O}[{oo}:{oo} + {m * n}].reshape(({m}, {n}))"]
     if m == 1 or n == 1:
-        assert (lda, ldb) == ((m if ta else k), (k if tb else n))  # buffers only
+        assert (lda, ldb) == layouts  # buffers only
         return [f"np.dot({', '.join(operands)})"]
     call = f"gemm_{'t' if ta else 'n'}{'t' if tb else 'n'}"
     by_rows = m >= n
