@@ -255,9 +255,16 @@ LOOP_VIEW_ROW = 32
 # LOOP_VIEW_ROW, so that loops read them in place too): its loop nest
 # is then two loops deep where it was one flat loop, which only long rows pay for (the
 # 6-unit LSTM's gates loop ran 8x slower storing through rows of 6; the GRU example's
-# at 32 units 12.7 -> 16.7 us a call, its step 10% slower; at 128 units the LSTM's
-# step 1.2-1.5 ms faster, the GRU's the same)
-FILL_ROW = 128
+# at 32 units 12.7 -> 16.7 us a call, its step 10% slower; at 64 units the LSTM's
+# step 5-8% faster, its four gate gradients' concat gone; at 128 units 1.2-1.5 ms)
+FILL_ROW = 64
+# ... and the shortest from which a loop may read the piece too, where it lies: a
+# filled stack's rows are scattered (an RNN's state at one time step: rows of 64
+# floats 10 KB apart), and a loop reading them there and storing the next step's
+# ran 1.2x slower than on its own buffer (the 64-unit GRU's gates loop, 14.5 against
+# 17.5 us; its step 15-20% slower filling the stack than copying it). At 128 units
+# the stacked LSTM and GRU were as fast or faster filled.
+FILL_READ_ROW = 128
 # ops whose kernels read a strided view's elements through its strides
 STRIDED_READERS = ("matmul", "attention", "attention_backward")
 # ops whose kernels store their results through strided views (kernels/attention.py)
@@ -695,15 +702,16 @@ class _Grouper:
         view = _inverse(chain, _part(concat, end))
         if view is None or view.grid is not None or view.strides[-1:] != (1,) \
                 or view.shape[-1] < FILL_ROW \
-                or not self._reads_stored(value, chain[0] if chain else concat):
+                or not self._reads_stored(value, chain[0] if chain else concat,
+                                          view.shape[-1] >= FILL_READ_ROW):
             return None
         return value, view
 
-    def _reads_stored(self, value: Value, first: Node) -> bool:
+    def _reads_stored(self, value: Value, first: Node, loops: bool) -> bool:
         """Whether every reader of `value` but `first` reads it where `_fill` puts it
         with no copy and no loop split: matmuls (and transposes only they read) in
-        place, and loops once a matmul has read it (its loop is closed by then: they
-        could not have joined it; rows of FILL_ROW are long enough for
+        place, and, with `loops`, loops once a matmul has read it (its loop is closed
+        by then: they could not have joined it; rows of FILL_ROW are long enough for
         `KernelPlan.loop_view`)."""
         readers = self.readers.get(value, [])
         if self.uses.get(value) != len(readers):
@@ -713,7 +721,7 @@ class _Grouper:
             if node.op in STRIDED_READERS:
                 stored = True
             elif node is not first and not self._only_multiplies(node) \
-                    and not (stored and loop_op(node.op)):
+                    and not (loops and stored and loop_op(node.op)):
                 return False
         return True
 

@@ -170,8 +170,10 @@ def _stays_f32(node: Node, out: Value) -> bool:
 
 def _operand(value: Value, op: str, kernel: Kernel, program: KernelPlan, names: Names,
              domain: tuple[int, ...], index: list[str],
-             shapes: dict[Value, tuple[int, ...]] | None = None) -> str:
-    """How `op`'s loop reads `value`: a literal, its own variable, or a load."""
+             shapes: dict[Value, tuple[int, ...]] | None = None,
+             bases: dict[Value, tuple[int, str]] | None = None) -> str:
+    """How `op`'s loop reads `value`: a literal, its own variable, or a load (from a
+    buffer the loop also stores into, at the stores' base: `_store_bases`)."""
     value = program.source(value)
     base = names.base(value)
     const = program.const(base)
@@ -181,7 +183,8 @@ def _operand(value: Value, op: str, kernel: Kernel, program: KernelPlan, names: 
         return names.var(base)
     view = program.loop_view(value, op)
     if view is not None:
-        return load(names.buf(view.root), value.dtype, _view_offset(view, domain, index))
+        return load(names.buf(view.root), value.dtype,
+                    _view_offset(view, domain, index, (bases or {}).get(view.root)))
     shape = shapes[value] if shapes else value.shape
     if shape == domain and index:
         offset = "lin"
@@ -191,7 +194,7 @@ def _operand(value: Value, op: str, kernel: Kernel, program: KernelPlan, names: 
 
 
 def _view_offset(view: View, domain: tuple[int, ...], index: list[str],
-                 base: int | None = None) -> str:
+                 base: tuple[int, str] | None = None) -> str:
     """Where a loop over `domain` finds an element of a strided view read or written
     in place (broadcast, right-aligned, into the domain); a flat loop's index is `lin`.
 
@@ -199,19 +202,24 @@ def _view_offset(view: View, domain: tuple[int, ...], index: list[str],
     shares one function): masked with MASK_HEX, with the innermost variable (stride
     1) added after the mask, LLVM sees an index that is not negative and steps by
     one, so numba's wraparound test folds away and the loads stay vector loads (the
-    hidden-128 LSTM's gates loop ran 1.5x slower unmasked). Given `base`, the offset
-    is that argument plus a literal: views the loop stores into one buffer (a cell's
-    four gate gradients) then lie at distances LLVM knows, and their stores vectorise
-    (at four unknown offsets it cannot rule out overlap: the loop ran 3x slower)."""
+    hidden-128 LSTM's gates loop ran 1.5x slower unmasked). Given `base` (an offset
+    and the variable that holds it: `_store_bases`), the offset is that variable plus
+    a literal: views the loop stores into one buffer (a cell's four gate gradients)
+    then lie at distances LLVM knows, and their stores vectorise (at four unknown
+    offsets it cannot rule out overlap: the loop ran 3x slower)."""
     if len(domain) == 1:
         index = ["lin"]
     lead = len(domain) - len(view.shape)
     terms = [(index[lead + j], st) for j, (d, st) in enumerate(zip(view.shape, view.strides))
              if d != 1]
-    base = view.offset if base is None else base
-    inner = terms.pop() if base and terms and terms[-1][1] == 1 else None
-    parts = [f"(({affine(terms, base)}) & {MASK_HEX})" if base else affine(terms)]
-    parts += [f"{view.offset - base:#x}"] if view.offset != base else []
+    at, name = base if base is not None else (view.offset, None)
+    inner = terms.pop() if at and terms and terms[-1][1] == 1 else None
+    if not at:
+        parts = [affine(terms)]
+    else:
+        start = affine(terms, at) if name is None else affine(terms + [(name, 1)])
+        parts = [f"(({start}) & {MASK_HEX})"]
+    parts += [f"{view.offset - at:#x}"] if view.offset != at else []
     return " + ".join(parts + ([inner[0]] if inner else []))
 
 
@@ -284,11 +292,11 @@ def _statements(kernel: Kernel, program: KernelPlan, names: Names, index: list[s
                 shapes: dict[Value, tuple[int, ...]] | None = None) -> list[str]:
     """One assignment per member node, then the stores of values read elsewhere
     (over `domain` with operands of `shapes`: a joined loop nest, `_collapsed`)."""
-    lines = []
     bases = _store_bases(kernel, program)
+    lines = [f"{name} = {at}" for at, name in bases.values() if at]
     for node in members:
         operands = [_operand(v, node.op, kernel, program, names, domain or kernel.domain,
-                             index, shapes)
+                             index, shapes, bases)
                     for v in node.inputs]
         out = node.outputs[0]
         f32_body = _f32_template(node, out)
@@ -310,15 +318,23 @@ def _statements(kernel: Kernel, program: KernelPlan, names: Names, index: list[s
     return lines
 
 
-def _store_bases(kernel: Kernel, program: KernelPlan) -> dict[Value, int]:
-    """For each buffer the loop stores results into through views, the smallest of
-    their offsets (`_view_offset`'s base)."""
+def _store_bases(kernel: Kernel, program: KernelPlan) -> dict[Value, tuple[int, str]]:
+    """For each buffer the loop stores results into through views, the smallest
+    offset of those views and of the views it reads there, and the variable that
+    holds it (`_view_offset`'s base: one kernel argument, however many views). Reads
+    count too: a loop that reads one time step's slot of a stack and stores the next
+    step's (a GRU's hidden state) then has both at a distance LLVM knows; at two
+    unknown offsets in one buffer it tested them for overlap at run time, and the
+    64-unit GRU's gates loop ran 1.3x slower."""
+    views = [program.stored_ahead(v, kernel) for v in kernel.values]
+    stored = {view.root for view in views if view is not None}
+    views += [program.loop_view(program.source(v), node.op)
+              for node in kernel.nodes for v in node.inputs]
     bases: dict[Value, int] = {}
-    for v in kernel.values:
-        view = program.stored_ahead(v, kernel)
-        if view is not None:
+    for view in views:
+        if view is not None and view.root in stored:
             bases[view.root] = min(bases.get(view.root, view.offset), view.offset)
-    return bases
+    return {root: (at, f"at{k}_") for k, (root, at) in enumerate(bases.items())}
 
 
 def _linear(index: list[str], shape: tuple[int, ...]) -> str:

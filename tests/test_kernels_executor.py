@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sexpgpu.kernels.lower import FILL_ROW, LOOP_VIEW_ROW, lower
+from sexpgpu.kernels.lower import FILL_READ_ROW, FILL_ROW, LOOP_VIEW_ROW, lower
 from sexpgpu.kernels.memplan import _lowest_gap, plan_memory
 
 from sexpgpu import kernels
@@ -258,20 +258,24 @@ def test_loops_store_into_the_concats_that_stack_them() -> None:
     # read in place (sgemm with a leading dimension); a cell's four gate gradients
     # joined: one loop stores into four column blocks. No concat kernel runs where the
     # rows are FILL_ROW long; shorter rows keep the concats (a flat loop and a copy
-    # beat stores through short rows). A concat whose piece a loop reads before
-    # any matmul does keeps its kernel (storing ahead would split that loop from the
-    # one making the piece)
+    # beat stores through short rows). A state the next step's loop reads too (a
+    # GRU's) is stored into its stack only from rows of FILL_READ_ROW. A concat whose
+    # piece a loop reads before any matmul does keeps its kernel (storing ahead would
+    # split that loop from the one making the piece)
     short = FILL_ROW // 2
-    for hidden, stacks in ((short, [(5, 3, short), (5, 4 * short)]), (FILL_ROW, [])):
+    for hidden in (short, FILL_ROW, FILL_READ_ROW):
         g = Graph("stack")
         h, w = g.input("h", (5, hidden)), g.input("w", (hidden, hidden))
         a = g.input("a", (5, hidden))
-        states = []
+        states, mixed, m = [], [], h
         for _ in range(3):
             h = g.apply("tanh", g.apply("add", g.apply("matmul", h, w), a))
             states.append(h)
-        g.output("hs", g.apply("concat", *(g.apply("reshape", s, shape=(5, 1, hidden))
-                                            for s in states), axis=1))
+            m = g.apply("add", g.apply("mul", g.apply("tanh", g.apply("matmul", m, w)), a), m)
+            mixed.append(m)
+        for name, values in (("hs", states), ("ms", mixed)):
+            g.output(name, g.apply("concat", *(g.apply("reshape", s, shape=(5, 1, hidden))
+                                               for s in values), axis=1))
         g.output("wgrad", g.apply("matmul", g.apply("permute", states[1], perm=(1, 0)), h))
         square = g.apply("mul", a, a)
         g.output("gates", g.apply("concat", g.apply("sigmoid", a), g.apply("tanh", a),
@@ -279,9 +283,11 @@ def test_loops_store_into_the_concats_that_stack_them() -> None:
         e = g.apply("add", a, a)
         g.output("kept", g.apply("concat", e, g.apply("add", e, a), axis=0))
         compiled = kernels.compile(g)
-        kept = [k.nodes[0].outputs[0].shape for k in compiled.program.kernels
-                if k.nodes[0].op == "concat"]
-        assert kept == stacks + [(10, hidden)], (hidden, kept)
+        kept = sorted(k.nodes[0].outputs[0].shape for k in compiled.program.kernels
+                      if k.nodes[0].op == "concat")
+        stacks = [(5, 3, hidden)] * (2 if hidden < FILL_ROW else hidden < FILL_READ_ROW)
+        joins = [(5, 4 * hidden)] * (hidden < FILL_ROW)
+        assert kept == sorted(stacks + joins + [(10, hidden)]), (hidden, kept)
         rng = np.random.default_rng(6)
         inputs = {name: rng.standard_normal(shape).astype(np.float32) for name, shape in
                   (("h", (5, hidden)), ("w", (hidden, hidden)), ("a", (5, hidden)))}
