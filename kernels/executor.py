@@ -170,7 +170,7 @@ def compile(graph: Graph, outputs: list[str] | None = None, device: str = "cpu",
         _quiet_view_packing()
     else:
         require_usable(device)  # E-DEVICE-UNAVAILABLE before anything is generated
-    program = lower(graph, outputs)
+    program = lower(graph, outputs, device)
     plan = plan_memory(program)
     generated = generate(program, plan, device, record)
     new = not module_path(generated.source).exists()

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from math import prod
 
 from sexpgpu.kernels import views as strided
+from sexpgpu.kernels.outer import outer_products
 from sexpgpu.kernels.source import storage, strides
 from sexpgpu.kernels.views import View
 
@@ -265,6 +266,13 @@ FILL_ROW = 64
 # 17.5 us; its step 15-20% slower filling the stack than copying it). At 128 units
 # the stacked LSTM and GRU were as fast or faster filled.
 FILL_READ_ROW = 128
+# sums of this many 2-D matmuls or more run as one kernel of accumulating sgemm calls
+# (`_Grouper.plan_sums`, CPU): an unrolled RNN's weight gradients, one product a time
+# step, were each too small to split between threads (100x64x256: 23 us on one) and
+# were summed by a loop of their own afterwards; as one kernel the 40 products of the
+# 64-unit LSTM share one split, and no (steps, 64, 256) of partial gradients is
+# stored and read back. Two products stay apart: two matmuls and an add are no worse
+SUM_TERMS = 3
 # ops whose kernels read a strided view's elements through its strides
 STRIDED_READERS = ("matmul", "attention", "attention_backward")
 # ops whose kernels store their results through strided views (kernels/attention.py)
@@ -384,6 +392,10 @@ class _Grouper:
         self.fills: dict[Value, tuple[Node, View]] = {}
         # each such concat's output -> the loops filling it, so far
         self.fillers: dict[Value, list[Kernel]] = {}
+        # sums of matmuls computed by one kernel (`plan_sums`): the sum's last add ->
+        # its products, and each product and inner add -> that last add
+        self.sums: dict[Node, list[Node]] = {}
+        self.in_sum: dict[Node, Node] = {}
 
     # -- kernels ------------------------------------------------------------------
 
@@ -443,6 +455,9 @@ class _Grouper:
             self.close(held)
         if node.outputs and all(v in self.where for v in node.outputs):
             return  # a buffer an earlier kernel fills (_stores_ahead): nothing to run
+        if node in self.in_sum or node in self.sums:
+            self._add_summed(node)
+            return
         if self._undo_transpose(node) or self._add_view(node):
             return
         if not _is_identity(node):  # an identity is its input, wherever that lies
@@ -666,6 +681,76 @@ class _Grouper:
             if home not in kernel.homes:
                 kernel.homes.append(home)
 
+    def plan_sums(self, nodes: list[Node]) -> None:
+        """Find the sums of SUM_TERMS or more 2-D f32 matmuls of one shape, added up
+        by adds that nothing else reads (an unrolled RNN's weight gradients): each
+        becomes one kernel at the last add (`_add_summed`)."""
+        order = {node: k for k, node in enumerate(nodes)}
+        for node in reversed(nodes):
+            if node.op != "add" or node in self.in_sum:
+                continue
+            tree = self._sum_tree(node)
+            if tree is not None and sum(n.op == "matmul" for n in tree) >= SUM_TERMS:
+                tree.sort(key=order.__getitem__)
+                self.sums[node] = [n for n in tree if n.op == "matmul"]
+                self.in_sum.update((n, node) for n in tree)
+
+    def _sum_tree(self, root: Node) -> list[Node] | None:
+        """The matmuls and inner adds of the sum `root` ends, or None when it adds
+        anything else, broadcasts, or another node reads a part of it."""
+        out = root.outputs[0]
+        if out.dtype != "f32" or len(out.shape) != 2 or min(out.shape) < 2:
+            return None
+        tree: list[Node] = []
+        todo = [root]
+        while todo:
+            for v in todo.pop().inputs:
+                part = v.node
+                if part is None or v.type != out.type or self.uses.get(v) != 1:
+                    return None
+                if part.op == "add":
+                    todo.append(part)
+                elif part.op == "matmul" and all(len(x.shape) == 2 and x.dtype == "f32"
+                                                 for x in part.inputs):
+                    pass
+                else:
+                    return None
+                tree.append(part)
+        return tree
+
+    def _add_summed(self, node: Node) -> None:
+        """Place a node of a sum of matmuls: a product's operands are made ready where
+        it stands (and kept until the sum is computed), an inner add waits, and the
+        last add runs the sum as one kernel, or, when a product reads a view sgemm
+        cannot read in place, each node as it would have run."""
+        if node.op == "matmul" and node in self.in_sum:
+            for v in node.inputs:
+                if self._needs_elements(v, node.op):
+                    self.materialize(v)
+                self.materialize(self.plan.operand(v, node.op))
+            return
+        if node not in self.sums:
+            return
+        terms = self.sums.pop(node)
+        tree = [n for n, root in self.in_sum.items() if root is node]
+        if all(self._sgemm_reads(v) for mm in terms for v in mm.inputs):
+            kernel = Kernel("op", tree + [node], node.outputs[0].shape, closed=True)
+            self.plan.kernels.append(kernel)
+            for n in kernel.nodes:
+                self.where[n.outputs[0]] = Computed(kernel)
+            return
+        for n in tree:
+            del self.in_sum[n]
+        for n in tree + [node]:
+            self.add(n)
+
+    def _sgemm_reads(self, value: Value) -> bool:
+        """A matmul reads `value` where it lies as an sgemm operand: a buffer, a
+        transpose of one, or a 2-D view whose rows or columns step by one element."""
+        view = self.plan.view(value)
+        return view is None or (reads_in_place("matmul", view) and len(view.shape) == 2
+                                and strided.leading(view.strides, *view.shape) is not None)
+
     def plan_fills(self, nodes: list[Node]) -> None:
         """Find the concats whose every operand is a loop's result (through reshapes
         and permutes: a stack) that nothing else reads but matmuls: an RNN's hidden
@@ -787,10 +872,12 @@ class _Grouper:
     }
 
 
-def lower(graph: Graph, outputs: list[str] | None = None) -> KernelPlan:
+def lower(graph: Graph, outputs: list[str] | None = None, device: str = "cpu") -> KernelPlan:
     """Group the nodes needed for `outputs` (all by default) and `graph.updates`, each
-    computation once (`ir.cse`: the plan's graph may be a copy of `graph`)."""
-    graph = merged(graph)
+    computation once (`ir.cse`: the plan's graph may be a copy of `graph`), for
+    `device`'s kernels (the CPU's sum its matmuls in one kernel: `plan_sums`; CUDA's
+    tiled matmul kernels keep each product theirs)."""
+    graph = outer_products(merged(graph))
     names = list(graph.outputs) if outputs is None else list(outputs)
     wanted = {name: graph.outputs[name] for name in names}
     roots = list(wanted.values()) + list(graph.updates.values())
@@ -800,6 +887,8 @@ def lower(graph: Graph, outputs: list[str] | None = None) -> KernelPlan:
             storage(value)  # E-KERNEL-DTYPE (f16) at the node that made it, in a loop too
     program = KernelPlan(graph, [], wanted)
     grouper = _Grouper(program, _count_uses(nodes, roots), _readers(nodes))
+    if device == "cpu":
+        grouper.plan_sums(nodes)
     grouper.plan_fills(nodes)
     for node in nodes:
         grouper.add(node)

@@ -25,7 +25,12 @@ from sexpgpu.kernels.source import (
     store,
     strides,
 )
-from sexpgpu.kernels.structured import render_batch_sum_matmul, render_op, render_view_copy
+from sexpgpu.kernels.structured import (
+    render_batch_sum_matmul,
+    render_matmul_sum,
+    render_op,
+    render_view_copy,
+)
 from sexpgpu.kernels.views import View
 
 from sexpgpu.ir.graph import Node, Value
@@ -462,6 +467,9 @@ def render(kernel: Kernel, program: KernelPlan, names: Names, name: str) -> Kern
         code = render_view_copy(kernel.nodes[0], kernel.view, names, name, params)
     elif kernel.kind == "loop":
         code = render_loop(kernel, program, names, name, params)
+    elif kernel.nodes[-1].op == "add":  # a sum of matmuls (`_Grouper.plan_sums`)
+        code = render_matmul_sum([n for n in kernel.nodes if n.op == "matmul"],
+                                 kernel.nodes[-1].outputs[0], names, name, params)
     elif len(kernel.nodes) == 2:
         code = render_batch_sum_matmul(kernel.nodes[0], kernel.nodes[1], names, name, params)
     else:

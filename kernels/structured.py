@@ -830,15 +830,12 @@ def _matmul(node, names, name, params):
 def _leading(view: bool, rc: list[int] | tuple[int, int], rows: int, cols: int,
              flipped: bool) -> tuple[bool, int]:
     """(stored transposed, leading dimension) of a matmul operand for sgemm: a buffer's
-    from its layout, a view's when its rows (or columns) step by one element; a
-    leading dimension of 0 when they do not (np.dot packs the view)."""
+    from its layout, a view's when its rows (or columns) step by one element
+    (`views.leading`); a leading dimension of 0 when they do not (np.dot packs the
+    view)."""
     if not view:
         return flipped, _stored_row(rows, cols, flipped)
-    if rc[1] == 1 and rc[0] >= cols:
-        return False, rc[0]
-    if rc[0] == 1 and rc[1] >= rows:
-        return True, rc[1]
-    return False, 0
+    return strided.leading(rc, rows, cols) or (False, 0)
 
 
 def _stored_row(rows: int, cols: int, flipped: bool) -> int:
@@ -859,27 +856,51 @@ def _cpu_gemm(a: tuple[str, str, bool], b: tuple[str, str, bool], out: tuple[str
     m, k, n = mkn
     # row strides as np.dot derives them from the layouts: the same BLAS call
     layouts = _stored_row(m, k, ta), _stored_row(k, n, tb)
-    lda, ldb = lds or layouts
-    operands = [_cpu_matrix(A, ao, m, k, ta, None), _cpu_matrix(B, bo, k, n, tb, None),
-                f"{O}[{oo}:{oo} + {m * n}].reshape(({m}, {n}))"]
+    lds = lds or layouts
     if m == 1 or n == 1:
-        assert (lda, ldb) == layouts  # buffers only
+        assert lds == layouts  # buffers only
+        operands = [_cpu_matrix(A, ao, m, k, ta, None), _cpu_matrix(B, bo, k, n, tb, None),
+                    f"{O}[{oo}:{oo} + {m * n}].reshape(({m}, {n}))"]
         return [f"np.dot({', '.join(operands)})"]
-    call = f"gemm_{'t' if ta else 'n'}{'t' if tb else 'n'}"
     by_rows = m >= n
     chunks, size = threads.matmul_chunks(2 * m * k * n, m if by_rows else n) if split else (1, 0)
+    term = _GemmTerm(a, b, lds, k)
     if chunks == 1:
-        return [f"{call}({A}, {ao}, {lda}, {B}, {bo}, {ldb}, {O}, {oo}, {n}, {m}, {k}, {n}, 0.0)"]
-    # numba's threads share the chunks (a chunk function: kernels/parallel.py): chunk
-    # c starts c * step elements further into the split operand and into out
-    if by_rows:
+        return [_sgemm(term, (O, oo), (m, n), None)]
+    return [f"for c in prange({chunks}):",
+            "    " + _sgemm(term, (O, oo), (m, n), (by_rows, size))]
+
+
+class _GemmTerm(NamedTuple):
+    """One product of an sgemm call: its operands (buffer, element offset, stored
+    transposed), their leading dimensions and its inner dimension."""
+
+    a: tuple[str, str, bool]
+    b: tuple[str, str, bool]
+    lds: tuple[int, int]
+    k: int
+
+
+def _sgemm(term: _GemmTerm, out: tuple[str, str], mn: tuple[int, int],
+           part: tuple[bool, int] | None, beta: str = "0.0") -> str:
+    """The sgemm call computing `term` into out (+ beta out), or with `part` (by rows,
+    chunk size) chunk c's rows or columns of it: numba's threads share the chunks (a
+    chunk function: kernels/parallel.py), chunk c starting c * step elements further
+    into the split operand and into out."""
+    (A, ao, ta), (B, bo, tb), (O, oo) = term.a, term.b, out
+    (lda, ldb), (m, n), k = term.lds, mn, term.k
+    call = f"gemm_{'t' if ta else 'n'}{'t' if tb else 'n'}"
+    if part is None:
+        a_at, b_at, o_at, dims = ao, bo, oo, f"{m}, {k}, {n}"
+    elif part[0]:
+        size = part[1]
         a_at, b_at, o_at = f"{ao} + c * {size * (1 if ta else lda)}", bo, f"{oo} + c * {size * n}"
         dims = f"min({size}, {m} - c * {size}), {k}, {n}"
     else:
+        size = part[1]
         a_at, b_at, o_at = ao, f"{bo} + c * {size * (ldb if tb else 1)}", f"{oo} + c * {size}"
         dims = f"{m}, {k}, min({size}, {n} - c * {size})"
-    return [f"for c in prange({chunks}):",
-            f"    {call}({A}, {a_at}, {lda}, {B}, {b_at}, {ldb}, {O}, {o_at}, {n}, {dims}, 0.0)"]
+    return f"{call}({A}, {a_at}, {lda}, {B}, {b_at}, {ldb}, {O}, {o_at}, {n}, {dims}, {beta})"
 
 
 def _cpu_matrix(buf: str, at: str, rows: int, cols: int, flipped: bool,
@@ -917,4 +938,46 @@ def render_batch_sum_matmul(mm: Node, total: Node, names, name: str,
         # CPU: one sgemm over the batch's stacked rows, (m, rows*k) x (rows*k, n)
         code.cpu = _cpu_gemm((A, "0", True), (B, str(at), False), (O, "0"), (m, rows * k, n))
         code.sizes_as_args = True
+    return code
+
+
+def render_matmul_sum(terms: list[Node], out: Value, names, name: str,
+                      params: list[str]) -> KernelCode:
+    """`out`, a sum of 2-D f32 matmuls of its shape (`kernels.lower._Grouper.plan_sums`:
+    a weight's gradient in an unrolled RNN, one product per time step), as one kernel:
+    the first product's sgemm stores into out, each next one's adds to it (beta 1), in
+    the sum's order. On the CPU the products share one split of out's rows or columns
+    among the pool's threads (by their total size: `threads.matmul_chunks`), so a
+    product too small to split alone is split with the rest."""
+    m, n = out.shape
+    O = names.buf(out)
+    body = [f"acc = {literal(0, out.dtype)}"]
+    gemms = []
+    for mm in terms:
+        a, b = mm.inputs
+        k = a.shape[-1]
+        (A, ta), (B, tb) = _matrix(names, a), _matrix(names, b)
+        a_rc, b_rc = ((1, m) if ta else (k, 1)), ((1, k) if tb else (n, 1))
+        ao = bo = "0"
+        a_view, b_view = (_read_in_place(names, v) for v in (a, b))
+        if a_view:
+            A, ao, *a_rc = _view_operand(names, a, (), [])
+        if b_view:
+            B, bo, *b_rc = _view_operand(names, b, (), [])
+        body += [f"for j in range({k}):",
+                 f"    acc = acc + {load(A, a.dtype, f'{ao} + r * {a_rc[0]} + j * {a_rc[1]}')}"
+                 f" * {load(B, b.dtype, f'{bo} + j * {b_rc[0]} + c * {b_rc[1]}')}"]
+        (ta, lda), (tb, ldb) = (_leading(a_view, a_rc, m, k, ta), _leading(b_view, b_rc, k, n, tb))
+        assert lda > 0 and ldb > 0, "plan_sums takes products sgemm reads in place"
+        gemms.append(_GemmTerm((A, ao, ta), (B, bo, tb), (lda, ldb), k))
+    body.append(store(O, out.dtype, f"r * {n} + c", "acc"))
+    inner = sum(t.k for t in gemms)
+    code = KernelCode(name, params, [("r", m), ("c", n)], body, work=m * n * inner)
+    by_rows = m >= n
+    chunks, size = threads.matmul_chunks(2 * m * inner * n, m if by_rows else n)
+    part = (by_rows, size) if chunks > 1 else None
+    calls = [_sgemm(t, (O, "0"), (m, n), part, "1.0" if i else "0.0") for i, t in enumerate(gemms)]
+    code.cpu = calls if part is None else [f"for c in prange({chunks}):"] + [
+        "    " + call for call in calls]
+    code.sizes_as_args = True
     return code

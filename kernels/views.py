@@ -123,3 +123,14 @@ def reshaped_strides(shape: tuple[int, ...], strides: tuple[int, ...],
         if d > 0:
             base, size_old, size_new = strides[d - 1], 1, 1
     return tuple(result) if d_new == -1 else None
+
+
+def leading(rc: tuple[int, ...] | list[int], rows: int, cols: int) -> tuple[bool, int] | None:
+    """How sgemm reads a (rows, cols) matrix whose (row, column) strides are `rc`:
+    (stored transposed, leading dimension) when its rows (or its columns) step by one
+    element and do not overlap; None otherwise (the matrix must be packed first)."""
+    if rc[1] == 1 and rc[0] >= cols:
+        return False, rc[0]
+    if rc[0] == 1 and rc[1] >= rows:
+        return True, rc[1]
+    return None

@@ -101,6 +101,10 @@ else:
         g.output("drop", g.apply("dropout", x, seed, p=0.25, stream=2))
         g.output("half", g.apply("cast", g.apply("mul", x, x), dtype="bf16"))
         g.output("xtx", g.apply("matmul", g.apply("permute", x, perm=(1, 0)), x))
+        # an outer product (inner dimension 1): an elementwise loop on both launchers
+        column = g.apply("slice", x, starts=(None, 0), stops=(None, 1), steps=(None, None))
+        row = g.apply("slice", w, starts=(0, None), stops=(1, None), steps=(None, None))
+        g.output("outer", g.apply("add", g.apply("matmul", column, row), b))
         # a weight gradient (matmul + batch sum, one kernel), a shared weight
         # (one sgemm on the CPU) and an embedding gradient (scatter_add)
         xb, gb = g.input("xb", (2, 3, 4)), g.input("gb", (2, 3, 5))

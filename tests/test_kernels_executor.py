@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from sexpgpu.kernels import threads
 from sexpgpu.kernels.lower import FILL_READ_ROW, FILL_ROW, LOOP_VIEW_ROW, lower
 from sexpgpu.kernels.memplan import _lowest_gap, plan_memory
 
@@ -296,6 +297,91 @@ def test_loops_store_into_the_concats_that_stack_them() -> None:
         got, want = compiled.run(inputs), run_reference(g, inputs)
         for name, value in want.items():  # f32 sums of 128 products against float64
             np.testing.assert_allclose(got[name], value, rtol=1e-4, atol=1e-5, err_msg=name)
+
+
+def _matmul_kernels(compiled) -> list[list[str]]:
+    return [[n.op for n in k.nodes] for k in compiled.program.kernels
+            if any(n.op == "matmul" for n in k.nodes)]
+
+
+def test_sums_of_matmuls_run_as_one_kernel_of_accumulating_products(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # an unrolled RNN's weight gradient: one product a time step, states read
+    # transposed from their stack (a leading dimension), gradients from buffers,
+    # added up by a chain of adds; one kernel computes the sum, its threads sharing
+    # one split of the output. Two products stay two matmuls and an add; a product
+    # of a view sgemm cannot read in place (a column of every other row) leaves the
+    # sum as it was; CUDA keeps each product its own kernel. The split is the
+    # shape's and the machine's: one thread and two give the same bits
+    steps, batch, hidden, width = 5, 100, 64, 256
+    g = Graph("sums")
+    hs = g.input("hs", (batch, steps, hidden))
+    grads = [g.input(f"d{t}", (batch, width)) for t in range(steps)]
+    w = g.input("w", (width, width))
+    terms = [g.apply("matmul", g.apply("permute", g.apply(
+        "reshape", _slice(g, hs, 1, t, t + 1), shape=(batch, hidden)), perm=(1, 0)), grads[t])
+        for t in range(steps)]
+    total = terms[0]
+    for term in terms[1:]:
+        total = g.apply("add", total, term)
+    g.output("dw", total)
+    g.output("pair", g.apply("add", g.apply("matmul", grads[0], w), g.apply("matmul", grads[1], w)))
+    # every other unit of a step's state: strides (steps * hidden, 2)
+    halves = g.apply("slice", hs, starts=(None, None, None), stops=(None, None, None),
+                     steps=(None, None, 2))
+    odd = [g.apply("matmul", g.apply("reshape", _slice(g, halves, 1, t, t + 1),
+                                     shape=(batch, hidden // 2)),
+                   _slice(g, w, 0, 0, hidden // 2)) for t in range(3)]
+    g.output("strided", g.apply("add", g.apply("add", odd[0], odd[1]), odd[2]))
+    compiled = kernels.compile(g)
+    assert _matmul_kernels(compiled).count(["matmul"] * steps + ["add"] * (steps - 1)) == 1
+    assert _matmul_kernels(compiled).count(["matmul"]) == 2 + 3
+    cuda = lower(g, device="cuda")
+    assert sum(n.op == "matmul" for k in cuda.kernels for n in k.nodes
+               if len(k.nodes) == 1) == steps + 2 + 3
+    rng = np.random.default_rng(8)
+    inputs = {v.name: rng.standard_normal(v.shape).astype(np.float32) for v in g.inputs}
+    inputs["d2"][0, :3] = (np.nan, np.inf, -0.0)  # special values reach the sum
+    got, want = compiled.run(inputs), run_reference(g, inputs)
+    for name, value in want.items():
+        np.testing.assert_allclose(got[name], value, rtol=1e-4, atol=1e-4, err_msg=name)
+    assert np.isnan(got["dw"]).any() and not np.isnan(got["dw"]).all()
+    if threads.env.usable_cores() > 1:
+        assert any("def chunk(" in text and "1.0)" in text
+                   for text in compiled.generated.kernel_sources)
+    bits = []
+    for count in ("1", "2"):
+        monkeypatch.setenv("SEXPGPU_THREADS", count)
+        threads.reset()
+        bits.append(compiled.run(inputs)["dw"].tobytes())
+    threads.reset()
+    assert bits == [got["dw"].tobytes()] * 2
+
+
+def test_matmuls_over_an_inner_dimension_of_one_are_elementwise_products() -> None:
+    # an RNN's input projection of one feature: the product joins the loop adding
+    # the bias (no matmul kernel); its numbers are the matmul's, a product of -0
+    # summed onto zero (+0, as numpy's matmul), NaN and inf as they come
+    g = Graph("outer")
+    x, w, b = g.input("x", (7, 1)), g.input("w", (1, 12)), g.input("b", (12,))
+    xs, ws = g.input("xs", (3, 5, 1)), g.input("ws", (1, 4))
+    g.output("proj", g.apply("add", g.apply("matmul", x, w), b))
+    g.output("batched", g.apply("matmul", xs, ws))
+    g.output("zero", g.apply("matmul", x, w))
+    compiled = kernels.compile(g)
+    assert _matmul_kernels(compiled) == []
+    rng = np.random.default_rng(9)
+    inputs = {v.name: rng.standard_normal(v.shape).astype(np.float32) for v in g.inputs}
+    inputs["x"][:4, 0] = (-1.0, -0.0, np.nan, np.inf)
+    inputs["w"][0, :3] = (0.0, 2.0, -np.inf)
+    got = compiled.run(inputs)
+    with np.errstate(invalid="ignore"):  # inf * 0
+        want = {"proj": np.matmul(inputs["x"], inputs["w"]) + inputs["b"],
+                "batched": np.matmul(inputs["xs"], inputs["ws"]),
+                "zero": np.matmul(inputs["x"], inputs["w"])}
+    for name, value in want.items():
+        np.testing.assert_array_equal(got[name], value, err_msg=name)
+    assert not np.signbit(got["zero"][0, 0]) and got["zero"][0, 0] == 0  # -1 * 0
 
 
 def test_merged_heads_are_read_in_place_by_concat_and_copied_once_for_matmul() -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from sexpgpu.ir.graph import Graph, Node, Value
+from sexpgpu.ir.rewrite import rewritten
 
 _PLAIN = (str, int, float, bool, type(None))
 
@@ -30,25 +31,13 @@ def merged(graph: Graph) -> Graph:
             same.update((old.id, new) for old, new in zip(node.outputs, kept.outputs))
     if not same:
         return graph
-    out = Graph(graph.name)
-    out.inputs = list(graph.inputs)
-    copies: dict[int, Value] = {}
 
-    def now(v: Value) -> Value:
-        v = same.get(v.id, v)
-        return copies.get(v.id, v)
+    def rule(_: Graph, node: Node, __: tuple[Value, ...]) -> tuple[Value, ...] | None:
+        # a repeated node: its readers read the first one's results (their copies)
+        return tuple(same[o.id] for o in node.outputs) if node.outputs and \
+            node.outputs[0].id in same else None
 
-    for node in graph.nodes:
-        if node.outputs and node.outputs[0].id in same:
-            continue
-        copy = Node(node.op, tuple(now(v) for v in node.inputs), dict(node.attrs), (),
-                    node.span, node.notes, node.numerics)
-        copy.outputs = tuple(Value(o.type, copy, o.index) for o in node.outputs)
-        out.nodes.append(copy)
-        copies.update((o.id, c) for o, c in zip(node.outputs, copy.outputs))
-    out.outputs = {name: now(v) for name, v in graph.outputs.items()}
-    out.updates = {target: now(v) for target, v in graph.updates.items()}
-    return out
+    return rewritten(graph, rule)
 
 
 def _key(node: Node, same: dict[int, Value]) -> tuple | None:
