@@ -710,10 +710,8 @@ class _Grouper:
                     return None
                 if part.op == "add":
                     todo.append(part)
-                elif part.op == "matmul" and all(len(x.shape) == 2 and x.dtype == "f32"
-                                                 for x in part.inputs):
-                    pass
-                else:
+                elif part.op != "matmul" or any(len(x.shape) != 2 or x.dtype != "f32"
+                                                for x in part.inputs):
                     return None
                 tree.append(part)
         return tree
@@ -723,13 +721,11 @@ class _Grouper:
         it stands (and kept until the sum is computed), an inner add waits, and the
         last add runs the sum as one kernel, or, when a product reads a view sgemm
         cannot read in place, each node as it would have run."""
-        if node.op == "matmul" and node in self.in_sum:
-            for v in node.inputs:
+        if node in self.in_sum:
+            for v in node.inputs if node.op == "matmul" else ():
                 if self._needs_elements(v, node.op):
                     self.materialize(v)
                 self.materialize(self.plan.operand(v, node.op))
-            return
-        if node not in self.sums:
             return
         terms = self.sums.pop(node)
         tree = [n for n, root in self.in_sum.items() if root is node]

@@ -773,21 +773,12 @@ def _matmul(node, names, name, params):
     out = node.outputs[0]
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
     bidx, ao, bo, oo = _batch_offsets(node)
-    (A, ta), (B, tb), O = _matrix(names, a), _matrix(names, b), names.buf(out)
-    # (row, column) strides of each operand matrix; views have their own
-    a_rc, b_rc = ((1, m) if ta else (k, 1)), ((1, k) if tb else (n, 1))
-    a_view, b_view = (_read_in_place(names, v) for v in (a, b))
-    if a_view:
-        A, ao, *a_rc = _view_operand(names, a, out.shape[:-2], bidx)
-    if b_view:
-        B, bo, *b_rc = _view_operand(names, b, out.shape[:-2], bidx)
-    a_at = f"{ao} + r * {a_rc[0]} + j * {a_rc[1]}"
-    b_at = f"{bo} + j * {b_rc[0]} + c * {b_rc[1]}"
+    O = names.buf(out)
+    (A, ao, a_rc, ta, a_view), (B, bo, b_rc, tb, b_view) = \
+        _operands(names, node, out.shape[:-2], bidx, ao, bo)
     # the shared body (CUDA): one output element, a dot over k (a simple loop,
     # not tiled: numba-cuda has no cuBLAS binding)
-    body = [f"acc = {literal(0, out.dtype)}",
-            f"for j in range({k}):",
-            f"    acc = acc + {load(A, a.dtype, a_at)} * {load(B, b.dtype, b_at)}",
+    body = [f"acc = {literal(0, out.dtype)}", *_dot(node, (A, ao, a_rc), (B, bo, b_rc)),
             store(O, out.dtype, f"{oo} + r * {n} + c", "acc")]
     outer = [(i, d) for i, d in zip(bidx, out.shape[:-2])] + [("r", m), ("c", n)]
     code = KernelCode(name, params, outer, body, work=prod(out.shape) * k)
@@ -825,6 +816,45 @@ def _matmul(node, names, name, params):
         code.cpu = lines
         code.sizes_as_args = True
     return code
+
+
+class _Operand(NamedTuple):
+    """How a matmul's kernel reads one operand: the buffer, the element offset of
+    (one batch's) matrix, its (row, column) strides, whether it is stored transposed
+    (a lowered-away permute) and whether it is a strided view read in place."""
+
+    buf: str
+    at: str
+    rc: tuple[int, int] | list[int]
+    flipped: bool
+    view: bool
+
+
+def _operands(names, node: Node, batch: tuple[int, ...], bidx: list[str], ao: str = "0",
+              bo: str = "0") -> tuple[_Operand, _Operand]:
+    """Matmul `node`'s operands as its kernel reads them, `ao` and `bo` the offsets of
+    one batch's matrices in buffers laid out as the operands are."""
+    a, b = node.inputs
+    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    (A, ta), (B, tb) = _matrix(names, a), _matrix(names, b)
+    # (row, column) strides of each operand matrix; views have their own
+    a_rc, b_rc = ((1, m) if ta else (k, 1)), ((1, k) if tb else (n, 1))
+    a_view, b_view = (_read_in_place(names, v) for v in (a, b))
+    if a_view:
+        A, ao, *a_rc = _view_operand(names, a, batch, bidx)
+    if b_view:
+        B, bo, *b_rc = _view_operand(names, b, batch, bidx)
+    return _Operand(A, ao, a_rc, ta, a_view), _Operand(B, bo, b_rc, tb, b_view)
+
+
+def _dot(node: Node, a: tuple, b: tuple) -> list[str]:
+    """The shared body's dot over k for one output element (r, c) of matmul `node`,
+    from operands (buffer, offset, (row, column) strides)."""
+    (A, ao, a_rc), (B, bo, b_rc) = a, b
+    x, y = node.inputs
+    return [f"for j in range({x.shape[-1]}):",
+            f"    acc = acc + {load(A, x.dtype, f'{ao} + r * {a_rc[0]} + j * {a_rc[1]}')}"
+            f" * {load(B, y.dtype, f'{bo} + j * {b_rc[0]} + c * {b_rc[1]}')}"]
 
 
 def _leading(view: bool, rc: list[int] | tuple[int, int], rows: int, cols: int,
@@ -954,19 +984,9 @@ def render_matmul_sum(terms: list[Node], out: Value, names, name: str,
     body = [f"acc = {literal(0, out.dtype)}"]
     gemms = []
     for mm in terms:
-        a, b = mm.inputs
-        k = a.shape[-1]
-        (A, ta), (B, tb) = _matrix(names, a), _matrix(names, b)
-        a_rc, b_rc = ((1, m) if ta else (k, 1)), ((1, k) if tb else (n, 1))
-        ao = bo = "0"
-        a_view, b_view = (_read_in_place(names, v) for v in (a, b))
-        if a_view:
-            A, ao, *a_rc = _view_operand(names, a, (), [])
-        if b_view:
-            B, bo, *b_rc = _view_operand(names, b, (), [])
-        body += [f"for j in range({k}):",
-                 f"    acc = acc + {load(A, a.dtype, f'{ao} + r * {a_rc[0]} + j * {a_rc[1]}')}"
-                 f" * {load(B, b.dtype, f'{bo} + j * {b_rc[0]} + c * {b_rc[1]}')}"]
+        k = mm.inputs[0].shape[-1]
+        (A, ao, a_rc, ta, a_view), (B, bo, b_rc, tb, b_view) = _operands(names, mm, (), [])
+        body += _dot(mm, (A, ao, a_rc), (B, bo, b_rc))
         (ta, lda), (tb, ldb) = (_leading(a_view, a_rc, m, k, ta), _leading(b_view, b_rc, k, n, tb))
         assert lda > 0 and ldb > 0, "plan_sums takes products sgemm reads in place"
         gemms.append(_GemmTerm((A, ao, ta), (B, bo, tb), (lda, ldb), k))
