@@ -47,7 +47,7 @@ def _generated(graph, record=None):
     from sexpgpu.kernels.memplan import plan_memory
 
     cuda_codegen.PRESET = cuda_codegen.GPU
-    program = lower(graph)
+    program = lower(graph, device="cuda")
     return generate(program, plan_memory(program), "cuda", record)
 
 

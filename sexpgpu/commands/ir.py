@@ -67,7 +67,7 @@ def launch_report(g: Graph, device: str) -> dict[str, Any]:
     from sexpgpu.kernels.lower import lower  # numba: not with --no-lower
     from sexpgpu.kernels.memplan import plan_memory  # numba: not with --no-lower
 
-    program = lower(g)
+    program = lower(g, device=device)
     plan = plan_memory(program)
     if device == "cpu":
         kernels = [{"name": f"k{k.index}", "ops": [n.op for n in k.nodes], "from": k.spans()}

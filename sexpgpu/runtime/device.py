@@ -60,7 +60,7 @@ def device_need(compiled: Any) -> dict[str, int]:
                 resident[v.name] = max(1, int(np.prod(v.shape))) * np.dtype(storage(v)).itemsize
     slots = staging = records = 0
     for g in graphs:
-        program = lower(g)
+        program = lower(g, device="cuda")
         slots += plan_memory(program).peak_bytes
         for v in g.inputs:
             if v.name not in resident:
