@@ -388,7 +388,7 @@ def _batch_loop(code: KernelCode, lines: list[str]) -> bool:
 # the sgemm calls of kernels/sgemm.py a kernel makes (its module imports them)
 _GEMM_CALL = re.compile(r"\b(gemm_[nt][nt])\(")
 _HELPER_NAMES = re.compile(
-    r"\b(rng_\w+|f32_to_bf16|bf16_to_f32|fast_(?:exp|tanh|erf|log)(?:32)?)\(")
+    r"\b(rng_\w+|f32_to_bf16|bf16_to_f32|fast_(?:exp|tanh|erf|log|sigmoid)(?:32)?)\(")
 # IEEE semantics (x/0 is inf or nan, as in numpy and on the GPU): numba's default
 # "python" error model tests every division for zero to raise ZeroDivisionError,
 # and that branch alone stops LLVM vectorising a loop (Adam's update ran 5x slower).

@@ -146,6 +146,11 @@ _FLOAT_LITERAL = re.compile(r"(?<![\w.])(?:\d+\.\d*(?:e[-+]?\d+)?|\d+e[-+]?\d+)(
 _INT_LITERAL = re.compile(r"(?<![\w.])\d+(?![\w.])")
 
 
+# a sigmoid of an operand in a template: one f32 helper (its exponential needs no
+# subnormal results: `mathfn.exp32_scaled`)
+_SIGMOID = re.compile(r"1\.0 / \(1\.0 \+ math\.exp\(-(x\d+)\)\)")
+
+
 def _f32_template(node: Node, out: Value) -> str | None:
     """The body in f32 arithmetic, for an op whose operands and result are f32 and
     whose body uses only float literals, exp, tanh and erf (gelu, sigmoid, silu, exp,
@@ -154,7 +159,7 @@ def _f32_template(node: Node, out: Value) -> str | None:
     one rounding from an f64 evaluation, and its loop runs 16 lanes instead of 8."""
     if out.dtype != "f32" or any(v.dtype != "f32" for v in node.inputs):
         return None
-    body = _template(node).replace("math.exp(", "fast_exp32(")
+    body = _SIGMOID.sub(r"fast_sigmoid32(\1)", _template(node)).replace("math.exp(", "fast_exp32(")
     body = body.replace("math.tanh(", "fast_tanh32(").replace("math.erf(", "fast_erf32(")
     if "math." in body or "fast_" not in body \
             or _INT_LITERAL.search(_FLOAT_LITERAL.sub("", body)):

@@ -1118,6 +1118,28 @@ def test_f32_exp_and_tanh_are_within_two_ulp(compiled: bool) -> None:
 
 
 @pytest.mark.parametrize("compiled", [False, True], ids=["python", "njit"])
+def test_f32_sigmoid_is_one_over_one_plus_the_f32_exp_bit_for_bit(compiled: bool) -> None:
+    # fast_sigmoid32 scales e^-x once, with no subnormal path: the same bits as
+    # 1 / (1 + fast_exp32(-x)) everywhere, where the exponential overflows (x below
+    # -88.72: 0) or its subnormal results vanish beside 1 (above 87: 1) included
+    exp32, sigmoid32 = _mathfn(["fast_exp32", "fast_sigmoid32"], compiled)
+    r = np.random.default_rng(11)
+    nan, inf, one = np.float32(np.nan), np.float32(np.inf), np.float32(1.0)
+    xs = np.concatenate([np.linspace(-110.0, 110.0, 40001), r.standard_normal(5000) * 5,
+                         [-88.38, -88.4, -88.5, -88.72, -88.73, -89.0, -103.9, -150.0, 87.0,
+                          87.5, 104.0, 0.0, -0.0, 1e-30, inf, -inf]]).astype(np.float32)
+    with np.errstate(all="ignore"):  # the Python forms warn where f32 overflows
+        want = np.array([one / (one + exp32(-x)) for x in xs], np.float32)
+        got = np.array([sigmoid32(x) for x in xs], np.float32)
+        assert np.isnan(sigmoid32(nan))
+        assert sigmoid32(-inf) == 0.0 and sigmoid32(inf) == 1.0 and sigmoid32(-0.0) == 0.5
+    np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))
+    normal = xs > -87.0  # the exact sigmoid a normal f32 number
+    exact = 1.0 / (1.0 + np.exp(-xs[normal].astype(np.float64)))
+    assert _ulps(got[normal], exact).max() <= 2.0
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["python", "njit"])
 def test_fast_log_equals_libm_after_f32_rounding(compiled: bool) -> None:
     import math
 
