@@ -461,14 +461,24 @@ class _Grouper:
         if self._undo_transpose(node) or self._add_view(node):
             return
         if not _is_identity(node):  # an identity is its input, wherever that lies
-            for v in node.inputs:
-                if self._needs_elements(v, node.op):
-                    self.materialize(v)
-                elif self.plan.loop_view(v, node.op) is not None:
-                    # a loop reading a view in place reads its root's buffer: stored
-                    # before this loop runs (its own loop closed)
-                    self.materialize(self.plan.operand(v, node.op))
+            self._readable(node)
         self.RULES[_rule(node)](self, node)
+
+    def _readable(self, node: Node) -> None:
+        """Copy out each input `node`'s kernel cannot read where it lies, and store
+        the root of each view a loop reads in place."""
+        for v in node.inputs:
+            if self._needs_elements(v, node.op):
+                self.materialize(v)
+            elif self.plan.loop_view(v, node.op) is not None:
+                # a loop reading a view in place reads its root's buffer: stored
+                # before this loop runs (its own loop closed)
+                self.materialize(self.plan.operand(v, node.op))
+
+    def _operands_stored(self, node: Node) -> None:
+        """Store every buffer a structured kernel of `node` reads before it runs."""
+        for v in node.inputs:
+            self.materialize(self.plan.operand(v, node.op))
 
     def _needs_elements(self, value: Value, op: str) -> bool:
         """A kernel of `op` cannot read `value` where it lies (a transpose read by
@@ -646,8 +656,7 @@ class _Grouper:
 
     def _add_structured(self, node: Node) -> None:
         """Its own kernel, run once the buffers it reads are written."""
-        for v in node.inputs:
-            self.materialize(self.plan.operand(v, node.op))
+        self._operands_stored(node)
         kernel = self._closed("op", node)
         for v in node.outputs:
             self.where[v] = Computed(kernel)
@@ -722,10 +731,9 @@ class _Grouper:
         last add runs the sum as one kernel, or, when a product reads a view sgemm
         cannot read in place, each node as it would have run."""
         if node in self.in_sum:
-            for v in node.inputs if node.op == "matmul" else ():
-                if self._needs_elements(v, node.op):
-                    self.materialize(v)
-                self.materialize(self.plan.operand(v, node.op))
+            if node.op == "matmul":
+                self._readable(node)
+                self._operands_stored(node)
             return
         terms = self.sums.pop(node)
         tree = [n for n, root in self.in_sum.items() if root is node]

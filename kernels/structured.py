@@ -774,8 +774,8 @@ def _matmul(node, names, name, params):
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
     bidx, ao, bo, oo = _batch_offsets(node)
     O = names.buf(out)
-    (A, ao, a_rc, ta, a_view), (B, bo, b_rc, tb, b_view) = \
-        _operands(names, node, out.shape[:-2], bidx, ao, bo)
+    a_op, b_op = _operands(names, node, out.shape[:-2], bidx, ao, bo)
+    (A, ao, a_rc, ta, a_view), (B, bo, b_rc, tb, b_view) = a_op, b_op
     # the shared body (CUDA): one output element, a dot over k (a simple loop,
     # not tiled: numba-cuda has no cuBLAS binding)
     body = [f"acc = {literal(0, out.dtype)}", *_dot(node, (A, ao, a_rc), (B, bo, b_rc)),
@@ -794,7 +794,7 @@ def _matmul(node, names, name, params):
         # leading dimension: sgemm reads it where it lies (a row-major view without
         # gaps is, element for element, the C-ordered copy np.dot would pack it into:
         # the same arguments, the same bits); any other view np.dot packs
-        (ta, lda), (tb, ldb) = (_leading(a_view, a_rc, m, k, ta), _leading(b_view, b_rc, k, n, tb))
+        (ta, lda), (tb, ldb) = a_op.leading(m, k), b_op.leading(k, n)
         plain = lda > 0 and ldb > 0 and (m > 1 and n > 1 or (
             (not a_view or tuple(a_rc) == (k, 1)) and (not b_view or tuple(b_rc) == (n, 1))))
         if rows > 1 and not ta and not a_view and a.shape[:-2] == out.shape[:-2] and bo == "0":
@@ -829,6 +829,15 @@ class _Operand(NamedTuple):
     flipped: bool
     view: bool
 
+    def leading(self, rows: int, cols: int) -> tuple[bool, int]:
+        """(stored transposed, leading dimension) of this (rows, cols) operand for
+        sgemm: a buffer's from its layout, a view's when its rows (or columns) step by
+        one element (`views.leading`); a leading dimension of 0 when they do not
+        (np.dot packs the view)."""
+        if not self.view:
+            return self.flipped, _stored_row(rows, cols, self.flipped)
+        return strided.leading(self.rc, rows, cols) or (False, 0)
+
 
 def _operands(names, node: Node, batch: tuple[int, ...], bidx: list[str], ao: str = "0",
               bo: str = "0") -> tuple[_Operand, _Operand]:
@@ -855,17 +864,6 @@ def _dot(node: Node, a: tuple, b: tuple) -> list[str]:
     return [f"for j in range({x.shape[-1]}):",
             f"    acc = acc + {load(A, x.dtype, f'{ao} + r * {a_rc[0]} + j * {a_rc[1]}')}"
             f" * {load(B, y.dtype, f'{bo} + j * {b_rc[0]} + c * {b_rc[1]}')}"]
-
-
-def _leading(view: bool, rc: list[int] | tuple[int, int], rows: int, cols: int,
-             flipped: bool) -> tuple[bool, int]:
-    """(stored transposed, leading dimension) of a matmul operand for sgemm: a buffer's
-    from its layout, a view's when its rows (or columns) step by one element
-    (`views.leading`); a leading dimension of 0 when they do not (np.dot packs the
-    view)."""
-    if not view:
-        return flipped, _stored_row(rows, cols, flipped)
-    return strided.leading(rc, rows, cols) or (False, 0)
 
 
 def _stored_row(rows: int, cols: int, flipped: bool) -> int:
@@ -920,14 +918,13 @@ def _sgemm(term: _GemmTerm, out: tuple[str, str], mn: tuple[int, int],
     (A, ao, ta), (B, bo, tb), (O, oo) = term.a, term.b, out
     (lda, ldb), (m, n), k = term.lds, mn, term.k
     call = f"gemm_{'t' if ta else 'n'}{'t' if tb else 'n'}"
+    by_rows, size = part or (False, 0)
     if part is None:
         a_at, b_at, o_at, dims = ao, bo, oo, f"{m}, {k}, {n}"
-    elif part[0]:
-        size = part[1]
+    elif by_rows:
         a_at, b_at, o_at = f"{ao} + c * {size * (1 if ta else lda)}", bo, f"{oo} + c * {size * n}"
         dims = f"min({size}, {m} - c * {size}), {k}, {n}"
     else:
-        size = part[1]
         a_at, b_at, o_at = ao, f"{bo} + c * {size * (ldb if tb else 1)}", f"{oo} + c * {size}"
         dims = f"{m}, {k}, min({size}, {n} - c * {size})"
     return f"{call}({A}, {a_at}, {lda}, {B}, {b_at}, {ldb}, {O}, {o_at}, {n}, {dims}, {beta})"
@@ -985,11 +982,11 @@ def render_matmul_sum(terms: list[Node], out: Value, names, name: str,
     gemms = []
     for mm in terms:
         k = mm.inputs[0].shape[-1]
-        (A, ao, a_rc, ta, a_view), (B, bo, b_rc, tb, b_view) = _operands(names, mm, (), [])
-        body += _dot(mm, (A, ao, a_rc), (B, bo, b_rc))
-        (ta, lda), (tb, ldb) = (_leading(a_view, a_rc, m, k, ta), _leading(b_view, b_rc, k, n, tb))
+        a, b = _operands(names, mm, (), [])
+        body += _dot(mm, (a.buf, a.at, a.rc), (b.buf, b.at, b.rc))
+        (ta, lda), (tb, ldb) = a.leading(m, k), b.leading(k, n)
         assert lda > 0 and ldb > 0, "plan_sums takes products sgemm reads in place"
-        gemms.append(_GemmTerm((A, ao, ta), (B, bo, tb), (lda, ldb), k))
+        gemms.append(_GemmTerm((a.buf, a.at, ta), (b.buf, b.at, tb), (lda, ldb), k))
     body.append(store(O, out.dtype, f"r * {n} + c", "acc"))
     inner = sum(t.k for t in gemms)
     code = KernelCode(name, params, [("r", m), ("c", n)], body, work=m * n * inner)
