@@ -24,14 +24,14 @@ import bench_step  # noqa: E402  (PyTorch, for the batches and the models' list)
 
 WARMUP_STEPS = 3
 IMPORT = re.compile(r"^from \S+ import \w+ as (f\d+)  # (.*)$", re.M)
-LAUNCHED = re.compile(r"launch\((f\d+),")
+LAUNCHED = re.compile(r"launch\((f\d+),|\((f\d+), ")  # a launch's, or a band run's
 
 
 def instrument(module: Any, source: str, spent: Counter, calls: Counter) -> None:
     """Wrap the step module's kernel functions (and its launcher, for the parallel
     ones) so that each call adds its time to spent[label]."""
     labels = {name: f"{name} {ops}" for name, ops in IMPORT.findall(source)}
-    launched = set(LAUNCHED.findall(source))
+    launched = {a or b for a, b in LAUNCHED.findall(source)}
 
     def timed(fn: Callable, label: str) -> Callable:
         def call(*args: Any) -> Any:
@@ -56,6 +56,12 @@ class _TimedLaunches:
 
     def __init__(self, launches: Any, labels: dict[int, str], timed: Callable) -> None:
         self._launches, self._labels, self._timed = launches, labels, timed
+
+    def bands(self, bands: int, *calls: tuple) -> Any:
+        """A band run (kernels/bands.py), timed whole under its kernels' labels."""
+        label = "bands: " + "; ".join(dict.fromkeys(
+            self._labels[id(call[0])].split(" ", 1)[1] for call in calls))
+        return self._timed(self._launches.bands, label[:100])(bands, *calls)
 
     def __call__(self, fn: Callable, *args: Any) -> Any:
         return self._timed(self._launches, self._labels[id(fn)])(fn, *args)

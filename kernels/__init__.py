@@ -11,6 +11,8 @@ Modules, in pipeline order:
     structured  the structured ops' renderers (matmul, concat, take, fold, ...)
     source      source pieces every renderer shares: loads, stores, literals, offsets
     codegen     the step module, and one cached module per distinct kernel text
+    bands       runs of kernels that keep to their batch rows, run in bands of rows
+    parallel    chunk functions and their launches: numba's threads share a kernel
     cache       the on-disk module cache, imported under stable module names
     executor    `compile(graph)` and `CompiledGraph.run(inputs)`: the entry point
     compile_pool  kernels compiled ahead of their first call, by several processes

@@ -4,23 +4,26 @@ function in its own module, shared by all graphs; CUDA is kernels/cuda_codegen.p
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import inspect
 import re
 import textwrap
 from dataclasses import dataclass, field
+from math import prod
 from typing import Any
 
 import numpy as np
-from sexpgpu.kernels import bf16, mathfn, threads
+from sexpgpu.kernels import bands, bf16, mathfn, threads
 from sexpgpu.kernels.cache import module_name
 from sexpgpu.kernels.lower import KernelPlan
-from sexpgpu.kernels.memplan import MemoryPlan
+from sexpgpu.kernels.memplan import MemoryPlan, Together, plan_memory
 from sexpgpu.kernels.render import Names, render
 from sexpgpu.kernels.source import ERR, MASK_HEX, KernelCode, storage
 
 from sexpgpu.ir import rng
+from sexpgpu.ir.graph import Value
 
 # a single loop this long takes its trip count as an argument (see `_flat`); short
 # ones keep it literal, for LLVM to unroll (the GRU's loops of 6 ran 2x slower).
@@ -39,6 +42,12 @@ class StepParts:
     params: list[str]
     copies: list[tuple[str, str]]
     dtypes: dict[str, str]      # buffer name -> numpy storage dtype
+    # buffer name -> its elements, its element's bytes, and where its bytes are:
+    # (the arena or the input's own memory, first byte, end)
+    sizes: dict[str, int] = field(default_factory=dict)
+    itemsizes: dict[str, int] = field(default_factory=dict)
+    places: dict[str, tuple[str, int, int]] = field(default_factory=dict)
+    stored: dict[str, Value] = field(default_factory=dict)  # an arena buffer's value
 
 
 @dataclass
@@ -464,47 +473,42 @@ def _decorator(lines: list[str], chunked: bool) -> str:
     return _NJIT + ", _nrt=False)"
 
 
-def _cpu_step(codes: list[KernelCode], params: list[str], copies: list[tuple[str, str]],
-              dtypes: dict[str, str]) -> tuple[list[str], list[str]]:
+def _cpu_step(parts: StepParts) -> tuple[list[str], list[str], dict[str, dict]]:
     """One njit function per distinct kernel text (buffers by position, integer
     offsets as arguments), each in its own cached module, and a plain Python
     `step` calling them in order: (the step module's lines, the kernel modules).
+    A run of kernels that keep to their batch rows is one call that runs it in
+    bands (kernels/bands.py).
 
     Why: numba links every callee into its caller and re-optimises the whole
     module, so an njit `step` over all kernels made LLVM's cost superlinear in the
     graph (the GRU step took ~190 s CPU to compile); compile cost is per distinct
     function, and parametrising offsets cuts the GRU's 2081 kernels to ~60
     functions. A call from Python costs under a microsecond of dispatch."""
-    imports: list[str] = []
+    codes = parts.codes
+    prepared = _prepared(codes)
+    functions = _Functions(parts.dtypes)
     calls: list[str] = []
-    modules: list[str] = []
-    functions: dict[str, str] = {}  # kernel module source -> local function name
-    index: dict[str, dict] = {}
-    spread: set[str] = set()  # buffers last written by a parallel kernel
-    for code in codes:
-        lines, chunks = _chunked(_tidy(_cpu_loops(code, _parallel(code, spread))),
-                                 serial=_serial(code, spread))
-        spread = (spread | set(code.writes)) if chunks else (spread - set(code.writes))
-        body, ints = _parametrized(_renamed(lines, code), code.sizes_as_args,
-                                   _flat(code) or _batch_loop(code, lines))
-        args = _positional(code) + [f"n{i}" for i in range(len(ints))]
-        ops = ", ".join(dict.fromkeys(c.split(" at ")[0] for c in code.comment))
-        source = _kernel_module(bool(chunks), args, body, ops,
-                                [dtypes[p] for p in code.params] if chunks else [])
-        fname = functions.get(source)
-        if fname is None:
-            fname = functions[source] = f"f{code.name[1:]}"
-            modules.append(source)
-            what = "chunk" if chunks else "kernel"
-            imports.append(f"from {module_name(source)} import {what} as {fname}  # {ops}")
-        operands = ", ".join(code.params + ints)
-        calls.append(f"launch({fname}, {chunks}, {operands})" if chunks
-                     else f"{fname}({operands})")
-        entry = index.setdefault(module_name(source), {"ops": [], "sites": [], "params": {}})
-        _note(entry, code)
-        entry["params"].setdefault(code.name, dict(zip(args, code.params)))
-    calls += [f"{t}[:] = {v}" for t, v in copies]
-    if any(call.startswith("launch(") for call in calls):
+    runs = {run.kernels[0]: run for run in _band_runs(parts, prepared)}
+    done: set[int] = set()
+    for i, code in enumerate(codes):
+        if i in done:
+            continue
+        run = runs.get(i)
+        if run is None:
+            calls.append(functions.call(code, *prepared[i]))
+            continue
+        count = bands.band_count(run.rows)
+        per = -(-run.rows // count)
+        chunks = -(-run.rows // per)
+        banded = [functions.call(codes[k], bands.band_lines(run.band[k], per), chunks, bare=True)
+                  for k in run.kernels]
+        calls.append(f"launch.bands({chunks}, {', '.join(f'({b})' for b in banded)})")
+        calls += [functions.call(codes[k], *prepared[k]) for k in run.moved]
+        done |= {*run.kernels, *run.moved}
+    calls += [f"{t}[:] = {v}" for t, v in parts.copies]
+    imports = functions.imports
+    if any(call.startswith("launch") for call in calls):
         # the parallel kernels' threads are those the policy allows now (a thread
         # the machine has no core for would hold up all the others at each loop's
         # end), asked once a step: the policy measures only every REFRESH_S anyway
@@ -512,8 +516,76 @@ def _cpu_step(codes: list[KernelCode], params: list[str], copies: list[tuple[str
                        "from sexpgpu.kernels.parallel import Launches"]
         imports += ["", "launch = Launches()  # each launch's block packed once, then reused"]
         calls[:0] = ["kernel_threads()", "launch.start()"]
-    lines = imports + ["", "", f"def step({', '.join(params)}):"]
-    return lines + _indent(calls or ["pass"], 1), modules, index
+    lines = imports + ["", "", f"def step({', '.join(parts.params)}):"]
+    return lines + _indent(calls or ["pass"], 1), functions.modules, functions.index
+
+
+def _prepared(codes: list[KernelCode]) -> list[tuple[list[str], int]]:
+    """Each kernel's CPU lines (a chunk function's when parallel) and chunk count."""
+    prepared: list[tuple[list[str], int]] = []
+    spread: set[str] = set()  # buffers last written by a parallel kernel
+    for code in codes:
+        lines, chunks = _chunked(_tidy(_cpu_loops(code, _parallel(code, spread))),
+                                 serial=_serial(code, spread))
+        spread = (spread | set(code.writes)) if chunks else (spread - set(code.writes))
+        prepared.append((lines, chunks))
+    return prepared
+
+
+class _Functions:
+    """The step module's kernel functions: one per distinct kernel module text, with
+    its import line and its index entry (what the cache's index records)."""
+
+    def __init__(self, dtypes: dict[str, str]) -> None:
+        self.dtypes = dtypes
+        self.imports: list[str] = []
+        self.modules: list[str] = []
+        self.index: dict[str, dict] = {}
+        self._names: dict[str, str] = {}  # kernel module source -> local function name
+
+    def call(self, code: KernelCode, lines: list[str], chunks: int, bare: bool = False) -> str:
+        """The step's call of `code` run as `lines` (a chunk function when `chunks`):
+        `f3(a, b, 100)`, `launch(f3, 4, a, b, 100)`, or `f3, a, b, 100` (`bare`)."""
+        body, ints = _parametrized(_renamed(lines, code), code.sizes_as_args,
+                                   _flat(code) or _batch_loop(code, lines))
+        args = _positional(code) + [f"n{i}" for i in range(len(ints))]
+        ops = ", ".join(dict.fromkeys(c.split(" at ")[0] for c in code.comment))
+        source = _kernel_module(bool(chunks), args, body, ops,
+                                [self.dtypes[p] for p in code.params] if chunks else [])
+        fname = self._names.get(source)
+        if fname is None:
+            fname = self._names[source] = f"f{code.name[1:]}"
+            self.modules.append(source)
+            what = "chunk" if chunks else "kernel"
+            self.imports.append(f"from {module_name(source)} import {what} as {fname}  # {ops}")
+        entry = self.index.setdefault(module_name(source), {"ops": [], "sites": [], "params": {}})
+        _note(entry, code)
+        entry["params"].setdefault(code.name, dict(zip(args, code.params)))
+        operands = ", ".join(code.params + ints)
+        if bare:
+            return f"{fname}, {operands}"
+        return f"launch({fname}, {chunks}, {operands})" if chunks else f"{fname}({operands})"
+
+
+def _band_runs(parts: StepParts, prepared: list[tuple[list[str], int]]) -> list[bands.Run]:
+    """The step's runs of kernels that keep to their batch rows (kernels/bands.py):
+    each kernel (a parallel one as its serial text) tried with the batch of the run
+    before it, else its own rows (a matmul's, its first loop's)."""
+    found: list[bands.Banded | None] = []
+    rows = 0
+    for code, (lines, chunks) in zip(parts.codes, prepared):
+        band = None
+        if chunks:  # a parallel kernel joins as its serial text
+            lines = code.serial_cpu or _chunked(_tidy(_cpu_loops(code, False)), serial=True)[0]
+        if all(p in parts.places for p in code.params):
+            for tried in dict.fromkeys((rows, *bands.rows_of(lines))):
+                band = bands.banded(code, lines, tried, parts.sizes)
+                if band is not None:
+                    rows = tried
+                    break
+        found.append(band)
+    serial = [not chunks for _, chunks in prepared]
+    return bands.plan_runs(parts.codes, found, serial, parts.places, parts.itemsizes)
 
 
 def _note(entry: dict, code: KernelCode) -> None:
@@ -526,26 +598,78 @@ def _note(entry: dict, code: KernelCode) -> None:
             entry["sites"].append(site)
 
 
-def step_parts(program: KernelPlan, plan: MemoryPlan) -> StepParts:
+def step_parts(program: KernelPlan, plan: MemoryPlan | None,
+               codes: list[KernelCode] | None = None) -> StepParts:
     """What the step module of either launcher is made of: value names, each kernel's
-    code, the graph hash, the step's parameters and its final update copies."""
+    code (`codes` when rendered already), the graph hash, the step's parameters and
+    its final update copies. With no memory plan yet (`band_order`), every stored
+    value is its own memory."""
     names = Names(program)
     digest = graph_hash(program, names)
-    codes = [render(k, program, names, f"k{k.index}") for k in program.kernels]
+    if codes is None:
+        codes = [render(k, program, names, f"k{k.index}") for k in program.kernels]
+    slots = plan.slot_of if plan is not None else dict.fromkeys(
+        v for k in program.kernels for v in k.outputs if names.home(v) == v)
     inputs = [names.buf(v) for v in program.graph.inputs]
-    stored = [names.buf(v) for v in plan.slot_of]
+    stored = [names.buf(v) for v in slots]
     params = inputs + stored + ([ERR] if any(c.index_checks for c in codes) else [])
     copies = [(names.buf(t), names.buf(v)) for t, v in program.graph.updates.items()
               if names.buf(t) != names.buf(v)]
-    dtypes = {names.buf(v): storage(v) for v in [*program.graph.inputs, *plan.slot_of]}
+    dtypes = {names.buf(v): storage(v) for v in [*program.graph.inputs, *slots]}
     dtypes[ERR] = "int64"
-    return StepParts(names, codes, digest, params, copies, dtypes)
+    parts = StepParts(names, codes, digest, params, copies, dtypes)
+    for v in [*program.graph.inputs, *slots]:
+        buf = names.buf(v)
+        parts.sizes[buf] = max(1, prod(v.shape))
+        parts.itemsizes[buf] = np.dtype(dtypes[buf]).itemsize
+        start = slots[v] if plan is not None and v in slots else 0
+        parts.places[buf] = ("arena" if plan is not None and v in slots else buf, start,
+                             start + parts.sizes[buf] * parts.itemsizes[buf])
+        if v in slots:
+            parts.stored[buf] = v
+    return parts
+
+
+def band_order(program: KernelPlan) -> tuple[KernelPlan, list[Together], list[KernelCode]]:
+    """`program` (before its memory plan) with each kernel that a band run moves after
+    itself (kernels/bands.py: a sum over the batch between a recurrent layer's steps)
+    placed there, so that the memory plan keeps what it reads alive until then; the
+    runs, with the row of every value they touch, for the plan to keep their bands
+    apart (memplan.Together); and the kernels' code, in the new order."""
+    parts = step_parts(program, None)
+    runs = _band_runs(parts, _prepared(parts.codes))
+    after = {k: run.kernels[-1] + 0.5 for run in runs for k in run.moved}
+    order = sorted(range(len(program.kernels)), key=lambda i: (after.get(i, i), i))
+    codes = [parts.codes[i] for i in order]
+    if after:
+        kernels = [program.kernels[i] for i in order]
+        for k, (kernel, code) in enumerate(zip(kernels, codes)):
+            kernel.index, code.name = k, f"k{k}"
+        program = dataclasses.replace(program, kernels=kernels)
+    at = {i: k for k, i in enumerate(order)}
+    together = []
+    for run in runs:
+        rows: dict[Value, int] = {}
+        for k in run.kernels:
+            for buf, access in run.band[k].accesses.items():
+                v = parts.stored.get(buf)
+                if v is not None:  # a graph input: not in the plan
+                    rows[v] = access.row * parts.itemsizes[buf]
+        together.append(Together(at[run.kernels[0]], at[run.kernels[-1]], rows))
+    return program, together, codes
+
+
+def cpu_plan(program: KernelPlan) -> tuple[KernelPlan, MemoryPlan, list[KernelCode]]:
+    """A CPU program in the order it runs (`band_order`), its memory plan and its
+    kernels' code."""
+    program, together, codes = band_order(program)
+    return program, plan_memory(program, together), codes
 
 
 def generate_cpu(program: KernelPlan, parts: StepParts, device: str = "cpu") -> Generated:
     """The CPU step module: plain Python calling one njit function per kernel."""
     lines = _header(program, parts.codes, parts.digest, device)
-    step, modules, index = _cpu_step(parts.codes, parts.params, parts.copies, parts.dtypes)
+    step, modules, index = _cpu_step(parts)
     return Generated("\n".join(lines + [""] + step) + "\n", parts.params, parts.codes,
                      parts.digest, modules, index=index)
 

@@ -8,13 +8,16 @@ from sexpgpu.kernels.codegen import Generated, generate_cpu, step_parts
 from sexpgpu.kernels.cuda_codegen import generate_cuda
 from sexpgpu.kernels.lower import KernelPlan
 from sexpgpu.kernels.memplan import MemoryPlan
+from sexpgpu.kernels.source import KernelCode
 
 
 def generate(program: KernelPlan, plan: MemoryPlan, device: str,
-             record: tuple[list[str], str] | None = None) -> Generated:
+             record: tuple[list[str], str] | None = None,
+             codes: list[KernelCode] | None = None) -> Generated:
     """The step module (and its kernel modules) of `program` for `device`; `record`
-    (CUDA only): see kernels.cuda_codegen.generate_cuda."""
-    parts = step_parts(program, plan)
+    (CUDA only): see kernels.cuda_codegen.generate_cuda; `codes` its kernels' code when
+    rendered already (codegen.cpu_plan)."""
+    parts = step_parts(program, plan, codes)
     if device == "cuda":
         return generate_cuda(program, plan, parts.names, parts.codes, parts.digest,
                              parts.params, parts.copies, record)

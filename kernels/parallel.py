@@ -112,6 +112,18 @@ def run(fn: int, chunks: int, block: int) -> None:
         _call_chunk(fn, np.int64(c), block)
 
 
+@numba.njit(cache=True, no_cfunc_wrapper=True, parallel=True)
+def run_bands(fns: np.ndarray, blocks: np.ndarray, bands: int) -> None:
+    """Bands 0 .. bands-1 of a run (kernels/bands.py), each on one of numba's threads:
+    band c calls every chunk function of `fns` in order with (c, its block), in the
+    floating-point mode of the thread that called run_bands."""
+    caller = fpmode.mode()
+    for c in prange(bands):
+        fpmode.set_mode(caller)
+        for k in range(fns.size):
+            _call_chunk(fns[k], np.int64(c), blocks[k])
+
+
 _ADDRESSES: dict[Any, int] = {}
 
 
@@ -160,6 +172,11 @@ class Launches:
         self._next = 0
 
     def __call__(self, fn: Any, chunks: int, *args: Any) -> None:
+        run(_address(fn), chunks, self._site(args)[2])  # the site holds the block
+
+    def _site(self, args: tuple) -> tuple[tuple, Any, Any]:
+        """This launch's (arguments, block, its address), packed again only when an
+        argument is not the object it was the step before."""
         k, sites = self._next, self._sites
         self._next = k + 1
         site = sites[k] if k < len(sites) else None
@@ -170,4 +187,11 @@ class Launches:
                 sites[k] = site
             else:
                 sites.append(site)
-        run(_address(fn), chunks, site[2])  # site holds the block until run returns
+        return site
+
+    def bands(self, bands: int, *calls: tuple) -> None:
+        """A run of kernels in `bands` bands (kernels/bands.py): each call is (chunk
+        function, its arguments); their blocks are packed and reused as a launch's."""
+        sites = [self._site(call[1:]) for call in calls]
+        run_bands(np.array([_address(call[0]) for call in calls], np.int64),
+                  np.array([site[2] for site in sites], np.int64), bands)

@@ -167,6 +167,10 @@ class KernelCode:
     # every integer of the CPU text may become an argument: a BLAS call's speed
     # does not depend on literal sizes, so all matmuls of a dtype/layout share one
     sizes_as_args: bool = False
+    # a split sgemm's text as one call (chunks: 0), for a run of batch bands, and
+    # what kernels/bands.py found of it for each batch tried (rows -> Banded or None)
+    serial_cpu: list[str] | None = None
+    bands: dict = field(default_factory=dict)
     # index checks this kernel reports to the error buffer: where -> (node, axis size)
     index_checks: dict[int, tuple[object, int]] = field(default_factory=dict)
     # what the CUDA launcher needs beyond `outer` and `body` (kernels/cuda_codegen.py):

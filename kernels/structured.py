@@ -800,21 +800,23 @@ def _matmul(node, names, name, params):
         if rows > 1 and not ta and not a_view and a.shape[:-2] == out.shape[:-2] and bo == "0":
             # a shared right operand (a weight): the batch's rows are one
             # contiguous (batch * m, k) matrix, so one sgemm does them all
-            lines = _cpu_gemm((A, "0", False), (B, "0", tb), (O, "0"), (rows * m, k, n),
-                              lds=(k, ldb)) \
+            gemm_args = ((A, "0", False), (B, "0", tb), (O, "0"), (rows * m, k, n), (k, ldb))
+            lines = _cpu_gemm(*gemm_args) \
                 if plain else [
                      f"np.dot({A}[0:{rows * m * k}].reshape(({rows * m}, {k})), {b2}, "
                      f"{O}[0:{rows * m * n}].reshape(({rows * m}, {n})))"]
         else:
             # a batch's matmuls one after another: each whole (a chunked one would
             # wake the pool once per matrix)
-            lines = _cpu_gemm((A, ao, ta), (B, bo, tb), (O, oo), (m, k, n), split=not bidx,
-                              lds=(lda, ldb)) \
+            gemm_args = ((A, ao, ta), (B, bo, tb), (O, oo), (m, k, n), (lda, ldb))
+            lines = _cpu_gemm(*gemm_args, split=not bidx) \
                 if plain else [f"np.dot({a2}, {b2}, {O}[{oo}:{oo} + {m * n}].reshape(({m}, {n})))"]
             for i, d in reversed(list(zip(bidx, out.shape[:-2]))):
                 lines = [f"for {i} in range({d}):"] + ["    " + line for line in lines]
         code.cpu = lines
         code.sizes_as_args = True
+        if plain and lines[0].startswith("for c in prange("):  # one sgemm, split
+            code.serial_cpu = _cpu_gemm(*gemm_args, split=False)  # for a band (kernels/bands.py)
     return code
 
 
@@ -873,8 +875,8 @@ def _stored_row(rows: int, cols: int, flipped: bool) -> int:
 
 
 def _cpu_gemm(a: tuple[str, str, bool], b: tuple[str, str, bool], out: tuple[str, str],
-              mkn: tuple[int, int, int], split: bool = True,
-              lds: tuple[int, int] | None = None) -> list[str]:
+              mkn: tuple[int, int, int], lds: tuple[int, int] | None = None,
+              split: bool = True) -> list[str]:
     """out = a @ b as one sgemm call on flat buffers (kernels/sgemm.py): each operand is
     (buffer, element offset, stored transposed), out (buffer, offset); `lds` their
     leading dimensions when not their layouts' (views). A vector operand (m or n of 1)

@@ -1,8 +1,8 @@
 """How many threads a CPU step uses, and how its matmuls are cut for them.
 
-One pool: numba's threads run every parallel part of a step, the matmuls' chunks
-and the parallel loops, each a chunk function (kernels/parallel.py), and
-the BLAS runs one thread inside each chunk. Two pools on the same cores fight: with
+One pool: numba's threads run every parallel part of a step, the matmuls' chunks,
+the parallel loops and the runs of batch bands (kernels/bands.py), each a chunk
+function (kernels/parallel.py), and the BLAS runs one thread inside each chunk. Two pools on the same cores fight: with
 OpenBLAS's threads beside numba's, one pool's idle threads spin where the other's
 must run (a parallel GELU between two-thread sgemms gained nothing on 2 cores, and
 with numba's threads spinning a two-thread sgemm took 8x as long). With one pool

@@ -17,6 +17,7 @@ import pytest
 from sexpgpu.kernels import threads
 from sexpgpu.kernels.lower import FILL_READ_ROW, FILL_ROW, LOOP_VIEW_ROW, lower
 from sexpgpu.kernels.memplan import _lowest_gap, plan_memory
+from thread_runs import runs_by_threads
 
 from sexpgpu import kernels
 from sexpgpu.diagnostics import SexpError, Span
@@ -349,13 +350,8 @@ def test_sums_of_matmuls_run_as_one_kernel_of_accumulating_products(
     if threads.env.usable_cores() > 1:
         assert any("def chunk(" in text and "1.0)" in text
                    for text in compiled.generated.kernel_sources)
-    bits = []
-    for count in ("1", "2"):
-        monkeypatch.setenv("SEXPGPU_THREADS", count)
-        threads.reset()
-        bits.append(compiled.run(inputs)["dw"].tobytes())
-    threads.reset()
-    assert bits == [got["dw"].tobytes()] * 2
+    for result in runs_by_threads(compiled, inputs, [1, 2], monkeypatch):
+        assert result["dw"].tobytes() == got["dw"].tobytes()
 
 
 def test_matmuls_over_an_inner_dimension_of_one_are_elementwise_products() -> None:

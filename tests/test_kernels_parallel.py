@@ -15,7 +15,7 @@ import pytest
 import test_attention as attention
 import test_kernels_ops as ops
 from sexpgpu.autodiff.grad import grad
-from sexpgpu.kernels import parallel, threads
+from sexpgpu.kernels import bands, parallel, threads
 
 from sexpgpu import kernels
 from sexpgpu.ir import build
@@ -94,7 +94,8 @@ def test_chunks_of_several_rows_cover_every_row_once(rows: int,
     z = 3.0 * feed["x"].astype(np.float64)
     want = np.exp(z - z.max(-1, keepdims=True))
     np.testing.assert_allclose(got, want / want.sum(-1, keepdims=True), rtol=2e-6, atol=1e-7)
-    monkeypatch.setattr(threads, "PARALLEL_WORK", 1 << 62)  # every loop serial
+    monkeypatch.setattr(threads, "PARALLEL_WORK", 1 << 62)  # every loop serial,
+    monkeypatch.setattr(bands, "MIN_RUN_WORK", 1 << 62)  # none of them in bands
     serial = kernels.compile(g)
     assert not any("def chunk(" in text for text in serial.generated.kernel_sources)
     assert serial.run(feed)["y"].tobytes() == got.tobytes()

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import run_files
-from sexpgpu.kernels import blas, threads
+from sexpgpu.kernels import bands, blas, threads
 from thread_runs import runs_by_threads
 
 from sexpgpu.api import load_program
@@ -260,6 +260,7 @@ def test_a_big_light_loop_is_parallel_only_after_a_parallel_kernel(
     from sexpgpu.ir.graph import Graph
 
     monkeypatch.setattr(threads.env, "usable_cores", lambda: 2)
+    monkeypatch.setattr(bands, "MIN_RUN_WORK", 1 << 62)  # each kernel's own launch
     g = Graph("residual")
     x, w = g.input("x", (768, 128)), g.input("w", (128, 128))   # 2^24.6 FLOPs: 2 chunks
     r, lnw = g.input("r", (768, 128)), g.input("lnw", (128,))
@@ -323,6 +324,7 @@ def test_a_loop_of_math_calls_shares_its_rows_where_a_light_loop_does_not(
     from sexpgpu.ir.graph import Graph
 
     monkeypatch.setattr(threads.env, "usable_cores", lambda: 2)
+    monkeypatch.setattr(bands, "MIN_RUN_WORK", 1 << 62)  # each kernel's own launch
     g = Graph("gates")
     i, f, c, o, cell = (g.input(name, (100, 128)) for name in "ifcoz")
     c2 = g.apply("add", g.apply("mul", g.apply("sigmoid", f), cell),

@@ -63,13 +63,14 @@ def lowering(g: Graph) -> list[dict[str, Any]]:
 def launch_report(g: Graph, device: str) -> dict[str, Any]:
     """The launches of `g`'s step on `device`: CPU kernel calls, or CUDA launches with
     their configuration and, where ptxas is here, its figures for sm_90."""
+    from sexpgpu.kernels.codegen import cpu_plan  # numba: not with --no-lower
     from sexpgpu.kernels.generate import generate  # numba: not with --no-lower
     from sexpgpu.kernels.lower import lower  # numba: not with --no-lower
     from sexpgpu.kernels.memplan import plan_memory  # numba: not with --no-lower
 
     program = lower(g, device=device)
-    plan = plan_memory(program)
     if device == "cpu":
+        program = cpu_plan(program)[0]  # in the order it runs
         kernels = [{"name": f"k{k.index}", "ops": [n.op for n in k.nodes], "from": k.spans()}
                    for k in program.kernels]
         return {"device": "cpu", "launches_per_step": len(kernels), "launches": kernels}
@@ -77,7 +78,7 @@ def launch_report(g: Graph, device: str) -> dict[str, Any]:
     from sexpgpu.kernels.cuda_codegen import GPU  # numba-cuda: only for --device cuda
 
     cuda_codegen.PRESET = GPU  # what a GPU would run, also where only the simulator is
-    generated = generate(program, plan, "cuda", (["loss", "grad_norm"], "last"))
+    generated = generate(program, plan_memory(program), "cuda", (["loss", "grad_norm"], "last"))
     ops = {f"k{k.index}": (k.nodes, k.spans()) for k in program.kernels}
     note = ""
     try:

@@ -111,10 +111,10 @@ def step_buffer_bytes(c: CompiledExperiment, precision: str) -> dict[str, int]:
     """The bytes of the buffers a compiled step allocates beside the parameters,
     optimizer state and batch (activations, gradients, temporaries: the kernels' memory
     plan, `docs/kernels.md`), per step graph, after the precision pass for `precision`."""
-    from sexpgpu.kernels.lower import lower  # no numba: lowering and the plan only
-    from sexpgpu.kernels.memplan import plan_memory
+    from sexpgpu.kernels.codegen import cpu_plan  # no numba: lowering and the plan only
+    from sexpgpu.kernels.lower import lower
 
-    return {g.name: plan_memory(lower(g)).peak_bytes
+    return {g.name: cpu_plan(lower(g))[1].peak_bytes
             for g in c.lowered(precision).step_graphs()}
 
 
