@@ -123,8 +123,8 @@ def _banded(code: KernelCode, lines: list[str], rows: int, sizes: dict[str, int]
 def _banded_loop(code: KernelCode, lines: list[str], rows: int,
                  sizes: dict[str, int]) -> Banded | None:
     first = _LOOP.match(lines[0])
-    if first is None or first.group(1):
-        return None
+    if first is None or first.group(1) or not all(line[:1].isspace() for line in lines[1:]):
+        return None  # each band runs the first loop's part; nothing may follow it
     trips = int(first.group(3))
     if trips % rows:
         return None

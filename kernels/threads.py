@@ -2,11 +2,12 @@
 
 One pool: numba's threads run every parallel part of a step, the matmuls' chunks,
 the parallel loops and the runs of batch bands (kernels/bands.py), each a chunk
-function (kernels/parallel.py), and the BLAS runs one thread inside each chunk. Two pools on the same cores fight: with
-OpenBLAS's threads beside numba's, one pool's idle threads spin where the other's
-must run (a parallel GELU between two-thread sgemms gained nothing on 2 cores, and
-with numba's threads spinning a two-thread sgemm took 8x as long). With one pool
-the char-GPT's attention, GELU and matmuls all run on both cores.
+function (kernels/parallel.py), and the BLAS runs one thread inside each chunk. Two
+pools on the same cores fight: with OpenBLAS's threads beside numba's, one pool's idle
+threads spin where the other's must run (a parallel GELU between two-thread sgemms
+gained nothing on 2 cores, and with numba's threads spinning a two-thread sgemm took
+8x as long). With one pool the char-GPT's attention, GELU and matmuls all run on both
+cores.
 
 How many threads depends on how many cores the machine leaves free: a parallel loop
 waits for all of its threads, and a thread the scheduler parks costs a whole tick

@@ -5,9 +5,13 @@ into a buffer read whole) is refused or moved after the run."""
 
 from __future__ import annotations
 
+from itertools import combinations
+
 import numpy as np
 import pytest
 from sexpgpu.kernels import bands
+from sexpgpu.kernels.lower import lower
+from sexpgpu.kernels.memplan import Together, plan_memory
 from sexpgpu.kernels.source import KernelCode
 from thread_runs import runs_by_threads
 
@@ -60,6 +64,8 @@ def test_a_loop_keeps_to_its_rows_when_every_index_stays_in_its_row() -> None:
     # an index that is not affine (a product of two loop variables)
     (["for i0 in range(64):", "    for i1 in range(32):",
       "        y[i0 * 32 + i1] = x[i0 * i1]"], ["x", "y"], ["y"]),
+    # a statement after the first loop (each band would run it)
+    (["for i0 in range(64):", "    y[i0 * 32] = x[i0 * 32]", "y[0] = x[0]"], ["x", "y"], ["y"]),
     # control flow the analysis does not follow
     (["for i0 in range(64):", "    if i0 > 3:", "        y[i0 * 32] = x[i0 * 32]"],
      ["x", "y"], ["y"]),
@@ -178,3 +184,28 @@ def test_a_recurrence_runs_in_bands_with_the_serial_bits(monkeypatch: pytest.Mon
     assert not np.isnan(np.delete(got["stack"], 3, axis=0)).any()
     for result in runs_by_threads(banded, inputs, [1, 2], monkeypatch):
         assert result["stack"].tobytes() == got["stack"].tobytes()
+
+
+def test_the_memory_plan_lets_a_run_share_bytes_only_band_for_band() -> None:
+    # a chain of products, each its own kernel: alone, two slots alternate; in a run of
+    # batch bands (kernels 1..5), values share bytes only at one offset with the same
+    # size and row length, and nothing else of the run meets them
+    g = Graph("chain")
+    x = g.input("x", (64, 64))
+    h, values = x, []
+    for _ in range(8):
+        h = g.apply("matmul", h, x)
+        values.append(h)
+    g.output("y", h)
+    program = lower(g)
+    assert plan_memory(program).peak_bytes == 2 * 64 * 64 * 4
+    rows = {v: (256 if k % 3 else 128) for k, v in enumerate(values[1:6], 1)}
+    plan = plan_memory(program, [Together(1, 5, rows)])
+    run = list(rows)
+    for a, b in combinations(run, 2):
+        a0, b0 = plan.slot_of[a], plan.slot_of[b]
+        if a0 < b0 + 64 * 64 * 4 and b0 < a0 + 64 * 64 * 4:
+            assert a0 == b0 and rows[a] == rows[b], (a, b)
+    shared = {plan.slot_of[v] for v in run if rows[v] == 256}
+    assert len(shared) < sum(rows[v] == 256 for v in run)  # per-step values still share
+    assert plan.peak_bytes <= (len(shared) + 4) * 64 * 64 * 4
