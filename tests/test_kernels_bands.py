@@ -9,6 +9,7 @@ from itertools import combinations
 
 import numpy as np
 import pytest
+from sexpgpu.autodiff.grad import grad
 from sexpgpu.kernels import bands
 from sexpgpu.kernels.lower import lower
 from sexpgpu.kernels.memplan import Together, plan_memory
@@ -209,3 +210,44 @@ def test_the_memory_plan_lets_a_run_share_bytes_only_band_for_band() -> None:
     shared = {plan.slot_of[v] for v in run if rows[v] == 256}
     assert len(shared) < sum(rows[v] == 256 for v in run)  # per-step values still share
     assert plan.peak_bytes <= (len(shared) + 4) * 64 * 64 * 4
+
+
+def test_a_recurrence_and_its_gradient_run_in_bands_with_the_serial_bits(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # a two-gate cell: z = h w + b, h = tanh(z[:, :64] + x_t) * sigmoid(z[:, 64:]). The
+    # backward's chain (each step's joined gate gradient, its product with w) runs in
+    # bands too, each step's bias gradient (a sum over the batch) moved after it; the
+    # gradients are the serial kernels' bits and match the reference interpreter's
+    monkeypatch.setattr(bands, "band_count", lambda rows: 2)
+    g = Graph("bands_grad")
+    h, w = g.input("h", (64, 64)), g.input("w", (64, 128))
+    b, xs = g.input("b", (128,)), g.input("xs", (64, 6, 64))
+    for t in range(6):
+        x = g.apply("reshape", _slice(g, xs, 1, t, t + 1), shape=(64, 64))
+        z = g.apply("add", g.apply("matmul", h, w), b)
+        h = g.apply("mul", g.apply("tanh", g.apply("add", _slice(g, z, 1, 0, 64), x)),
+                    g.apply("sigmoid", _slice(g, z, 1, 64, 128)))
+    loss = g.apply("sum", g.apply("mul", h, h), axes=(0, 1))
+    for value, d in grad(g, loss, [w, b]).items():
+        g.output(f"d{value.name}", d)
+    g.output("loss", loss)
+    rng = np.random.default_rng(12)
+    inputs = {v.name: rng.standard_normal(v.shape).astype(np.float32) for v in g.inputs}
+    inputs["w"] /= np.float32(8.0)
+    inputs["xs"][7, 2, :2] = (np.inf, -0.0)
+    banded = kernels.compile(g)
+    assert banded.source.count("launch.bands(2, ") >= 2  # forward and backward
+    got = banded.run(inputs)
+    monkeypatch.setattr(bands, "MIN_RUN_WORK", 1 << 62)
+    want = kernels.compile(g).run(inputs)
+    for name in want:
+        assert got[name].tobytes() == want[name].tobytes(), name
+    for name, value in run_reference(g, inputs).items():
+        np.testing.assert_allclose(got[name], value, rtol=2e-4, atol=2e-4, err_msg=name)
+
+
+def _slice(g: Graph, x, axis: int, start: int, stop: int):
+    starts, stops = [None] * len(x.shape), [None] * len(x.shape)
+    starts[axis], stops[axis] = start, stop
+    return g.apply("slice", x, starts=tuple(starts), stops=tuple(stops),
+                   steps=(None,) * len(x.shape))
