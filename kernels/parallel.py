@@ -112,16 +112,24 @@ def run(fn: int, chunks: int, block: int) -> None:
         _call_chunk(fn, np.int64(c), block)
 
 
-@numba.njit(cache=True, no_cfunc_wrapper=True, parallel=True)
-def run_bands(fns: np.ndarray, blocks: np.ndarray, bands: int) -> None:
-    """Bands 0 .. bands-1 of a run (kernels/bands.py), each on one of numba's threads:
-    band c calls every chunk function of `fns` in order with (c, its block), in the
-    floating-point mode of the thread that called run_bands."""
-    caller = fpmode.mode()
-    for c in prange(bands):
-        fpmode.set_mode(caller)
-        for k in range(fns.size):
-            _call_chunk(fns[k], np.int64(c), blocks[k])
+@intrinsic
+def _word(typingctx, block, k):  # noqa: ARG001 - a numba intrinsic
+    """Word k of the int64 array at address `block`."""
+    def codegen(context, builder, sig, args):  # noqa: ARG001
+        words = builder.inttoptr(args[0], _I64.as_pointer())
+        return builder.load(builder.gep(words, [args[1]]))
+    return types.int64(types.int64, types.int64), codegen
+
+
+@numba.njit(cache=True, no_cpython_wrapper=True)
+def band(c: int, run: int) -> None:
+    """Band c of a run of kernels (kernels/bands.py), a chunk function that `run`
+    launches: every chunk function of the run in order, each with (c, its block);
+    the run's block is [count, function, block, function, block, ...]. A chunk
+    function itself, so bands cost no parallel loop of their own to compile (numba's
+    parallel loops take a second or more each at a cold start)."""
+    for k in range(_word(run, 0)):
+        _call_chunk(_word(run, 2 * k + 1), c, _word(run, 2 * k + 2))
 
 
 _ADDRESSES: dict[Any, int] = {}
@@ -190,8 +198,11 @@ class Launches:
         return site
 
     def bands(self, bands: int, *calls: tuple) -> None:
-        """A run of kernels in `bands` bands (kernels/bands.py): each call is (chunk
-        function, its arguments); their blocks are packed and reused as a launch's."""
-        sites = [self._site(call[1:]) for call in calls]
-        run_bands(np.array([_address(call[0]) for call in calls], np.int64),
-                  np.array([site[2] for site in sites], np.int64), bands)
+        """A run of kernels in `bands` bands (kernels/bands.py), launched as chunk
+        function `band`: each call is (chunk function, its arguments); their blocks are
+        packed and reused as a launch's, and so is the run's."""
+        words = [len(calls)]
+        for call in calls:
+            words += (_address(call[0]), self._site(call[1:])[2])
+        site = self._site(tuple(words))
+        run(_address(band), bands, site[2])  # the sites hold the blocks
