@@ -118,6 +118,7 @@ _STACK = (["for i0 in range(64):", "    for i1 in range(32):",
 def test_runs_keep_apart_the_bytes_that_bands_share(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(bands, "MIN_RUN_WORK", 0)
     monkeypatch.setattr(bands, "MIN_KERNEL_WORK", 0)
+    monkeypatch.setattr(bands, "MIN_RUN_LINKS", 0)
     monkeypatch.setattr(bands, "band_count", lambda rows: 2)
     # apart in memory: one run of three, the batch sum moved after it
     (run,) = _plan([_MATMUL, _BATCH_SUM, _TANH, _STACK], _places())
