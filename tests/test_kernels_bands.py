@@ -14,6 +14,7 @@ from sexpgpu.kernels import bands
 from sexpgpu.kernels.lower import lower
 from sexpgpu.kernels.memplan import Together, plan_memory
 from sexpgpu.kernels.source import KernelCode
+from test_kernels_executor import _slice
 from thread_runs import runs_by_threads
 
 from sexpgpu import kernels
@@ -143,9 +144,7 @@ def _recurrence(batch: int, hidden: int, steps: int) -> Graph:
     xs = g.input("xs", (batch, steps, hidden))
     states, sums = [], []
     for t in range(steps):
-        x = g.apply("reshape", g.apply("slice", xs, starts=(None, t, None),
-                                       stops=(None, t + 1, None), steps=(None, None, None)),
-                    shape=(batch, hidden))
+        x = g.apply("reshape", _slice(g, xs, 1, t, t + 1), shape=(batch, hidden))
         product = g.apply("matmul", h, w)
         h = g.apply("tanh", g.apply("add", product, x))
         states.append(g.apply("reshape", h, shape=(batch, 1, hidden)))
@@ -246,9 +245,3 @@ def test_a_recurrence_and_its_gradient_run_in_bands_with_the_serial_bits(
     for name, value in run_reference(g, inputs).items():
         np.testing.assert_allclose(got[name], value, rtol=2e-4, atol=2e-4, err_msg=name)
 
-
-def _slice(g: Graph, x, axis: int, start: int, stop: int):
-    starts, stops = [None] * len(x.shape), [None] * len(x.shape)
-    starts[axis], stops[axis] = start, stop
-    return g.apply("slice", x, starts=tuple(starts), stops=tuple(stops),
-                   steps=(None,) * len(x.shape))
