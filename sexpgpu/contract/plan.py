@@ -111,10 +111,13 @@ def step_buffer_bytes(c: CompiledExperiment, precision: str) -> dict[str, int]:
     """The bytes of the buffers a compiled step allocates beside the parameters,
     optimizer state and batch (activations, gradients, temporaries: the kernels' memory
     plan, `docs/kernels.md`), per step graph, after the precision pass for `precision`."""
-    from sexpgpu.kernels.codegen import cpu_plan  # no numba: lowering and the plan only
-    from sexpgpu.kernels.lower import lower
+    from sexpgpu.kernels.lower import lower  # no numba: lowering and the plan only
+    from sexpgpu.kernels.memplan import plan_memory
 
-    return {g.name: cpu_plan(lower(g))[1].peak_bytes
+    # the plan without batch bands (kernels/bands.py), whose runs need every kernel
+    # rendered (a GRU's 0.5 s a graph, on every `run`'s start): a CPU step with runs
+    # keeps their values alive through them, up to ~1.5x this for an LSTM's
+    return {g.name: plan_memory(lower(g)).peak_bytes
             for g in c.lowered(precision).step_graphs()}
 
 
