@@ -65,6 +65,12 @@ def band_count(rows: int) -> int:
     return min(env.usable_cores(), MAX_BANDS, rows // MIN_BAND_ROWS)
 
 
+def band_rows(rows: int) -> tuple[int, int]:
+    """(rows a band, bands) of a batch of `rows`: the last band the rest."""
+    per = -(-rows // max(1, band_count(rows)))
+    return per, -(-rows // per)
+
+
 @dataclass
 class Access:
     """How a kernel touches one buffer: by rows of `row` elements (its index moves by
@@ -91,11 +97,22 @@ class _Reject(Exception):
     """The kernel's text is not one this analysis can vouch for."""
 
 
+def _gemm_call(lines: list[str]) -> tuple[str, str, list[str]] | None:
+    """A kernel text that is one sgemm call: (its function, "t" when a is stored
+    transposed, its 13 arguments: a, a_at, lda, b, b_at, ldb, out, out_at, ldc, m,
+    k, n, beta), else None."""
+    m = _GEMM.match(lines[0]) if len(lines) == 1 else None
+    if m is None:
+        return None
+    return m.group(1), m.group(2), [x.strip() for x in m.group(4).split(",")]
+
+
 def rows_of(lines: list[str]) -> list[int]:
     """The batch rows a kernel's text suggests: an sgemm call's rows, or the trip
     count of its first loop."""
-    if len(lines) == 1 and _GEMM.match(lines[0]):
-        m = [x.strip() for x in _GEMM.match(lines[0]).group(4).split(",")][9]
+    gemm = _gemm_call(lines)
+    if gemm is not None:
+        m = gemm[2][9]
         return [int(m)] if m.isdigit() else []
     first = _LOOP.match(lines[0]) if lines else None
     return [int(first.group(3))] if first is not None and not first.group(1) else []
@@ -113,9 +130,10 @@ def banded(code: KernelCode, lines: list[str], rows: int, sizes: dict[str, int])
 
 
 def _banded(code: KernelCode, lines: list[str], rows: int, sizes: dict[str, int]) -> Banded | None:
+    gemm = _gemm_call(lines)
     try:
-        if len(lines) == 1 and _GEMM.match(lines[0]):
-            band = _banded_gemm(lines[0], rows, sizes)
+        if gemm is not None:
+            band = _banded_gemm(gemm[1], gemm[2], rows, sizes)
         else:
             band = _banded_loop(code, lines, rows, sizes)
     except _Reject:
@@ -271,11 +289,10 @@ def _eval(expression: str, scope: dict[str, int]) -> int:
         raise _Reject(str(e)) from None
 
 
-def _banded_gemm(line: str, rows: int, sizes: dict[str, int]) -> Banded | None:
+def _banded_gemm(ta: str, args: list[str], rows: int, sizes: dict[str, int]) -> Banded | None:
     """An sgemm call out = a @ b (+ beta out) of `rows` rows: out by rows, a by rows
     when stored as it is (read whole when transposed), b whole."""
-    call, ta, _, args = _GEMM.match(line).groups()
-    a, ao, lda, b, _, _, out, oo, ldc, m, k, n, _ = (x.strip() for x in args.split(","))
+    a, ao, lda, b, _, _, out, oo, ldc, m, k, n, _ = args
     if not all(x.isdigit() for x in (ao, lda, oo, ldc, m, k, n)) or int(m) != rows:
         return None
     k, n = int(k), int(n)
@@ -298,8 +315,8 @@ def band_lines(band: Banded, per: int) -> list[str]:
     """The kernel's text as chunk `chunk_`'s band of `per` batch rows."""
     lines = band.lines
     if band.gemm:
-        call, ta, _, args = _GEMM.match(lines[0]).groups()
-        a, ao, lda, b, bo, ldb, out, oo, ldc, m, k, n, beta = (x.strip() for x in args.split(","))
+        call, ta, args = _gemm_call(lines)
+        a, ao, lda, b, bo, ldb, out, oo, ldc, m, k, n, beta = args
         a_at = f"{ao} + c * {per * (1 if ta == 't' else int(lda)):#x}"
         o_at = f"{oo} + c * {per * int(ldc):#x}"
         rows = f"min({per:#x}, {m} - c * {per:#x})"
@@ -345,12 +362,12 @@ def plan_runs(codes: list[KernelCode], bands: list[Banded | None], serial: list[
         if run is not None and band is None and serial[i] and run.defers(i, codes[i]):
             continue
         if run is not None:
-            runs.append(run.closed())
+            runs.append(run.run)
         run = _Open(band.rows, places, itemsizes) if band is not None else None
         if run is not None:
             run.add(i, band, codes[i].work)
     if run is not None:
-        runs.append(run.closed())
+        runs.append(run.run)
     return [r for r in runs if len(r.kernels) > 1 and r.links >= MIN_RUN_LINKS
             and r.work >= MIN_RUN_WORK
             and r.work >= MIN_KERNEL_WORK * len(r.kernels) and band_count(r.rows) >= 2]
@@ -364,9 +381,8 @@ class _Open:
         self.run = Run(rows)
         self.touched: dict[str, Access] = {}
         self.moved: list[tuple[set[str], set[str]]] = []  # reads, writes of each moved
-        count = max(1, band_count(rows))
-        per = -(-rows // count)
-        self.bands = [(c * per, min(rows, c * per + per)) for c in range(-(-rows // per))]
+        per, count = band_rows(rows)
+        self.bands = [(c * per, min(rows, c * per + per)) for c in range(count)]
 
     def add(self, i: int, band: Banded, work: int) -> None:
         self.run.links += any(self.touched.get(buf, Access(0, False)).stores
@@ -405,8 +421,7 @@ class _Open:
     def _cross(self, a: str, a_row: int, b: str, b_row: int) -> bool:
         """Whether buffer a's bytes in some band meet buffer b's in another (a row of
         0: the whole buffer in every band)."""
-        (mem_a, start_a, end_a), (mem_b, start_b, end_b) = self.places[a], self.places[b]
-        if mem_a != mem_b or end_a <= start_b or end_b <= start_a:
+        if not self._overlaps(a, b):
             return False
         for (lo, hi), (lo2, hi2) in product(self.bands, self.bands):
             if (lo, hi) == (lo2, hi2):
@@ -441,6 +456,3 @@ class _Open:
     def _overlaps(self, a: str, b: str) -> bool:
         (mem_a, start_a, end_a), (mem_b, start_b, end_b) = self.places[a], self.places[b]
         return mem_a == mem_b and start_a < end_b and start_b < end_a
-
-    def closed(self) -> Run:
-        return self.run

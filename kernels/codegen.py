@@ -498,9 +498,7 @@ def _cpu_step(parts: StepParts) -> tuple[list[str], list[str], dict[str, dict]]:
         if run is None:
             calls.append(functions.call(code, *prepared[i]))
             continue
-        count = bands.band_count(run.rows)
-        per = -(-run.rows // count)
-        chunks = -(-run.rows // per)
+        per, chunks = bands.band_rows(run.rows)
         banded = [functions.call(codes[k], bands.band_lines(run.band[k], per), chunks, bare=True)
                   for k in run.kernels]
         calls.append(f"launch.bands({chunks}, {', '.join(f'({b})' for b in banded)})")
