@@ -3,6 +3,8 @@ modules cached on disk, run on the CPU (njit) or CUDA. Importing this package
 does not import numba; `kernels.compile` (kernels.executor) does.
 
 Modules, in pipeline order:
+    unstack     a concat that only reductions over its axis read, read piece by piece
+    outer       matmuls over an inner dimension of one as elementwise products
     lower       group nodes into kernels; KernelPlan says where each value lives
     views       strided views (slice, permute, reshape chains) read without a copy
     memplan     one slot per stored value, reused once the value is dead

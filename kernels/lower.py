@@ -10,6 +10,7 @@ from math import prod
 from sexpgpu.kernels import views as strided
 from sexpgpu.kernels.outer import outer_products
 from sexpgpu.kernels.source import storage, strides
+from sexpgpu.kernels.unstack import unstacked
 from sexpgpu.kernels.views import View
 
 from sexpgpu.ir.cse import merged
@@ -881,7 +882,7 @@ def lower(graph: Graph, outputs: list[str] | None = None, device: str = "cpu") -
     computation once (`ir.cse`: the plan's graph may be a copy of `graph`), for
     `device`'s kernels (the CPU's sum its matmuls in one kernel: `plan_sums`; CUDA's
     tiled matmul kernels keep each product theirs)."""
-    graph = outer_products(merged(graph))
+    graph = outer_products(unstacked(merged(graph)))
     names = list(graph.outputs) if outputs is None else list(outputs)
     wanted = {name: graph.outputs[name] for name in names}
     roots = list(wanted.values()) + list(graph.updates.values())

@@ -145,8 +145,17 @@ else:
         g.output("hgrad", g.apply("matmul", g.apply("permute", h1, perm=(1, 0)), h2))
         g.output("joined4", g.apply("concat", g.apply("sigmoid", r0), g.apply("exp", r0),
                                     axis=1))
+        # a stack read only over its axis (a scan's input-gate gradient): never written,
+        # its sum and its product taken piece by piece (kernels/unstack.py)
+        xs = g.input("xs", (6, 3, 1))
+        stack = g.apply("concat", *(g.apply("reshape", g.apply(op, x), shape=(6, 1, 8))
+                                    for op in ("sigmoid", "tanh", "exp")), axis=1)
+        g.output("stack_sum", g.apply("sum", stack, axes=(0, 1), keepdims=False))
+        g.output("stack_product", g.apply("sum", g.apply("matmul", g.apply(
+            "permute", xs, perm=(0, 2, 1)), stack), axes=(0,), keepdims=False))
         r = np.random.default_rng(0)
         inputs = {"x": r.standard_normal((6, 8)).astype(np.float32),
+                  "xs": r.standard_normal((6, 3, 1)).astype(np.float32),
                   "w": r.standard_normal((8, 5)).astype(np.float32),
                   "b": r.standard_normal(5).astype(np.float32),
                   "idx": np.array([5, 0, 2, 2]), "seed": np.array(9),
