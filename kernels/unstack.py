@@ -1,8 +1,8 @@
 """A concat read only by reductions over its concat axis is never written: a sum
 over that axis is the sum of its pieces' sums, and a matmul contracting over it,
 when each piece is one deep there (a stack), the sum of the pieces' outer
-products, which `kernels.outer` makes elementwise. Lowering runs it after `ir.cse`,
-and `ir.cse` again after it: a piece's sum merges with the same sum taken elsewhere.
+products, which `kernels.outer` makes elementwise. Lowering runs it after `ir.cse`;
+a piece's sum that the graph already takes is read, not taken again.
 
 Why: a scan's layer (`nn:lstm`, `nn:gru`) computes every step's input gates in one
 matmul, so their gradient is the (B, T, G) stack of the steps' gate gradients, read
@@ -37,11 +37,11 @@ class _Stack(NamedTuple):
 
 class _Split(NamedTuple):
     """How a reader takes the pieces: which of its inputs is the stack, and for a
-    sum whose every piece's sum is already taken (by the same attributes), those."""
+    sum whose every piece's sum is already taken (over the same axes), those sums."""
 
     at: int
     stack: _Stack
-    shared: tuple[dict, ...] | None = None
+    shared: tuple[Node, ...] | None = None
 
 
 def unstacked(graph: Graph) -> Graph:
@@ -63,11 +63,19 @@ def unstacked(graph: Graph) -> Graph:
     if not split:
         return graph
 
-    def rule(g: Graph, node: Node, inputs: tuple[Value, ...]) -> tuple[Value, ...] | None:
-        found = split.get(id(node))
-        return None if found is None else (_per_piece(g, node, inputs, found),)
+    shared = {id(n) for found in split.values() for n in found.shared or ()}
+    made: dict[int, Value] = {}  # a shared sum's id -> its copy in the new graph
+    late: list[bool] = []  # a shared sum met after its reader: built twice, merged by cse
 
-    return merged(rewritten(graph, rule))
+    def rule(g: Graph, node: Node, inputs: tuple[Value, ...]) -> tuple[Value, ...] | None:
+        if id(node) in shared:
+            made[id(node)] = g.apply("sum", *inputs, **node.attrs)
+            return (made[id(node)],)
+        found = split.get(id(node))
+        return None if found is None else (_per_piece(g, node, inputs, found, made, late),)
+
+    out = rewritten(graph, rule)
+    return merged(out) if late else out
 
 
 def _readers_split(concat: Node, readers: dict[int, list[Node]],
@@ -100,9 +108,9 @@ def _readers_split(concat: Node, readers: dict[int, list[Node]],
 
 
 def _shared_sums(reader: Node, concat: Node,
-                 readers: dict[int, list[Node]]) -> tuple[dict, ...] | None:
-    """For a sum over the stack: the attributes of a sum each piece (or what it
-    reshapes, `_source`) already has over the same axes, or None where one lacks it."""
+                 readers: dict[int, list[Node]]) -> tuple[Node, ...] | None:
+    """For a sum over the stack: the sum each piece (or what it reshapes, `_source`)
+    already has over the same axes, or None where one lacks it."""
     if reader.op != "sum":
         return None
     axes = norm_axes(reader.attrs.get("axes"), len(concat.outputs[0].shape))
@@ -110,7 +118,7 @@ def _shared_sums(reader: Node, concat: Node,
     shared = []
     for piece in concat.inputs:
         source, summed = _source(piece, axes)
-        same = [r.attrs for r in readers[source.id] if r.op == "sum" and summed and
+        same = [r for r in readers[source.id] if r.op == "sum" and summed and
                 norm_axes(r.attrs.get("axes"), len(source.shape)) == summed and
                 bool(r.attrs.get("keepdims", False)) == keep]
         if not same:
@@ -137,15 +145,17 @@ def _along(concat: Node) -> int:
     return norm_axis(concat.attrs.get("axis", 0), len(concat.outputs[0].shape))
 
 
-def _per_piece(g: Graph, reader: Node, inputs: tuple[Value, ...], split: _Split) -> Value:
+def _per_piece(g: Graph, reader: Node, inputs: tuple[Value, ...], split: _Split,
+               made: dict[int, Value], late: list[bool]) -> Value:
     """The reader's result from the pieces of the stack it reads (`inputs` as they
-    are in the new graph: the concat, or its permute, copied)."""
+    are in the new graph: the concat, or its permute, copied; `made`: the shared
+    sums copied so far)."""
     stack = split.stack
     top = inputs[split.at].node
     concat = top if stack.perm is None else top.inputs[0].node
     pieces = [p if stack.perm is None else _permuted(g, p, stack.perm) for p in concat.inputs]
     if reader.op == "sum":
-        return _summed(g, reader, pieces, split.shared)
+        return _summed(g, reader, pieces, split.shared, made, late)
     other = inputs[1 - split.at]
     terms = []
     for i, piece in enumerate(pieces):
@@ -155,22 +165,24 @@ def _per_piece(g: Graph, reader: Node, inputs: tuple[Value, ...], split: _Split)
     return _total(g, terms)
 
 
-def _summed(g: Graph, reader: Node, pieces: list[Value],
-            shared: tuple[dict, ...] | None) -> Value:
+def _summed(g: Graph, reader: Node, pieces: list[Value], shared: tuple[Node, ...] | None,
+            made: dict[int, Value], late: list[bool]) -> Value:
     """The sum over the stack: of the sums the pieces already have (an LSTM's
     per-step hidden bias sums, the input bias's the same), else of the pieces added
     up first, one loop (a GRU's input and hidden gate gradients differ; pieces of
     one shape, `_readers_split` sees to it)."""
+    if shared is None:
+        return g.apply("sum", _total(g, pieces), **reader.attrs)
     shape = reader.outputs[0].shape
     axes = norm_axes(reader.attrs.get("axes"), len(reader.inputs[0].shape))
-    if shared is not None:
-        terms = []
-        for piece, attrs in zip(pieces, shared):
-            total = g.apply("sum", _source(piece, axes)[0], **attrs)
-            terms.append(total if total.shape == shape else
-                         g.apply("reshape", total, shape=shape))
-        return _total(g, terms)
-    return g.apply("sum", _total(g, pieces), **reader.attrs)
+    terms = []
+    for piece, old in zip(pieces, shared):
+        total = made.get(id(old))
+        if total is None:
+            late.append(True)
+            total = g.apply("sum", _source(piece, axes)[0], **old.attrs)
+        terms.append(total if total.shape == shape else g.apply("reshape", total, shape=shape))
+    return _total(g, terms)
 
 
 def _permuted(g: Graph, piece: Value, perm: tuple[int, ...]) -> Value:

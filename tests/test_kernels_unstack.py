@@ -16,18 +16,19 @@ from sexpgpu.ir.reference import run_reference
 BATCH, STEPS, GATES = 6, 5, 8
 
 
-def _stacked_gradient(g: Graph, shared: bool):
+def _stacked_gradient(g: Graph, shared: str | None):
     """A scan's input-gate gradient: each step's gate gradient (a loop), summed over
-    the batch for the hidden bias when `shared`, stacked as (B, T, G); the input
+    the batch for the hidden bias when `shared` (the sums made "before" the stack's
+    readers, as the VJPs make them, or "after"), stacked as (B, T, G); the input
     bias's sum over (B, T) and the input weight's gradient x^T dG (x: (B, T, 1)),
-    read through a permute, as the VJPs make them."""
+    read through a permute."""
     x = g.input("x", (BATCH, STEPS, 1))
     a, w = g.input("a", (BATCH, GATES)), g.input("w", (GATES, GATES))
     grads, h = [], a
     for t in range(STEPS):
         h = g.apply("mul", g.apply("tanh", g.apply("matmul", h, w)), a)
         grads.append(h)
-        if shared:
+        if shared == "before":
             g.output(f"hidden_bias_{t}", g.apply("sum", h, axes=(0,), keepdims=False))
     stack = g.apply("concat", *(g.apply("reshape", d, shape=(BATCH, 1, GATES)) for d in grads),
                     axis=1)
@@ -36,6 +37,8 @@ def _stacked_gradient(g: Graph, shared: bool):
     g.output("input_weight", g.apply("sum", product, axes=(0,), keepdims=False))
     g.output("rows", g.apply("sum", g.apply("matmul", g.apply("permute", x, perm=(0, 2, 1)),
                                             stack), axes=(0,), keepdims=True))
+    for t, h in enumerate(grads if shared == "after" else ()):
+        g.output(f"hidden_bias_{t}", g.apply("sum", h, axes=(0,), keepdims=False))
     return grads
 
 
@@ -51,7 +54,11 @@ def _ops(graph: Graph) -> list[str]:
     return [n.op for n in live_nodes(graph)]
 
 
-@pytest.mark.parametrize("shared", [True, False], ids=["lstm", "gru"])
+SHARED = pytest.mark.parametrize("shared", ["before", "after", None],
+                                 ids=["lstm", "sums-after", "gru"])
+
+
+@SHARED
 @pytest.mark.parametrize("device", ["cpu", "cuda"])
 def test_a_stack_read_only_over_its_axis_is_never_written(shared: bool, device: str) -> None:
     g = Graph("stack")
@@ -64,7 +71,7 @@ def test_a_stack_read_only_over_its_axis_is_never_written(shared: bool, device: 
     assert len(sums) == (STEPS + 2 if shared else 3)
 
 
-@pytest.mark.parametrize("shared", [True, False], ids=["lstm", "gru"])
+@SHARED
 def test_the_pieces_give_the_stacks_numbers(shared: bool) -> None:
     g = Graph("stack")
     _stacked_gradient(g, shared)
