@@ -62,14 +62,20 @@ def _inputs(seed: int = 0, t: int = T) -> dict[str, np.ndarray]:
             "w": rng.standard_normal((B, H, t, D)).astype(np.float32)}
 
 
-# T = 70: the CPU kernels' causal row blocks of 32 (two whole ones and a part)
+# T = 70: the CPU kernels' causal row blocks of 32 (two whole ones and a part);
+# T = 64: every block's keys whole runs of 32, so the kernels have no loop for the rest
 @pytest.mark.parametrize(("causal", "scale", "t"), [(True, None, T), (False, 0.7, T),
-                                                    (True, None, 70), (False, 0.7, 70)])
+                                                    (True, None, 70), (False, 0.7, 70),
+                                                    (True, None, 64), (False, 0.7, 64)])
 def test_fused_equals_the_unfused_form_on_split_heads(causal: bool, scale, t: int) -> None:
     feed = _inputs(t=t)
     want = run_reference(_graph(False, causal, scale, t), feed, dtype_override="f64")
     ref = run_reference(_graph(True, causal, scale, t), feed, dtype_override="f64")
-    got = kernels.compile(_graph(True, causal, scale, t)).run(feed)
+    compiled = kernels.compile(_graph(True, causal, scale, t))
+    got = compiled.run(feed)
+    rests = [text.count("// 32 * 32,") for text in compiled.generated.kernel_sources
+             if "attention" in text.split("\n", 1)[0]]
+    assert rests == [0 if t % 32 == 0 else 1] * 2, rests
     for key in ("out", "dqkv"):
         np.testing.assert_allclose(ref[key], want[key], rtol=1e-9, atol=1e-12, err_msg=key)
         np.testing.assert_allclose(got[key], want[key], rtol=1e-5, atol=1e-5, err_msg=key)
