@@ -10,6 +10,7 @@ from sexpgpu.kernels.lower import lower
 from sexpgpu.kernels.unstack import unstacked
 
 from sexpgpu import kernels
+from sexpgpu.ir import build
 from sexpgpu.ir.graph import Graph, live_nodes
 from sexpgpu.ir.reference import run_reference
 
@@ -149,3 +150,40 @@ def test_scan_layers_write_no_stack_of_gate_gradients(tmp_path) -> None:
     want = run_reference(step, {k: v.copy() for k, v in inputs.items()})
     for name, value in want.items():
         np.testing.assert_allclose(got[name], value, rtol=1e-4, atol=1e-5, err_msg=name)
+
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("shared", [False, True], ids=["added", "shared"])
+def test_sums_over_any_stacked_axis_match_the_reference(axis: int, keepdims: bool,
+                                                        shared: bool) -> None:
+    # three (4, 5) values stacked on each axis of a 3-d stack, summed over the stacked
+    # axis and the values' first one (with the values' own such sums taken when
+    # `shared`), and another stack summed over every axis; dims kept or not: the
+    # concats go and the numbers (NaN, -inf, -0 among them) are the reference's
+    g = Graph("axes")
+    a = g.input("a", (4, 5))
+    at = axis % 3
+    values = [g.apply(op, g.apply("mul", a, g.apply("full", shape=(), dtype="f32",
+                                                     value=0.5 * (k + 1))))
+              for k, op in enumerate(("tanh", "exp", "sin"))]
+    if shared:
+        for k, value in enumerate(values):
+            g.output(f"own_{k}", g.apply("sum", value, axes=(0,), keepdims=keepdims))
+    pieces = [build.unsqueeze(g, value, at) for value in values]
+    first = 1 if at == 0 else 0  # the values' first axis in the stack
+    g.output("over", g.apply("sum", g.apply("concat", *pieces, axis=axis),
+                             axes=tuple(sorted((at, first))), keepdims=keepdims))
+    g.output("all", g.apply("sum", g.apply("concat", *pieces[::-1], axis=axis), axes=None,
+                            keepdims=keepdims))
+    program = lower(g)
+    assert "concat" not in _ops(program.graph)
+    assert sum(op == "sum" for op in _ops(program.graph)) == (4 if shared else 2)
+    rng = np.random.default_rng(11)
+    inputs = {"a": rng.standard_normal((4, 5)).astype(np.float32)}
+    inputs["a"][0, :3] = (np.nan, -np.inf, -0.0)
+    got, want = kernels.compile(g).run(inputs), run_reference(g, inputs)
+    for name, value in want.items():
+        assert got[name].shape == value.shape, name
+        np.testing.assert_allclose(got[name], value, rtol=1e-5, atol=1e-5, err_msg=name)
