@@ -21,7 +21,8 @@ Modules, in pipeline order:
     workers     the compile workers' processes, started early when the cache is cold
     sgemm       the sgemm call of CPU matmuls: numba's BLAS call with np.dot's arguments
     blas        the thread count of the OpenBLAS behind `np.dot` in CPU kernels
-    mathfn      vectorisable `exp`, `tanh` and `erf`, copied into kernel modules
+    mathfn      vectorisable `exp`, `tanh`, `log` and `erf` for kernels
+    scalars     the math and RNG helpers of CPU kernels, compiled once, inlined by LLVM
     bf16        bf16 stored as uint16: scalar conversions for kernels, numpy ones
     rng         the counter-based RNG: the same bits from numpy, njit and CUDA
     fpmode      subnormals flushed to zero while a run's kernels execute (MXCSR)

@@ -26,7 +26,8 @@ def kernel_dir() -> Path:
 # the modules whose functions generated kernels compile in (intrinsics, called
 # functions): numba's cache checks a kernel file's own timestamp only, so their text
 # is part of every key (an edited sgemm is never served from old compiled code)
-_COMPILED_IN = ("sexpgpu.kernels.parallel", "sexpgpu.kernels.sgemm", "sexpgpu.kernels.vgemm")
+_COMPILED_IN = ("sexpgpu.kernels.parallel", "sexpgpu.kernels.sgemm", "sexpgpu.kernels.vgemm",
+                "sexpgpu.kernels.scalars", "sexpgpu.kernels.mathfn", "sexpgpu.ir.rng")
 
 
 @functools.cache

@@ -15,7 +15,7 @@ from math import prod
 from typing import Any
 
 import numpy as np
-from sexpgpu.kernels import bands, bf16, mathfn, threads
+from sexpgpu.kernels import bands, bf16, mathfn, scalars, threads
 from sexpgpu.kernels.cache import module_name
 from sexpgpu.kernels.lower import KernelPlan
 from sexpgpu.kernels.memplan import MemoryPlan, Together, plan_memory
@@ -428,17 +428,20 @@ def _kernel_module(chunked: bool, args: list[str], body: list[str], ops: str,
              'cache\'s index.json the graphs and .sx lines that use this kernel."""',
              ""]
     calls = helper_calls(body)
-    helpers = _helpers(_NJIT + ", inline='always')", used=calls) if calls else []
+    shared = sorted(calls & scalars.NAMES)   # compiled once (kernels/scalars.py)
+    helpers = _helpers(_NJIT + ", inline='always')", used=calls - scalars.NAMES) \
+        if calls - scalars.NAMES else []
     if any("math." in line for line in body + helpers):
         lines += ["import math", ""]
     lines += ["import numpy as np", "import numba"]
     if chunked:
         lines.append("from sexpgpu.kernels.parallel import unpack")
+    if shared:
+        lines.append(f"from sexpgpu.kernels.scalars import {', '.join(shared)}")
     gemms = sorted({m.group(1) for line in body for m in _GEMM_CALL.finditer(line)})
     if gemms:
         lines.append(f"from sexpgpu.kernels.sgemm import {', '.join(gemms)}")
     lines.append("")
-    # helpers are inlined into the loop in numba's IR: as calls, LLVM cannot vectorise it
     lines += helpers
     if any("index_error(" in line for line in body):
         lines += ["", "", _NJIT + ", inline='always')"] + _INDEX_ERROR["cpu"]

@@ -1070,16 +1070,11 @@ def test_scatter_add_matches_gather_bit_for_bit() -> None:
 
 
 def _mathfn(names: list[str], compiled: bool) -> list:
-    """The kernels.mathfn helpers as Python, or as the kernels compile them
-    (inlined, with the kernels' flags, calling each other compiled)."""
-    import numba
-    from sexpgpu.kernels import mathfn
+    """The kernels.mathfn helpers as Python, or compiled as the kernels call them
+    (kernels/scalars.py: the kernels' flags, calling each other compiled)."""
+    from sexpgpu.kernels import mathfn, scalars
 
-    env = dict(mathfn.__dict__)
-    for fn in mathfn.SCALAR_FUNCTIONS if compiled else ():  # the named and those they call
-        env[fn.__name__] = numba.njit(error_model="numpy", fastmath={"reassoc", "contract"},
-                                      inline="always")(type(fn)(fn.__code__, env))
-    return [env[name] for name in names]
+    return [getattr(scalars if compiled else mathfn, name) for name in names]
 
 
 def _ulps(got: np.ndarray, exact: np.ndarray) -> np.ndarray:

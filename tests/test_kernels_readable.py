@@ -10,7 +10,7 @@ import re
 
 import numpy as np
 import pytest
-from sexpgpu.kernels import cache, demo
+from sexpgpu.kernels import cache, demo, scalars
 from sexpgpu.kernels.generate import generate
 from sexpgpu.kernels.lower import lower
 from sexpgpu.kernels.memplan import plan_memory
@@ -47,16 +47,19 @@ def test_kernel_modules_hold_only_the_helpers_they_call(generated) -> None:
     for gen in generated:
         for source in gen.kernel_sources:
             defined = re.findall(r"^def (\w+)\(", source, re.M)
-            for name in defined:
+            imported = re.findall(r"^from sexpgpu\.kernels\.scalars import (.*)$", source, re.M)
+            shared = [n for line in imported for n in line.split(", ")]
+            assert not set(defined) & scalars.NAMES, "a compiled-once helper's text is copied"
+            for name in defined + shared:
                 if name != "kernel":
                     calls = len(re.findall(rf"\b{name}\(", source))
-                    assert calls > 1, f"{name} is defined but never called:\n{source}"
+                    assert calls > (name in defined), f"{name} is never called:\n{source}"
                     seen.add(name)
             if "math." not in source:
                 assert "import math" not in source
     # the graphs above call these (and the modules hold nothing else)
     # (gelu evaluates in f32: erf and exp by their f32 forms; log in f64)
-    assert {"fast_erf32", "fast_exp32", "fast_log", "rng_uniform", "rng_bits",
+    assert {"fast_erf32", "fast_exp32", "fast_log", "rng_uniform",
             "f32_to_bf16"} <= seen
 
 
