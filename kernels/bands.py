@@ -55,6 +55,7 @@ MIN_RUN_LINKS = 8
 _LOOP = re.compile(r"^(\s*)for (\w+) in range\((\d+)\):$")
 _ASSIGN = re.compile(r"^\s*(\w+) = (.+)$")
 _STORE = re.compile(r"^\s*(\w+)\[")
+_VIEW = re.compile(r"^\s*(\w+) = (\w+)\[([^\[\]:]+):([^\[\]:]+)\]$")
 _GEMM = re.compile(r"^(gemm_([nt])([nt]))\((.*)\)$")
 _TOKEN = re.compile(r"0x[0-9a-f]+|\d+|\w+|\*\*|//|\S")
 _AFFINE_OPS = frozenset("+*&()")
@@ -186,10 +187,21 @@ def _row_of(buf: str, step: int, per_row: int, lo: int, hi: int, rows: int,
 
 def _statements(lines: list[str], buffers: set[str]) -> tuple[dict[str, int], list[tuple]]:
     """The loop variables' trip counts and, in order, the text's integer assignments
-    ("set", name, expression) and buffer accesses ("at", buffer, index, stores)."""
+    ("set", name, expression) and buffer accesses ("at", buffer, index, stores). A
+    row view (`d_ = buf[a:b]`, a copy's rows) is an access of its first and last
+    elements, and each element read or stored through it one of `buf` at `a` on."""
     loops: dict[str, int] = {}
     steps: list[tuple] = []
+    views: dict[str, tuple[str, str]] = {}
     for line in lines:
+        view = _VIEW.match(line)
+        if view is not None and view.group(2) in buffers and view.group(1) not in buffers \
+                and _affine(view.group(3)) and _affine(view.group(4)):
+            name, buf, low, high = view.groups()
+            views[name] = (buf, low)
+            steps += [("at", buf, low, False), ("at", buf, f"({high}) - 1", False)]
+            continue
+        line = _through_views(line, views)
         text = line.strip()
         loop = _LOOP.match(line)
         if loop is not None:
@@ -209,6 +221,16 @@ def _statements(lines: list[str], buffers: set[str]) -> tuple[dict[str, int], li
             stores = k == 0 and store is not None and store.group(1) == buf
             steps.append(("at", buf, index, stores))
     return loops, steps
+
+
+def _through_views(line: str, views: dict[str, tuple[str, str]]) -> str:
+    """`line` with each element of a row view named as its buffer's (`d_[j]` is
+    `buf[(a) + j]`); a view named any other way rejects the kernel."""
+    for name, (buf, low) in views.items():
+        line = re.sub(rf"\b{name}\[", f"{buf}[({low}) + ", line)
+        if re.search(rf"\b{name}\b", line):
+            raise _Reject(f"{name} used whole")
+    return line
 
 
 def _accesses(text: str, buffers: set[str]):

@@ -136,8 +136,8 @@ def _concat(node, names, name, params):
     ax = norm_axis(node.attrs.get("axis", 0), len(out.shape))
     out_at = strides(out.shape)
     lines: list[str] = []
-    cpu: list[str] = []
     start = 0
+    parts = []
     for k, x in enumerate(node.inputs):
         # the input's own index: the output's, shifted back along the axis (an input
         # may be a strided view, read where its elements lie)
@@ -148,16 +148,31 @@ def _concat(node, names, name, params):
                   "    " + store(names.buf(out), out.dtype, "lin", load(buf, x.dtype, offset))]
         # CPU: one loop nest per input over its own elements (no test per element)
         loops, (src, at), to = _concat_part(names, x, out_at, start * out_at[ax])
-        cpu += _copy_nest(loops, (names.buf(out), out.dtype, to), (src, x.dtype, at))
+        parts.append((loops, (names.buf(out), out.dtype, to), (src, x.dtype, at)))
         start += x.shape[ax]
     code = _elementwise(node, name, params, lines)
     stacked = _stacked(node, names, ax)
-    code.cpu = stacked or cpu
+    code.cpu = stacked or _rows_copied(parts, ax) or [
+        line for loops, dst, src in parts for line in _copy_nest(loops, dst, src)]
     # a stack's sizes as arguments: an RNN's stacks of gates, of states and of the
     # eval batch's states then share one function (three of 0.25 s each to compile
     # for the GRU example); a copy gains little from literal counts
     code.sizes_as_args = stacked is not None
     return code
+
+
+def _rows_copied(parts: list[tuple], ax: int) -> list[str] | None:
+    """CPU lines of a concat along an inner axis whose inputs loop over the same
+    outer axes (none a strided grid): one loop nest over those, each input's part of
+    a row copied inside it. A recurrent step's gate gradients joined per batch row
+    then keep to their rows, so the step's kernels can run in batch bands
+    (kernels/bands.py), where one loop nest per input did not."""
+    outer = parts[0][0][:ax]
+    if ax == 0 or any(loops[:ax] != outer or len(loops) == ax for loops, _, _ in parts):
+        return None
+    head = ["    " * d + f"for {i} in range({n}):" for d, (i, n) in enumerate(outer)]
+    return head + ["    " * ax + line for loops, dst, src in parts
+                   for line in _copy_nest(loops[ax:], dst, src)]
 
 
 # a concat of this many like inputs or more copies them in one loop over the inputs

@@ -5,6 +5,7 @@ into a buffer read whole) is refused or moved after the run."""
 
 from __future__ import annotations
 
+import re
 from itertools import combinations
 
 import numpy as np
@@ -22,7 +23,7 @@ from sexpgpu.ir.graph import Graph
 from sexpgpu.ir.reference import run_reference
 
 SIZES = {"x": 64 * 32, "h": 64 * 32, "stack": 64 * 5 * 32, "w": 32 * 32, "b": 32, "s": 32,
-         "y": 64 * 32}
+         "y": 64 * 32, "j": 64 * 64}
 
 
 def _code(params: list[str], reads: list[str], writes: list[str]) -> KernelCode:
@@ -34,6 +35,12 @@ def _band(lines: list[str], params: list[str], writes: list[str]) -> bands.Bande
     return bands.banded(_code(params, reads, writes), lines, 64, SIZES)
 
 
+def _rows(lines: list[str], params: list[str], writes: list[str]) -> dict | None:
+    """Each buffer's (row length, stored) in the kernel's bands, or None: refused."""
+    band = _band(lines, params, writes)
+    return None if band is None else {k: (a.row, a.stores) for k, a in band.accesses.items()}
+
+
 def test_a_loop_keeps_to_its_rows_when_every_index_stays_in_its_row() -> None:
     # row i0 of x and of the stack's slot 2, the bias whole: rows of 32 and of 160
     lines = ["for i0 in range(64):",
@@ -42,9 +49,7 @@ def test_a_loop_keeps_to_its_rows_when_every_index_stays_in_its_row() -> None:
              "        at0_ = 64",
              "        v1 = (x[lin]) + (b[i1])",
              "        stack[((i0 * 160 + at0_) & 0xffffffffff) + i1] = v1"]
-    band = _band(lines, ["x", "b", "stack"], ["stack"])
-    assert band is not None
-    assert {k: (a.row, a.stores) for k, a in band.accesses.items()} == {
+    assert _rows(lines, ["x", "b", "stack"], ["stack"]) == {
         "x": (32, False), "b": (0, False), "stack": (160, True)}
     # a flat loop over the same rows: 32 iterations make one row
     flat = _band(["for lin in range(2048):", "    y[lin] = x[lin]"], ["x", "y"], ["y"])
@@ -75,6 +80,38 @@ def test_a_loop_keeps_to_its_rows_when_every_index_stays_in_its_row() -> None:
 def test_a_loop_that_strays_from_its_rows_is_refused(lines: list[str], params: list[str],
                                                       writes: list[str]) -> None:
     assert _band(lines, params, writes) is None
+
+
+def test_row_views_keep_to_their_rows() -> None:
+    # a concat's copy: row i0 of x and of h into their parts of row i0 of j (64 wide)
+    lines = ["for i0 in range(64):",
+             "    d_ = j[i0 * 64:i0 * 64 + 32]",
+             "    s_ = x[i0 * 32:i0 * 32 + 32]",
+             "    for i1 in range(32):",
+             "        d_[i1] = s_[i1]",
+             "    d_ = j[i0 * 64 + 32:i0 * 64 + 32 + 32]",
+             "    s_ = h[i0 * 32:i0 * 32 + 32]",
+             "    for i1 in range(32):",
+             "        d_[i1] = s_[i1]"]
+    assert _rows(lines, ["x", "h", "j"], ["j"]) == {
+        "x": (32, False), "h": (32, False), "j": (64, True)}
+
+
+@pytest.mark.parametrize("lines", [
+    # a view one element into the next row
+    ["for i0 in range(64):", "    d_ = j[i0 * 64:i0 * 64 + 65]", "    for i1 in range(32):",
+     "        d_[i1] = x[i0 * 32 + i1]"],
+    # an element read through the view past the row
+    ["for i0 in range(64):", "    s_ = x[i0 * 32:i0 * 32 + 32]", "    for i1 in range(64):",
+     "        j[i0 * 64 + i1] = s_[i1 + 1]"],
+    # a store through a view of a buffer every row shares
+    ["for i0 in range(64):", "    d_ = b[0:32]", "    for i1 in range(32):",
+     "        d_[i1] = x[i0 * 32 + i1]"],
+    # a view passed whole
+    ["for i0 in range(64):", "    s_ = x[i0 * 32:i0 * 32 + 32]", "    j[i0 * 64] = f(s_)"],
+])
+def test_a_row_view_that_strays_is_refused(lines: list[str]) -> None:
+    assert _band(lines, ["x", "b", "j"], ["j", "b"]) is None
 
 
 def test_an_sgemm_keeps_to_its_output_rows() -> None:
@@ -212,6 +249,20 @@ def test_the_memory_plan_lets_a_run_share_bytes_only_band_for_band() -> None:
     assert plan.peak_bytes <= (len(shared) + 4) * 64 * 64 * 4
 
 
+def _serial_bits_and_reference(g: Graph, banded, inputs: dict, monkeypatch: pytest.MonkeyPatch
+                                ) -> dict[str, np.ndarray]:
+    """`banded`'s results, checked bit for bit against the same graph compiled with no
+    band run and within f32 rounding against the reference interpreter."""
+    got = banded.run(inputs)
+    monkeypatch.setattr(bands, "MIN_RUN_WORK", 1 << 62)
+    want = kernels.compile(g).run(inputs)
+    for name in want:
+        assert got[name].tobytes() == want[name].tobytes(), name
+    for name, value in run_reference(g, inputs).items():
+        np.testing.assert_allclose(got[name], value, rtol=2e-4, atol=2e-4, err_msg=name)
+    return got
+
+
 def test_a_recurrence_and_its_gradient_run_in_bands_with_the_serial_bits(
         monkeypatch: pytest.MonkeyPatch) -> None:
     # a two-gate cell: z = h w + b, h = tanh(z[:, :64] + x_t) * sigmoid(z[:, 64:]). The
@@ -237,11 +288,42 @@ def test_a_recurrence_and_its_gradient_run_in_bands_with_the_serial_bits(
     inputs["xs"][7, 2, :2] = (np.inf, -0.0)
     banded = kernels.compile(g)
     assert banded.source.count("launch.bands(2, ") >= 2  # forward and backward
-    got = banded.run(inputs)
-    monkeypatch.setattr(bands, "MIN_RUN_WORK", 1 << 62)
-    want = kernels.compile(g).run(inputs)
-    for name in want:
-        assert got[name].tobytes() == want[name].tobytes(), name
-    for name, value in run_reference(g, inputs).items():
-        np.testing.assert_allclose(got[name], value, rtol=2e-4, atol=2e-4, err_msg=name)
+    _serial_bits_and_reference(g, banded, inputs, monkeypatch)
 
+
+def test_joined_gate_gradients_run_in_the_bands(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a GRU's backward joins each step's gate pieces twice, two joins sharing pieces:
+    # both concats (along the units, row by row) run inside the step's band run, with
+    # the serial kernels' bits, the reference's values and any thread count's bits
+    monkeypatch.setattr(bands, "band_count", lambda rows: 2)
+    g = Graph("joins")
+    h, w, v = g.input("h", (64, 32)), g.input("w", (32, 96)), g.input("v", (96, 32))
+    xs = g.input("xs", (64, 5, 32))
+    sums = []
+    for t in range(5):
+        x = g.apply("reshape", _slice(g, xs, 1, t, t + 1), shape=(64, 32))
+        z = g.apply("matmul", h, w)
+        a = g.apply("tanh", _slice(g, z, 1, 0, 32))
+        s = g.apply("sigmoid", _slice(g, z, 1, 32, 64))
+        c = g.apply("mul", _slice(g, z, 1, 64, 96), x)
+        h = g.apply("matmul", g.apply("concat", a, s, c, axis=1), v)
+        sums.append(g.apply("sum", g.apply("concat", a, s, x, axis=1), axes=(0,)))
+    g.output("h", h)
+    total = sums[0]
+    for s in sums[1:]:
+        total = g.apply("add", total, s)
+    g.output("sums", total)
+    rng = np.random.default_rng(13)
+    inputs = {v.name: rng.standard_normal(v.shape).astype(np.float32) for v in g.inputs}
+    inputs["w"] /= np.float32(8.0)
+    inputs["v"] /= np.float32(8.0)
+    inputs["xs"][9, 1, :3] = (np.nan, -np.inf, -0.0)
+    banded = kernels.compile(g)
+    joins = {f for f, ops in re.findall(r"import \w+ as (f\d+)  # (.*)", banded.source)
+             if ops == "concat"}
+    in_bands = set(re.findall(r"\((f\d+), ", "".join(
+        line for line in banded.source.splitlines() if "launch.bands(" in line)))
+    assert joins and joins <= in_bands
+    got = _serial_bits_and_reference(g, banded, inputs, monkeypatch)
+    for result in runs_by_threads(banded, inputs, [1, 2], monkeypatch):
+        assert result["h"].tobytes() == got["h"].tobytes()
