@@ -28,6 +28,7 @@ step gets (one thread runs the bands in turn).
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from dataclasses import dataclass, field
@@ -402,7 +403,11 @@ class _Open:
         self.rows, self.places, self.itemsizes = rows, places, itemsizes
         self.run = Run(rows)
         self.touched: dict[str, Access] = {}
-        self.moved: list[tuple[set[str], set[str]]] = []  # reads, writes of each moved
+        # where the touched buffers and the moved kernels' lie: a kernel's buffers are
+        # checked against those they may meet, not all of them (a GRU's backward run
+        # touches ~2000 buffers and moves 80 kernels after itself)
+        self.spans = _Spans(places)
+        self.moved_writes, self.moved_touches = _Spans(places), _Spans(places)
         per, count = band_rows(rows)
         self.bands = [(c * per, min(rows, c * per + per)) for c in range(count)]
 
@@ -410,6 +415,8 @@ class _Open:
         self.run.links += any(self.touched.get(buf, Access(0, False)).stores
                               for buf in band.accesses)
         for buf, access in band.accesses.items():
+            if buf not in self.touched:
+                self.spans.add(buf)
             seen = self.touched.setdefault(buf, Access(access.row, False))
             seen.stores |= access.stores
         self.run.kernels.append(i)
@@ -419,26 +426,34 @@ class _Open:
     def admits(self, band: Banded) -> bool:
         """Whether a kernel joins the run: every buffer the run writes read by rows
         alike, no bytes meeting across bands, none a moved kernel needs kept."""
-        merged = {b: Access(a.row, a.stores) for b, a in self.touched.items()}
         for buf, access in band.accesses.items():
-            seen = merged.setdefault(buf, Access(access.row, False))
-            if seen.row != access.row and (seen.stores or access.stores):
+            seen = self.touched.get(buf)
+            if seen is not None and seen.row != access.row and (seen.stores or access.stores):
                 return False
-            seen.stores |= access.stores
-        return self._apart(merged, band) and not any(
-            self._meets(buf, reads | writes if access.stores else writes)
-            for reads, writes in self.moved for buf, access in band.accesses.items())
+        return self._apart(band) and not any(
+            (self.moved_touches if access.stores else self.moved_writes).meeting(buf)
+            for buf, access in band.accesses.items())
 
-    def _apart(self, merged: dict[str, Access], band: Banded) -> bool:
+    def _apart(self, band: Banded) -> bool:
         """Whether no bytes the new kernel touches meet, in another band, bytes the run
-        touches, where either side writes them (buffers the memory plan overlaps)."""
+        or the kernel itself touches, where either side writes them (buffers the memory
+        plan overlaps)."""
         for buf, access in band.accesses.items():
-            for other, seen in merged.items():
-                if other == buf or not (access.stores or seen.stores):
+            for other in self.spans.meeting(buf) | band.accesses.keys():
+                if other == buf:
                     continue
-                if self._cross(buf, access.row, other, seen.row):
+                row, stores = self._joined(other, band)
+                if (access.stores or stores) and self._cross(buf, access.row, other, row):
                     return False
         return True
+
+    def _joined(self, buf: str, band: Banded) -> tuple[int, bool]:
+        """Buffer `buf`'s row and whether it is written, over the run and the kernel."""
+        seen, new = self.touched.get(buf), band.accesses.get(buf)
+        if seen is None:
+            return new.row, new.stores
+        return seen.row, seen.stores or (new is not None and new.stores)
+
 
     def _cross(self, a: str, a_row: int, b: str, b_row: int) -> bool:
         """Whether buffer a's bytes in some band meet buffer b's in another (a row of
@@ -461,20 +476,48 @@ class _Open:
         size = self.itemsizes[buf] * row
         return start + lo * size, start + hi * size
 
-    def _meets(self, buf: str, others: set[str]) -> bool:
-        """Whether buffer `buf` shares bytes with any of `others`."""
-        return any(self._overlaps(buf, other) for other in others)
-
     def defers(self, i: int, code: KernelCode) -> bool:
         """Move kernel i after the run (it stays after every kernel it followed). The
         kernels that join later must then leave its reads and writes alone: they
         neither write what it reads nor touch what it writes (`admits`)."""
         if code.index_checks:
             return False
-        self.moved.append((set(code.reads), set(code.writes)))
+        for buf in code.reads:
+            self.moved_touches.add(buf)
+        for buf in code.writes:
+            self.moved_touches.add(buf)
+            self.moved_writes.add(buf)
         self.run.moved.append(i)
         return True
 
     def _overlaps(self, a: str, b: str) -> bool:
         (mem_a, start_a, end_a), (mem_b, start_b, end_b) = self.places[a], self.places[b]
         return mem_a == mem_b and start_a < end_b and start_b < end_a
+
+
+class _Spans:
+    """Buffers by the bytes they lie in, to find those that share bytes with another:
+    each memory's buffers sorted by first byte, and its longest buffer's length."""
+
+    def __init__(self, places: dict[str, Place]) -> None:
+        self.places = places
+        self.starts: dict[str, list[tuple[int, str]]] = {}
+        self.longest: dict[str, int] = {}
+        self.names: set[str] = set()
+
+    def add(self, buf: str) -> None:
+        if buf in self.names:
+            return
+        self.names.add(buf)
+        mem, start, end = self.places[buf]
+        bisect.insort(self.starts.setdefault(mem, []), (start, buf))
+        self.longest[mem] = max(self.longest.get(mem, 0), end - start)
+
+    def meeting(self, buf: str) -> set[str]:
+        """The buffers here that share bytes with `buf` (itself too, when here)."""
+        mem, start, end = self.places[buf]
+        starts = self.starts.get(mem, [])
+        first = bisect.bisect_left(starts, (start - self.longest.get(mem, 0), ""))
+        last = bisect.bisect_left(starts, (end, ""))
+        return {name for at, name in starts[first:last]
+                if self.places[name][2] > start and at < end}
