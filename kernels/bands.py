@@ -454,7 +454,6 @@ class _Open:
             return new.row, new.stores
         return seen.row, seen.stores or (new is not None and new.stores)
 
-
     def _cross(self, a: str, a_row: int, b: str, b_row: int) -> bool:
         """Whether buffer a's bytes in some band meet buffer b's in another (a row of
         0: the whole buffer in every band)."""

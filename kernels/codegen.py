@@ -407,8 +407,9 @@ _HELPER_NAMES = re.compile(
 # check must still see. No C-callable wrapper (numba builds one per function for
 # calls through a function pointer; the step calls kernels from Python): ~10 ms of
 # LLVM work less per kernel compiled
-_NJIT = ("@numba.njit(cache=True, error_model='numpy', fastmath={'reassoc', 'contract'}, "
-         "no_cfunc_wrapper=True")
+_NJIT = "@numba.njit(" + ", ".join(
+    f"{k}={{{', '.join(map(repr, v))}}}" if isinstance(v, tuple) else f"{k}={v!r}"
+    for k, v in scalars.FLAGS.items())   # the helpers' flags too: one place says them
 # a kernel that allocates no array (numpy calls in its text only make scalars) runs
 # without numba's reference counting: its arrays are the caller's, and the increfs,
 # decrefs and their pruning passes cost ~15 ms of compile per kernel

@@ -3,7 +3,9 @@
 each under the kernels' flags and in numba's cache beside its module. A kernel
 module imports the ones it calls (`from sexpgpu.kernels.scalars import fast_exp32`)
 and LLVM inlines them into its loops when it links the kernel: the loops vectorise
-as before (tests/test_kernels_scalars.py), with the same results bit for bit.
+as before (tests/test_kernels_scalars.py), each helper within its ulp bound; a last
+bit may differ from the text inlined by numba, as LLVM optimises a helper on its own
+first (`reassoc`: a polynomial's operations in another order).
 
 Why not each helper's text in every kernel module that calls it, inlined by numba
 (`inline='always'`), as the kernels had it: numba then typed and lowered a helper's
@@ -21,8 +23,9 @@ from sexpgpu.kernels import mathfn
 
 from sexpgpu.ir import rng
 
-# the flags of the kernels that call them (kernels/codegen.py says why each)
-FLAGS = {"cache": True, "error_model": "numpy", "fastmath": {"reassoc", "contract"},
+# numba's flags of every CPU kernel and of these (kernels/codegen.py writes them into
+# the kernels' text and says why each); fastmath's in the order the text has them
+FLAGS = {"cache": True, "error_model": "numpy", "fastmath": ("reassoc", "contract"),
          "no_cfunc_wrapper": True}
 MODULES = (mathfn, rng)
 NAMES = frozenset(fn.__name__ for module in MODULES for fn in module.SCALAR_FUNCTIONS)
@@ -51,5 +54,5 @@ def _compiled(module: Any) -> dict[str, Any]:
     for fn in module.SCALAR_FUNCTIONS:
         copy = types.FunctionType(fn.__code__, namespace, fn.__name__)
         copy.__qualname__ = fn.__qualname__
-        namespace[fn.__name__] = numba.njit(**FLAGS)(copy)
+        namespace[fn.__name__] = numba.njit(**{**FLAGS, "fastmath": set(FLAGS["fastmath"])})(copy)
     return {fn.__name__: namespace[fn.__name__] for fn in module.SCALAR_FUNCTIONS}
