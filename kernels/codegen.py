@@ -121,11 +121,12 @@ def graph_hash(program: KernelPlan, names: Names) -> str:
 
 
 def _helpers(decorator: str, device: str = "cpu", used: set[str] | None = None) -> list[str]:
-    """The RNG, bf16 and math scalar functions that `used` names (all by default),
-    with the ones they call and the constants they read, copied from their modules.
-    On the CPU bf16 converts through the bit pattern (bf16.CPU_BODIES); on CUDA the
-    math names call the device's own functions (mathfn.CUDA_BODIES)."""
-    modules = (rng, mathfn) if device == "cpu" else (rng, bf16)
+    """The scalar functions that `used` names (all by default), as text: on the CPU
+    bf16's two conversions through the bit pattern (bf16.CPU_BODIES; the math and RNG
+    helpers are compiled once, kernels/scalars.py); on CUDA every helper, the math
+    names calling the device's own functions (mathfn.CUDA_BODIES), the RNG and bf16
+    ones with those they call and the constants they read, copied from their modules."""
+    modules = () if device == "cpu" else (rng, bf16)
     bodies = bf16.CPU_BODIES if device == "cpu" else {
         name: f"return {body}" for name, body in mathfn.CUDA_BODIES.items()}
     functions = {fn.__name__: fn for m in modules for fn in m.SCALAR_FUNCTIONS}
@@ -145,9 +146,7 @@ def _helpers(decorator: str, device: str = "cpu", used: set[str] | None = None) 
                 if isinstance(value, np.generic) else repr(value)
             lines.append(f"{n} = {text}")
         for fn in chosen:
-            source = _source(fn)
-            if device == "cuda":
-                source = _CUDA_SCALAR_UFUNCS.sub(r"math.\1(", source)
+            source = _CUDA_SCALAR_UFUNCS.sub(r"math.\1(", _source(fn))
             lines += ["", "", decorator] + source.splitlines()
     return lines
 
@@ -430,8 +429,8 @@ def _kernel_module(chunked: bool, args: list[str], body: list[str], ops: str,
              ""]
     calls = helper_calls(body)
     shared = sorted(calls & scalars.NAMES)   # compiled once (kernels/scalars.py)
-    helpers = _helpers(_NJIT + ", inline='always')", used=calls - scalars.NAMES) \
-        if calls - scalars.NAMES else []
+    own = calls - scalars.NAMES              # bf16's conversions: text
+    helpers = _helpers(_NJIT + ", inline='always')", used=own) if own else []
     if any("math." in line for line in body + helpers):
         lines += ["import math", ""]
     lines += ["import numpy as np", "import numba"]

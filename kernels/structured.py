@@ -146,7 +146,7 @@ def _concat(node, names, name, params):
         keyword = "if" if k == 0 else "elif"
         lines += [f"{keyword} i{ax} < {start + x.shape[ax]}:",
                   "    " + store(names.buf(out), out.dtype, "lin", load(buf, x.dtype, offset))]
-        # CPU: one loop nest per input over its own elements (no test per element)
+        # CPU: each input's loops over its own elements (no test per element)
         loops, (src, at), to = _concat_part(names, x, out_at, start * out_at[ax])
         parts.append((loops, (names.buf(out), out.dtype, to), (src, x.dtype, at)))
         start += x.shape[ax]
@@ -163,16 +163,21 @@ def _concat(node, names, name, params):
 
 def _rows_copied(parts: list[tuple], ax: int) -> list[str] | None:
     """CPU lines of a concat along an inner axis whose inputs loop over the same
-    outer axes (none a strided grid): one loop nest over those, each input's part of
-    a row copied inside it. A recurrent step's gate gradients joined per batch row
-    then keep to their rows, so the step's kernels can run in batch bands
-    (kernels/bands.py), where one loop nest per input did not."""
+    outer axes (the same variables and counts): one loop nest over those, each
+    input's part of a row copied inside it, every input's elements copied as its own
+    nest would. A recurrent step's gate gradients joined per batch row then keep to
+    their rows, so the step's kernels can run in batch bands (kernels/bands.py),
+    where one loop nest per input did not."""
     outer = parts[0][0][:ax]
     if ax == 0 or any(loops[:ax] != outer or len(loops) == ax for loops, _, _ in parts):
         return None
-    head = ["    " * d + f"for {i} in range({n}):" for d, (i, n) in enumerate(outer)]
-    return head + ["    " * ax + line for loops, dst, src in parts
-                   for line in _copy_nest(loops[ax:], dst, src)]
+    return _loop_heads(outer) + ["    " * ax + line for loops, dst, src in parts
+                                 for line in _copy_nest(loops[ax:], dst, src)]
+
+
+def _loop_heads(loops: list[tuple[str, int]]) -> list[str]:
+    """The `for` lines of a loop nest, each indented inside the one before."""
+    return ["    " * d + f"for {i} in range({n}):" for d, (i, n) in enumerate(loops)]
 
 
 # a concat of this many like inputs or more copies them in one loop over the inputs
@@ -249,7 +254,7 @@ def _copy_nest(loops: list[tuple[str, int]], dst: tuple, src: tuple) -> list[str
     and the copy was a scalar gather, twice as slow (_Layout.row in
     kernels/attention.py says the same of the attention's rows)."""
     (dbuf, dtype, to), (sbuf, stype, at) = dst, src
-    head = ["    " * d + f"for {i} in range({n}):" for d, (i, n) in enumerate(loops)]
+    head = _loop_heads(loops)
     inner, n = loops[-1] if loops else ("", 0)
     if not (isinstance(to, _Offset) and isinstance(at, _Offset)
             and to.unit(inner) and at.unit(inner)):
