@@ -8,7 +8,7 @@ from typing import Any
 from sexpgpu.contract.compile import compile_file
 from sexpgpu.contract.plan import run_plan
 from sexpgpu.record import replace
-from sexpgpu.runtime.programs import make_program
+from sexpgpu.runtime.programs import make_program, record_memory
 from sexpgpu.selection import Selection
 
 
@@ -28,5 +28,7 @@ def load_program(path: str, selection: Selection | dict[str, Any] | None = None,
     if flags:
         selection = replace(selection, run={**selection.run, **flags})
     compiled = compile_file(path, selection)
-    plan = run_plan(compiled)
-    return plan, make_program(compiled, plan.run.seed, device=plan.run.device)
+    plan = run_plan(compiled, memory=False)
+    program = make_program(compiled, plan.run.seed, device=plan.run.device)
+    record_memory(plan, program)
+    return plan, program

@@ -18,8 +18,11 @@ import orjson
 import pytest
 
 from sexpgpu.api import load_program
+from sexpgpu.contract.compile import compile_file
+from sexpgpu.contract.plan import plan_json
 from sexpgpu.runtime.checkpoint import list_checkpoints, load_checkpoint
 from sexpgpu.runtime.events import read_events
+from sexpgpu.selection import Selection
 
 TINY = Path(__file__).parent / "e2e" / "tiny.sx"
 # long enough that a signal sent at step 250 always lands mid-run, not after the end
@@ -180,6 +183,29 @@ def uninterrupted_bf16(cache_dir: str, tmp_path_factory) -> Path:
     done = _run([*RESUME_ARGS, "--precision", "bf16", "--runs", str(runs)], cache_dir)
     assert done.returncode == 0, done.stderr
     return _only_run(runs)
+
+
+def _estimated_memory(precision: str, micro: int = 1) -> dict:
+    """`explain`'s step buffers of tiny.sx in `precision` (its lowering of its own)."""
+    selection = Selection({"micro": str(micro)}, run={"precision": precision})
+    return plan_json(compile_file(str(TINY), selection))["memory_by_precision"][precision]
+
+
+@pytest.mark.parametrize("precision", ["f32", "bf16"])
+def test_a_runs_plan_records_its_compiled_step_buffers(precision: str, uninterrupted: Path,
+                                                       uninterrupted_bf16: Path) -> None:
+    """plan.json holds the run's own precision's step buffers, taken from its compiled
+    step, which are `explain`'s estimate for a step without batch bands."""
+    run_dir = uninterrupted if precision == "f32" else uninterrupted_bf16
+    stored = orjson.loads((run_dir / "plan.json").read_bytes())["plan_json"]
+    assert stored["memory_by_precision"] == {precision: _estimated_memory(precision)}
+
+
+def test_a_plan_records_the_buffers_of_accumulate_and_apply(cache_dir: str) -> None:
+    plan, _ = load_program(str(TINY), {"micro": 2})
+    memory = plan.plan_json["memory_by_precision"]
+    assert memory == {"f32": _estimated_memory("f32", micro=2)}
+    assert len(memory["f32"]["by_graph"]) == 2 and memory["f32"]["step_buffer_bytes"] > 0
 
 
 def test_bf16_resume_after_sigkill_is_bit_identical(uninterrupted_bf16: Path, uninterrupted: Path,

@@ -22,6 +22,7 @@ from sexpgpu.parallel.launch import launch
 from sexpgpu.record import replace
 from sexpgpu.runtime.health import cadence
 from sexpgpu.runtime.loop import run_training
+from sexpgpu.runtime.programs import record_memory
 from sexpgpu.runtime.progress import Progress
 from sexpgpu.runtime.rundir import slug_for
 from sexpgpu.runtime.signals import Stopped, StopRequests
@@ -152,7 +153,7 @@ def _build(args: dict, selection: Selection, world: Collective) -> tuple:
     patterns = args["--diag"]
     trackers.select(args["--log-to"])  # checked before compiling: a typo is exit 2 now
     compiled = compile_file(args["FILE"], selection, diagnostics=patterns)
-    plan = run_plan(compiled)  # --device, --precision, the cadences: in plan.run
+    plan = run_plan(compiled, memory=False)  # --device, --precision, the cadences: in plan.run
     ranks.place(world, plan.run.device)  # each rank on its own GPU, before any is touched
     require_usable(plan.run.device)  # E-DEVICE-UNAVAILABLE before any kernel is generated
     every = cadence(args["--diag-every"], patterns, plan.run.diag_every, plan.run.log_every)
@@ -165,6 +166,7 @@ def _build(args: dict, selection: Selection, world: Collective) -> tuple:
         sys.stderr.write(render_all(warnings) + "\n")
     progress = Progress(sys.stderr, plan.run.steps, every_s=_seconds(args["--progress-every"]))
     program = ranks.program(world, compiled, plan, progress)
+    record_memory(plan, program)
     workers.release()  # started early for a compile that did not need them (CUDA, cached)
     return plan, program, progress
 

@@ -198,8 +198,10 @@ def _schedule_values(c: CompiledExperiment) -> dict[int, dict[int, float]]:
     return out
 
 
-def plan_json(c: CompiledExperiment) -> dict[str, Any]:
-    """The plan as JSON: what `explain` prints and `plan.json` stores."""
+def plan_json(c: CompiledExperiment, memory: bool = True) -> dict[str, Any]:
+    """The plan as JSON: what `explain` prints and `plan.json` stores. `memory`: the
+    step buffers of each precision (`precision_memory`), which lowers every step graph
+    once per precision; a run records its own from its compiled program instead."""
     exp = c.experiment
     params = [{"path": p.path, "shape": list(p.shape), "count": p.count, "dtype": p.dtype,
                "init": p.init.to_json(), "tied": list(p.tied)} for p in c.params]
@@ -239,7 +241,7 @@ def plan_json(c: CompiledExperiment) -> dict[str, Any]:
         "evaluate": evals,
         "memory": {"params_bytes": total * 4, "grads_bytes": grad_bytes,
                    "optimizer_state_bytes": state_bytes, "peak_activation_bytes": peak},
-        "memory_by_precision": precision_memory(c) if c.graphs else {},
+        "memory_by_precision": precision_memory(c) if c.graphs and memory else {},
         "loaders": [asdict(s) for s in exp.loaders],
         "fields": {name: {k: {"shape": list(s), "dtype": d} for k, (s, d) in f.items()}
                    for name, f in c.fields.items()},
@@ -253,10 +255,11 @@ def plan_json(c: CompiledExperiment) -> dict[str, Any]:
     }
 
 
-def run_plan(c: CompiledExperiment) -> RunPlan:
-    """The RunPlan the runtime trains from (the graphs travel beside it in CompiledExperiment)."""
+def run_plan(c: CompiledExperiment, memory: bool = True) -> RunPlan:
+    """The RunPlan the runtime trains from (the graphs travel beside it in
+    CompiledExperiment); `memory` as for `plan_json`."""
     exp = c.experiment
-    plan = plan_json(c)
+    plan = plan_json(c, memory)
     assert exp.run is not None
     return RunPlan(file=exp.file, selection={k: knob_json(v) for k, v in exp.knobs.items()},
                    source_files=dict(c.sources), loaders=list(exp.loaders),

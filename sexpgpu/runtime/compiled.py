@@ -57,6 +57,7 @@ class GraphProgram:
 
     _evals: dict[str, tuple[Any, list[str]]]
     _diag: DiagSampler | None
+    _microbatches: int | None  # 1: one step graph; None: accumulate and apply
 
     def evaluate(self, batch: Batch, ctx: dict[str, Any], name: str | None = None
                  ) -> dict[str, float]:
@@ -69,6 +70,15 @@ class GraphProgram:
 
     def rng_state(self) -> None:
         return None  # all randomness is counters of (seed, step, microstep)
+
+    def _step_programs(self) -> list[Any]:
+        """The compiled graphs of one optimizer step: the step, or accumulate and apply."""
+        return [self._step] if self._microbatches == 1 else [self._accumulate, self._apply]
+
+    def step_buffer_bytes(self) -> dict[str, int]:
+        """Each step graph's buffers as its compiled memory plan holds them (batch bands
+        included), by graph name: what a run's plan.json records."""
+        return {g.program.graph.name: g.peak_bytes for g in self._step_programs()}
 
     def _inputs(self, batch: Batch, ctx: dict[str, Any], ctx_names: list[str]
                 ) -> dict[str, Any]:

@@ -171,8 +171,7 @@ class DeviceProgram(GraphProgram):
         return compiled
 
     def _graphs(self) -> list[Any]:
-        step = [self._step] if self._microbatches == 1 else [self._accumulate, self._apply]
-        return step + [g for g, _ in self._evals.values()] + \
+        return self._step_programs() + [g for g, _ in self._evals.values()] + \
             ([self._diag.compiled] if self._diag is not None else [])
 
     # -- the TrainingProgram protocol ---------------------------------------------------
