@@ -293,7 +293,7 @@ def _forward_head(node: Node, lay: _Layout, q: _Matrix, k: _Matrix, v: _Matrix,
         # vectors, then zeros, then the sum, in loops of their own
         f"    vis_ = {keys}",
         f"    l_ = {_F0}",
-        *_indented(_runs(node, "j", "w", [f"p_ = fast_exp32(sr_[j] * {scale} - m_)",
+        *_indented(_runs(s, "j", "w", [f"p_ = fast_exp32(sr_[j] * {scale} - m_)",
                                           f"p_ = p_ if j < vis_ else {_F0}",
                                           "sr_[j] = p_",
                                           "l_ = l_ + p_"])),
@@ -320,15 +320,16 @@ def _forward_head(node: Node, lay: _Layout, q: _Matrix, k: _Matrix, v: _Matrix,
 RUN = 32
 
 
-def _runs(node: Node, var: str, count: str, body: list[str]) -> list[str]:
+def _runs(keys: int, var: str, count: str, body: list[str]) -> list[str]:
     """`for var in range(count): body` as runs of RUN (each run's bounds in a form
     whose RUN codegen keeps a literal), then the rest, unless every row block's keys
-    are whole runs (S a multiple of RUN, as the char-GPT's 64): LLVM compiled the rest's
-    vectorised exponentials for nothing (0.2-0.35 s of each kernel's cold compile)."""
+    are whole runs (the `keys` S a multiple of RUN, as the char-GPT's 64): LLVM compiled
+    the rest's vectorised exponentials for nothing (0.2-0.35 s of each kernel's cold
+    compile)."""
     runs = [f"for kr_ in range({count} // {RUN}):",
             f"    for {var} in range(kr_ * {RUN}, (kr_ + 1) * {RUN}):",
             *_indented(body, 2)]
-    if node.inputs[1].shape[-2] % RUN == 0 and BLOCK % RUN == 0:
+    if keys % RUN == 0 and BLOCK % RUN == 0:
         return runs
     return runs + [f"for {var} in range({count} // {RUN} * {RUN}, {count}):", *_indented(body)]
 
@@ -449,7 +450,7 @@ def _backward_head(node: Node, lay: _Layout, q: _Matrix, k: _Matrix, v: _Matrix,
         # dP may be inf from a later value): 2% faster than the visible keys
         # padded to whole vectors, then the rest zeroed by slices
         f"    vis_ = {keys}",
-        *_indented(_runs(node, "j", "w", [f"p_ = fast_exp32(sr_[j] * {scale} - lr_)",
+        *_indented(_runs(s, "j", "w", [f"p_ = fast_exp32(sr_[j] * {scale} - lr_)",
                                           f"ds_ = p_ * (br_[j] - dr_) * {scale}",
                                           f"sr_[j] = p_ if j < vis_ else {_F0}",
                                           f"br_[j] = ds_ if j < vis_ else {_F0}"])),

@@ -64,18 +64,27 @@ def unstacked(graph: Graph) -> Graph:
         return graph
 
     shared = {id(n) for found in split.values() for n in found.shared or ()}
-    made: dict[int, Value] = {}  # a shared sum's id -> its copy in the new graph
-    late: list[bool] = []  # a shared sum met after its reader: built twice, merged by cse
+    sums = _Copied()
 
     def rule(g: Graph, node: Node, inputs: tuple[Value, ...]) -> tuple[Value, ...] | None:
         if id(node) in shared:
-            made[id(node)] = g.apply("sum", *inputs, **node.attrs)
-            return (made[id(node)],)
+            sums.made[id(node)] = g.apply("sum", *inputs, **node.attrs)
+            return (sums.made[id(node)],)
         found = split.get(id(node))
-        return None if found is None else (_per_piece(g, node, inputs, found, made, late),)
+        return None if found is None else (_per_piece(g, node, inputs, found, sums),)
 
     out = rewritten(graph, rule)
-    return merged(out) if late else out
+    return merged(out) if sums.late else out
+
+
+class _Copied:
+    """The shared sums copied into the new graph so far (an old sum's id -> its copy),
+    and whether a reader met one before it was copied: that one is then built twice,
+    and `ir.cse` merges the two."""
+
+    def __init__(self) -> None:
+        self.made: dict[int, Value] = {}
+        self.late = False
 
 
 def _readers_split(concat: Node, readers: dict[int, list[Node]],
@@ -146,16 +155,15 @@ def _along(concat: Node) -> int:
 
 
 def _per_piece(g: Graph, reader: Node, inputs: tuple[Value, ...], split: _Split,
-               made: dict[int, Value], late: list[bool]) -> Value:
+               sums: _Copied) -> Value:
     """The reader's result from the pieces of the stack it reads (`inputs` as they
-    are in the new graph: the concat, or its permute, copied; `made`: the shared
-    sums copied so far)."""
+    are in the new graph: the concat, or its permute, copied)."""
     stack = split.stack
     top = inputs[split.at].node
     concat = top if stack.perm is None else top.inputs[0].node
     pieces = [p if stack.perm is None else _permuted(g, p, stack.perm) for p in concat.inputs]
     if reader.op == "sum":
-        return _summed(g, reader, pieces, split.shared, made, late)
+        return _summed(g, reader, pieces, split.shared, sums)
     other = inputs[1 - split.at]
     terms = []
     for i, piece in enumerate(pieces):
@@ -166,7 +174,7 @@ def _per_piece(g: Graph, reader: Node, inputs: tuple[Value, ...], split: _Split,
 
 
 def _summed(g: Graph, reader: Node, pieces: list[Value], shared: tuple[Node, ...] | None,
-            made: dict[int, Value], late: list[bool]) -> Value:
+            sums: _Copied) -> Value:
     """The sum over the stack: of the sums the pieces already have (an LSTM's
     per-step hidden bias sums, the input bias's the same), else of the pieces added
     up first, one loop (a GRU's input and hidden gate gradients differ; pieces of
@@ -177,9 +185,9 @@ def _summed(g: Graph, reader: Node, pieces: list[Value], shared: tuple[Node, ...
     axes = norm_axes(reader.attrs.get("axes"), len(reader.inputs[0].shape))
     terms = []
     for piece, old in zip(pieces, shared):
-        total = made.get(id(old))
+        total = sums.made.get(id(old))
         if total is None:
-            late.append(True)
+            sums.late = True
             total = g.apply("sum", _source(piece, axes)[0], **old.attrs)
         terms.append(total if total.shape == shape else g.apply("reshape", total, shape=shape))
     return _total(g, terms)
