@@ -16,6 +16,8 @@ STEP_RESULTS: dict[tuple[str, str], dict[str, Any]] = {}
 BACKENDS = ("torch-eager", "torch-compile", "sexpgpu")
 # (model, "cold"|"warm") -> {"total_s", "first_step_s"} or {"unavailable"}; bench_startup.py
 STARTUP_RESULTS: dict[tuple[str, str], dict[str, Any]] = {}
+# the lines bench_loaded.py's rows make: the machine, each backend's row, each model's goal
+LOADED_RESULTS: list[str] = []
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -34,6 +36,11 @@ def step_results() -> dict[tuple[str, str], dict[str, Any]]:
 @pytest.fixture(scope="session")
 def startup_results() -> dict[tuple[str, str], dict[str, Any]]:
     return STARTUP_RESULTS
+
+
+@pytest.fixture(scope="session")
+def loaded_results() -> list[str]:
+    return LOADED_RESULTS
 
 
 @pytest.fixture(scope="session")
@@ -58,6 +65,10 @@ def _ratio(a: dict[str, Any] | None, b: dict[str, Any] | None, stat: str) -> str
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: Any) -> None:
     _startup_summary(terminalreporter)
     _step_summary(terminalreporter, config)
+    if LOADED_RESULTS:
+        terminalreporter.section("a loaded machine: quiet, then four busy processes (mean step)")
+        for line in LOADED_RESULTS:
+            terminalreporter.write_line(line)
 
 
 def _startup_summary(terminalreporter: Any) -> None:
