@@ -22,8 +22,9 @@ columns into chunks. B is copied a panel at a time (KC x 32, 32 KB on the stack)
 into k-major order first, so the loads of a k step are two contiguous vectors and
 a row stride of B never maps a panel's rows onto the same cache sets; a B stored
 transposed (n x k) is transposed on the way, in lanes x lanes tiles in registers
-(16 x 16 with AVX-512). An A stored transposed with rows far apart is copied a panel
-(KC x MC) at a time for the same reason (`a_source`)."""
+(16 x 16 with AVX-512). An A stored transposed, read by enough column panels, is
+copied a panel (KC x MC) at a time into micro-panels of a block's MR rows, k-major,
+so that a block's k steps read adjacent f32 (`a_source`, `pack_a`)."""
 
 from __future__ import annotations
 
@@ -41,11 +42,8 @@ MC = 256                    # rows of an A panel (MC x KC f32: 256 KB, L2-reside
 ONE_PANEL = 3 * MC // 2     # ... or all rows of an A this short (`_Emit.panel_rows`)
 NV = 2                      # vectors per row of a block
 UNROLL = 4                  # k steps per trip of a block's inner loop
-# A stored transposed with rows at least PACK_STRIDE f32 apart is copied a panel (KC x
-# MC) at a time to rows of LDP f32 (1088 bytes: a k panel's rows spread over the L1
-# sets) when PACK_PANELS column panels or more read it
-LDP = MC + 16
-PACK_STRIDE = 512
+# A stored transposed is copied a panel (KC x MC) at a time (`_Emit.pack_a`) when
+# PACK_PANELS column panels or more read it
 PACK_PANELS = 3
 # rows whose whole A (rows x k f32) is at most this stay in L2 across the column
 # panels: their k panels then run inside each column panel (`_Emit.k_span`)
@@ -166,8 +164,9 @@ class _Emit:
         # f32's alignment each 64-byte load spanned two lines (one core, 384x128x384:
         # 160 -> 181 GFLOP/s)
         self.panel.align = 64
-        if a_t:
-            self.a_panel = cgutils.alloca_once(b, _F32, size=KC * LDP)
+        if a_t:  # MC rows as micro-panels of MR, and the last column vector's lanes
+            micro = -(-MC // shape.mr) * KC * shape.mr
+            self.a_panel = cgutils.alloca_once(b, _F32, size=micro + lanes)
             self.a_panel.align = 64
         self.lane_index = ir.Constant(self.ivec, list(range(lanes)))
         self.n_vec = _splat(b, self.n, self.ivec)
@@ -216,37 +215,44 @@ class _Emit:
             return self.at(self.a, kk, self.lda, row)
         return self.at(self.a, row, self.lda, kk)
 
-    def a_source(self, ic, rows, k0, kc) -> tuple[ir.Value, ir.Value]:
+    def a_source(self, ic, rows, k0, kc) -> tuple[ir.Value, ir.Value, ir.Value | None]:
         """Where the blocks of rows ic.. read A's k panel k0.. from: (the pointer to
-        element (ic, k0), the stride from one k to the next). For A stored transposed
-        with rows far apart, read by enough column panels, a copy of the panel in rows
-        of LDP: A^T's rows a power of two apart put a k panel's lines in a few L1 sets,
-        and far apart cost a page each (one core, 256x512x256: 182 GFLOP/s at a row
-        stride of 256 f32, 152 at 1024, 110 at 2048; copied, 167-170 at all three).
-        Not below PACK_STRIDE, where the copy cost 2-3% (768x512 at 512: 160 -> 165)."""
+        element (ic, k0), the stride from one k to the next, whether it is the copy).
+        For A stored transposed and read by PACK_PANELS column panels or more, a copy
+        of the panel (`pack_a`), made once for them all."""
         b = self.builder
         if not self.a_t:
-            return self.a_elem(ic, k0), _int(1)
-        packed = b.and_(b.icmp_signed(">=", self.n, _int(PACK_PANELS * self.shape.nr)),
-                        b.icmp_signed(">=", self.lda, _int(PACK_STRIDE)))
+            return self.a_elem(ic, k0), _int(1), None
+        packed = b.icmp_signed(">=", self.n, _int(PACK_PANELS * self.shape.nr))
         with b.if_then(packed):
             self.pack_a(ic, rows, k0, kc)
         origin = b.select(packed, self.a_panel, self.a_elem(ic, k0))
-        return origin, b.select(packed, _int(LDP), self.lda)
+        return origin, b.select(packed, _int(self.shape.mr), self.lda), packed
 
     def pack_a(self, ic, rows, k0, kc) -> None:
-        """A^T's rows k0..k0+kc, columns ic..ic+rows into the panel's rows."""
-        b, lanes = self.builder, self.shape.lanes
+        """A^T's rows k0..k0+kc, columns ic..ic+rows, into the panel as micro-panels of
+        MR columns (a block's rows), each k-major (KC x MR f32): a block's k steps then
+        read its MR elements from adjacent f32, a new line every few steps, where in
+        A^T itself, or in a copy keeping its rows, each k step read a line of its own
+        (and rows a power of two apart put them in a few L1 sets). One core, A/B in one
+        process: the weight gradients of the char-GPT (128x768x384, A^T's rows 128
+        apart, read in place before) 77.8 -> 85.0 GFLOP/s, of a 384-wide GPT
+        (384x1024x1536) 77.1 -> 85.5, a copy in rows (1536x1024x384) 78.5 -> 87.2,
+        MKL 86-91 on each. The bits are the same: each element's FMAs run over k in
+        order. A column's vector is stored whole: its lanes past MR land on the next
+        k's place, written after it (or on the next micro-panel's first k, written
+        later; the panel has room past the last)."""
+        b, lanes, mr = self.builder, self.shape.lanes, self.shape.mr
         rows_vec = _splat(b, rows, self.ivec)
-        with cgutils.for_range(b, kc, intp=_I64) as kk:
-            src = self.a_elem(ic, b.add(k0, kk.index))
-            dst = self.at(self.a_panel, kk.index, _int(LDP), _int(0))
-            with cgutils.for_range_slice(b, _int(0), rows, _int(lanes), _I64) as (r0, _):
-                mask = b.icmp_signed("<", b.add(_splat(b, r0, self.ivec), self.lane_index),
-                                     rows_vec)
-                whole = b.icmp_signed("<=", b.add(r0, _int(lanes)), rows)
-                value = self.load(b.gep(src, [r0]), mask, whole)
-                self.store(value, b.gep(dst, [r0]), mask, whole)
+        with cgutils.for_range_slice(b, _int(0), rows, _int(mr), _I64) as (p0, _):
+            mask = b.icmp_signed("<", b.add(_splat(b, p0, self.ivec), self.lane_index),
+                                 rows_vec)
+            whole = b.icmp_signed("<=", b.add(p0, _int(lanes)), rows)
+            micro = b.gep(self.a_panel, [b.mul(b.sdiv(p0, _int(mr)), _int(KC * mr))])
+            with cgutils.for_range(b, kc, intp=_I64) as kk:
+                value = self.load(self.a_elem(b.add(ic, p0), b.add(k0, kk.index)), mask, whole)
+                dst = b.gep(micro, [b.mul(kk.index, _int(mr))])
+                b.store(value, b.bitcast(dst, self.vec.as_pointer()), align=4)
 
     # -- the nest ------------------------------------------------------------------
 
@@ -387,10 +393,8 @@ class _Emit:
         # k steps UNROLL at a time: the loop's count and A's row addresses once per
         # UNROLL steps, not beside every step's FMAs (one core of a Sapphire Rapids:
         # 137-145 GFLOP/s before, 147-158 after, at the char-GPT's shapes)
-        origin, step = a_src
-        row_stride = _int(1) if self.a_t else self.lda
-        a_rows = [b.gep(origin, [b.mul(b.add(b.sub(i0, ic), _int(r)), row_stride)])
-                  for r in range(rows)]
+        origin, step, packed = a_src
+        a_rows = self.a_rows(origin, b.sub(i0, ic), rows, packed)
         unroll = UNROLL if rows == self.shape.mr else 1   # the rest's blocks: little time
         rest = b.srem(kc, _int(unroll))
         with cgutils.for_range_slice(b, _int(0), b.sub(kc, rest), _int(unroll), _I64) as (kk, _):
@@ -401,6 +405,19 @@ class _Emit:
                 self.k_step(kk, rows, a_rows, step, panel)
         for acc, ptr, mask in cells:
             self.store(b.load(acc), ptr, mask, whole)
+
+    def a_rows(self, origin: ir.Value, local: ir.Value, rows: int,
+               packed: ir.Value | None) -> list[ir.Value]:
+        """Where a block's rows read their first k, `local` its first row in the panel:
+        rows apart by A's row stride, by one in A^T, or in A^T's copy at the block's
+        place in its micro-panel (`pack_a`; a rest block starts inside one)."""
+        b = self.builder
+        if not self.a_t:
+            return [b.gep(origin, [b.mul(b.add(local, _int(r)), self.lda)]) for r in range(rows)]
+        mr = _int(self.shape.mr)
+        micro = b.add(b.mul(b.sdiv(local, mr), _int(KC * self.shape.mr)), b.srem(local, mr))
+        first = b.select(packed, micro, local)
+        return [b.gep(origin, [b.add(first, _int(r))]) for r in range(rows)]
 
     def prefetch_for_writing(self, pointers: list[ir.Value]) -> None:
         """Ask for the block's lines of C, to be written, before its k loop: a line

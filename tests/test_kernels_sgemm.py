@@ -24,9 +24,9 @@ SIZES = [(1, 1, 1), (2, 3, 2), (5, 7, 3), (11, 40, 33), (12, 64, 65), (64, 32, 6
          # k panels inside the column panels (a row panel's whole A under A_WHOLE):
          # two row panels (MC rows and the rest), each over two k panels
          (vgemm.ONE_PANEL + 45, vgemm.KC + 44, 70),
-         # A^T copied to its panel (PACK_PANELS column panels, rows PACK_STRIDE apart),
-         # two row and k panels
-         (vgemm.PACK_STRIDE + 3, vgemm.KC + 9, vgemm.PACK_PANELS * 32 + 5)]
+         # A^T copied to its panel (PACK_PANELS column panels), two row and k panels,
+         # the second row panel's last micro-panel partial (rest blocks inside it)
+         (vgemm.MC + 45, vgemm.KC + 9, vgemm.PACK_PANELS * 32 + 5)]
 LAYOUTS = ["nn", "nt", "tn", "tt"]
 
 
@@ -101,7 +101,7 @@ def test_an_empty_inner_dimension_gives_beta_c(layout: str) -> None:
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
-@pytest.mark.parametrize("m, n", [(37, 70), (vgemm.PACK_STRIDE + 20, 130),
+@pytest.mark.parametrize("m, n", [(37, 70), (vgemm.MC + 20, 130),
                                   (vgemm.ONE_PANEL - 3, 70)],
                          ids=["small", "a-copied", "k-order"])
 def test_chunks_give_the_bits_of_the_whole(layout: str, m: int, n: int) -> None:
