@@ -248,7 +248,7 @@ class _Emit:
             mask = b.icmp_signed("<", b.add(_splat(b, p0, self.ivec), self.lane_index),
                                  rows_vec)
             whole = b.icmp_signed("<=", b.add(p0, _int(lanes)), rows)
-            micro = b.gep(self.a_panel, [b.mul(b.sdiv(p0, _int(mr)), _int(KC * mr))])
+            micro = b.gep(self.a_panel, [self.in_copy(p0)])
             with cgutils.for_range(b, kc, intp=_I64) as kk:
                 value = self.load(self.a_elem(b.add(ic, p0), b.add(k0, kk.index)), mask, whole)
                 dst = b.gep(micro, [b.mul(kk.index, _int(mr))])
@@ -414,10 +414,14 @@ class _Emit:
         b = self.builder
         if not self.a_t:
             return [b.gep(origin, [b.mul(b.add(local, _int(r)), self.lda)]) for r in range(rows)]
-        mr = _int(self.shape.mr)
-        micro = b.add(b.mul(b.sdiv(local, mr), _int(KC * self.shape.mr)), b.srem(local, mr))
-        first = b.select(packed, micro, local)
+        first = b.select(packed, self.in_copy(local), local)
         return [b.gep(origin, [b.add(first, _int(r))]) for r in range(rows)]
+
+    def in_copy(self, local: ir.Value) -> ir.Value:
+        """The place of row `local` of a panel's rows (its first k) in A^T's copy: its
+        micro-panel's first element and its place among that one's MR rows."""
+        b, mr = self.builder, _int(self.shape.mr)
+        return b.add(b.mul(b.sdiv(local, mr), _int(KC * self.shape.mr)), b.srem(local, mr))
 
     def prefetch_for_writing(self, pointers: list[ir.Value]) -> None:
         """Ask for the block's lines of C, to be written, before its k loop: a line
