@@ -415,8 +415,7 @@ class _Open:
         self.run.links += any(self.touched.get(buf, Access(0, False)).stores
                               for buf in band.accesses)
         for buf, access in band.accesses.items():
-            if buf not in self.touched:
-                self.spans.add(buf)
+            self.spans.add(buf)
             seen = self.touched.setdefault(buf, Access(access.row, False))
             seen.stores |= access.stores
         self.run.kernels.append(i)
