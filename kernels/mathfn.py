@@ -15,6 +15,14 @@ import numpy as np
 # two of libm (a test holds them equal after rounding to f32); the f32 forms run
 # twice as many lanes (the GPT's gelu 2.7x faster again). CUDA has fast exp and
 # tanh of its own, so its kernels call those under the same names (CUDA_BODIES).
+#
+# The f32 polynomials are evaluated in pairs of terms (c0 + c1 r) + r^2 (...), not by
+# Horner's rule: a vector loop of these helpers is bound by its longest chain of
+# dependent FMAs (the core cannot hold enough of the loop's instructions to overlap
+# more iterations), and pairs halve the chain (erf's Q excepted: in pairs its error
+# near |x| = 0.93 passed 1.2 ulp). Measured on one Zen 3 core, 196608
+# elements: the GELU's forward 5-6% faster, its backward's exp 5-7%, a sigmoid times
+# a tanh 5-8%; each helper keeps its ulp bound, the last bits of some results move.
 
 _LOG2E = 1.4426950408889634
 _LN2_HI = 0.6931471803691238    # ln 2 split so that n * _LN2_HI is exact for |n| < 2^11
@@ -106,13 +114,11 @@ def exp32_parts(y):
     n = np.floor(y * np.float32(1.4426950408889634) + np.float32(0.5))
     r = y - n * np.float32(0.693359375)
     r = r - n * np.float32(-2.12194440e-4)
-    p = np.float32(1.9875691500e-4)
-    p = p * r + np.float32(1.3981999507e-3)
-    p = p * r + np.float32(8.3334519073e-3)
-    p = p * r + np.float32(4.1665795894e-2)
-    p = p * r + np.float32(1.6666665459e-1)
-    p = p * r + np.float32(5.0000001201e-1)
-    return p * r * r + r + np.float32(1.0), np.int32(n)
+    r2 = r * r
+    p = (np.float32(5.0000001201e-1) + np.float32(1.6666665459e-1) * r) + r2 * (
+        (np.float32(4.1665795894e-2) + np.float32(8.3334519073e-3) * r)
+        + r2 * (np.float32(1.3981999507e-3) + np.float32(1.9875691500e-4) * r))
+    return p * r2 + r + np.float32(1.0), np.int32(n)
 
 
 def fast_exp32(x):
@@ -157,9 +163,10 @@ def fast_tanh32(x):
     e = exp32_scaled(y if y == y else np.float32(0.0))
     big = (np.float32(1.0) - e) / (np.float32(1.0) + e)
     z = a * a
-    small = a + a * z * (np.float32(-3.33332819422e-1) + z * (np.float32(1.33314422036e-1) + z * (
-        np.float32(-5.37397155531e-2) + z * (np.float32(2.06390887954e-2)
-                                             + z * np.float32(-5.70498872745e-3)))))
+    z2 = z * z
+    small = a + a * z * ((np.float32(-3.33332819422e-1) + np.float32(1.33314422036e-1) * z) + z2 * (
+        (np.float32(-5.37397155531e-2) + np.float32(2.06390887954e-2) * z)
+        + z2 * np.float32(-5.70498872745e-3)))
     t = np.float32(math.copysign(small if a < np.float32(0.625) else big, x))
     return t if x == x else x
 
@@ -199,13 +206,12 @@ def fast_erf32(x):
     no branch and runs 16 lanes (the exact GELU's erf was 4x slower in f64)."""
     a = abs(x)
     s = x * x
-    p = np.float32(8.387106e-5)
-    p = p * s + np.float32(-8.1479026e-4)
-    p = p * s + np.float32(0.0052016354)
-    p = p * s + np.float32(-0.026859725)
-    p = p * s + np.float32(0.11283703)
-    p = p * s + np.float32(-0.37612635)
-    p = p * s + np.float32(0.12837917)
+    s2 = s * s
+    s4 = s2 * s2
+    p = ((np.float32(0.12837917) + np.float32(-0.37612635) * s) + s2 * (
+        np.float32(0.11283703) + np.float32(-0.026859725) * s)) + s4 * (
+            (np.float32(0.0052016354) + np.float32(-8.1479026e-4) * s)
+            + s2 * np.float32(8.387106e-5))
     small = x + x * p
     t = min(a, np.float32(4.0))
     q = np.float32(-2.1184474e-5)
