@@ -268,18 +268,19 @@ def _function(kernel: dict) -> Any:
 
 
 def _warm_up() -> None:
-    """Compile, in memory only, a loop and a BLAS call like the kernels': numba's
-    first compile in a process sets up its typing and LLVM (~0.4 s) and its first
-    np.dot the BLAS bindings, so the job's kernels then compile at their own cost.
-    And compile (or load) the parallel loop every chunk function runs in, and the
-    address read of an f32 buffer its launches make (kernels/parallel.py, cached
-    with the package): a fresh install's first run then finds them in the cache at
-    its first step (0.6 s to compile)."""
+    """Compile, in memory only, a loop like the kernels': numba's first compile in a
+    process sets up its typing and LLVM (~0.4 s), so the job's kernels then compile
+    at their own cost. And compile (or load) the parallel loop every chunk function
+    runs in, and the address read of an f32 buffer its launches make
+    (kernels/parallel.py, cached with the package): a fresh install's first run then
+    finds them in the cache at its first step (0.6 s to compile). Not an np.dot
+    (a kernel's BLAS call for a vector operand): its first compile took 0.5 s more,
+    which kept the worker from the char-GPT's job for 0.4 s after it came, and no
+    shipped example's kernel calls it."""
     namespace = {"np": np, "numba": numba}
     exec(_WARM_UP_SOURCE, namespace)  # noqa: S102 - a constant text, this module's own
     a = np.zeros(16, np.float32)
     namespace["loop"].compile((numba.typeof(a),) * 2 + (numba.int64,))
-    namespace["dot"].compile((numba.typeof(a),) * 3)
     parallel.run.compile(parallel.RUN_ARGS)
     parallel.data_address.compile((numba.typeof(a),))
 
@@ -290,11 +291,6 @@ _WARM_UP_SOURCE = """
 def loop(p0, p1, n0):
     for i0 in range(n0):
         p1[i0] = p0[i0] * np.float32(0.5) + p1[i0]
-
-
-@numba.njit(error_model='numpy', fastmath={'reassoc', 'contract'}, no_cfunc_wrapper=True)
-def dot(p0, p1, p2):
-    np.dot(p0[0:16].reshape((4, 4)), p1[0:16].reshape((4, 4)).T, p2[0:16].reshape((4, 4)))
 """
 
 
