@@ -53,6 +53,15 @@ def test_unknown_option_is_a_data_error(tmp_path):
     assert info.value.diagnostic.code == "E-DATA" and "colour" in info.value.diagnostic.message
 
 
+@pytest.mark.parametrize("count", [0, 9, 2.5])
+def test_fewer_samples_than_digits_is_a_data_error(tmp_path, monkeypatch, count):
+    monkeypatch.setenv("SEXPGPU_CACHE_DIR", str(tmp_path))
+    with pytest.raises(SexpError) as info:
+        open_source("mnist1d", {"split": "train", "num_samples": count}, tmp_path)
+    diagnostic = info.value.diagnostic
+    assert diagnostic.code == "E-DATA" and "at least 10" in diagnostic.expected
+
+
 def test_unknown_split_is_a_data_error(tmp_path, monkeypatch):
     monkeypatch.setenv("SEXPGPU_CACHE_DIR", str(tmp_path))
     with pytest.raises(SexpError) as info:
@@ -63,8 +72,8 @@ def test_unknown_split_is_a_data_error(tmp_path, monkeypatch):
 def _reference(args: mnist1d.Mnist1dArgs) -> dict[str, np.ndarray]:
     """greydanus/mnist1d's make_dataset and transform, one sample at a time, as published
     (scipy's gaussian_filter; numpy's global RandomState drawn in order). The resampling
-    is the module's interp1d formula: newer scipy resamples through np.interp, other
-    last bits (bench/mnist1d_generator.py holds it to the frozen published file)."""
+    is the module's interp1d formula: the installed scipy's interp1d differs in last
+    bits (bench/mnist1d_generator.py holds the formula to the frozen published file)."""
     from scipy.ndimage import gaussian_filter
 
     interpolate = mnist1d._interpolate

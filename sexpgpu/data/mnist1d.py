@@ -49,6 +49,8 @@ _STROKES = [
     [5, 4, 3.5, 3.5, 4, 5, 5, 5, 5, 4.7, 4.3, 5],
 ]
 
+DIGITS = len(_STROKES)
+
 
 def templates() -> dict[str, np.ndarray]:
     """The whitened digit templates: x (10, 12), t (12,), y (10,)."""
@@ -61,8 +63,9 @@ def templates() -> dict[str, np.ndarray]:
 
 
 def _interpolate(x: np.ndarray, n: int) -> np.ndarray:
-    """Linear resampling of the last axis to n points, computed as scipy's interp1d
-    does (same bits)."""
+    """Linear resampling of the last axis to n points, computed as the reference's
+    scipy interp1d did (the frozen published file's bits; scipy's interp1d of today
+    differs in last bits)."""
     scale = np.linspace(0, 1, x.shape[-1])
     new_scale = np.linspace(0, 1, n)
     hi = np.clip(np.searchsorted(scale, new_scale), 1, len(scale) - 1)

@@ -60,7 +60,11 @@ def mnist1d_source(options: dict[str, Any]) -> ArrayData:
         )
     if "padding" in overrides:
         overrides["padding"] = tuple(overrides["padding"])
-    arrays = _mnist1d_arrays(mnist1d.Mnist1dArgs(**overrides))
+    args = mnist1d.Mnist1dArgs(**overrides)
+    if not isinstance(args.num_samples, int) or args.num_samples < mnist1d.DIGITS:
+        raise data_error(None, f"mnist1d cannot make {args.num_samples!r} samples",
+                         expected="num-samples of at least 10 (one a digit)")
+    arrays = _mnist1d_arrays(args)
     split = str(options.get("split", "train"))
     if split not in ("train", "test"):
         raise data_error(None, f"mnist1d has no split {split!r}", expected="train or test")
