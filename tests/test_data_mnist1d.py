@@ -119,3 +119,11 @@ def test_every_sample_at_once_is_the_reference_bit_for_bit(args) -> None:
     ours, ref = mnist1d.generate(args), _reference(args)
     for key in ("x", "y", "x_test", "y_test", "t"):
         np.testing.assert_array_equal(ours[key], ref[key])
+
+
+def test_blocks_of_samples_change_no_bit(monkeypatch) -> None:
+    # the draws run on from one block to the next: any block size, the same data
+    whole = mnist1d.generate(SMALL)
+    monkeypatch.setattr(mnist1d, "BLOCK", 7)   # 200 samples: 28 blocks and a partial one
+    for key, value in mnist1d.generate(SMALL).items():
+        np.testing.assert_array_equal(value, whole[key])
