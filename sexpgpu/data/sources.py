@@ -63,7 +63,7 @@ def mnist1d_source(options: dict[str, Any]) -> ArrayData:
     args = mnist1d.Mnist1dArgs(**overrides)
     if not isinstance(args.num_samples, int) or args.num_samples < mnist1d.DIGITS:
         raise data_error(None, f"mnist1d cannot make {args.num_samples!r} samples",
-                         expected="num-samples of at least 10 (one a digit)")
+                         expected=f"num-samples of at least {mnist1d.DIGITS} (one a digit)")
     arrays = _mnist1d_arrays(args)
     split = str(options.get("split", "train"))
     if split not in ("train", "test"):
